@@ -1,0 +1,109 @@
+/**
+ * Service configuration: environment variables with embedded defaults, so a fresh
+ * clone serves with `npm start` and nothing else. Tests pass overrides directly.
+ */
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+
+export type AuthMode = 'development' | 'gateway';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  authMode: AuthMode;
+  maxUploadBytes: number;
+  workers: number;
+  /** Tasks that may wait for a worker before analyze/create answer 503. */
+  maxQueue: number;
+  previewTtlSeconds: number;
+  previewCacheBytes: number;
+  assetDeliveryUrl: string;
+  assetUrlTemplate: string | null;
+  assetApiKey: string | null;
+  assetConcurrency: number;
+  assetTimeoutMs: number;
+  assetMaxBytes: number;
+  assetRetries: number;
+  redirectTemplate: string;
+  /** Largest create body (JSON). */
+  maxJsonBytes: number;
+  /** Log one JSON line per request to stdout. */
+  log: boolean;
+}
+
+export const DEFAULT_ASSET_DELIVERY_URL = 'https://apis.roblox.com/asset-delivery-api/v1/assetId/{id}';
+
+export function defaultConfig(): Config {
+  return {
+    host: '127.0.0.1',
+    port: 8080,
+    dataDir: resolve('data'),
+    authMode: 'development',
+    maxUploadBytes: 512 * 1024 * 1024,
+    workers: Math.max(1, availableParallelism() - 1),
+    maxQueue: 64,
+    previewTtlSeconds: 24 * 60 * 60,
+    previewCacheBytes: 64 * 1024 * 1024,
+    assetDeliveryUrl: DEFAULT_ASSET_DELIVERY_URL,
+    assetUrlTemplate: null,
+    assetApiKey: null,
+    assetConcurrency: 8,
+    assetTimeoutMs: 30_000,
+    assetMaxBytes: 100 * 1024 * 1024,
+    assetRetries: 3,
+    redirectTemplate: '/editor/{project_id}',
+    maxJsonBytes: 64 * 1024,
+    log: true,
+  };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads the environment; a malformed value is an error at start-up, not a silent default. */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
+  const config = defaultConfig();
+  const text = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const integer = (name: string, min: number): number | undefined => {
+    const value = text(name);
+    if (value === undefined) return undefined;
+    if (!/^\d+$/.test(value) || Number(value) < min) {
+      throw new ConfigError(`${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+    }
+    return Number(value);
+  };
+  config.host = text('HOST') ?? config.host;
+  config.port = integer('PORT', 0) ?? config.port;
+  config.dataDir = resolve(text('DATA_DIR') ?? config.dataDir);
+  const authMode = text('AUTH_MODE');
+  if (authMode !== undefined) {
+    if (authMode !== 'development' && authMode !== 'gateway') {
+      throw new ConfigError(`AUTH_MODE must be "development" or "gateway", got ${JSON.stringify(authMode)}`);
+    }
+    config.authMode = authMode;
+  }
+  config.maxUploadBytes = integer('MAX_UPLOAD_BYTES', 1) ?? config.maxUploadBytes;
+  config.workers = integer('WORKERS', 1) ?? config.workers;
+  config.maxQueue = integer('MAX_QUEUE', 0) ?? config.maxQueue;
+  config.previewTtlSeconds = integer('PREVIEW_TTL_SECONDS', 1) ?? config.previewTtlSeconds;
+  config.previewCacheBytes = integer('PREVIEW_CACHE_BYTES', 0) ?? config.previewCacheBytes;
+  config.assetDeliveryUrl = text('ASSET_DELIVERY_URL') ?? config.assetDeliveryUrl;
+  config.assetUrlTemplate = text('ASSET_URL_TEMPLATE') ?? null;
+  config.assetApiKey = text('ASSET_API_KEY') ?? null;
+  config.assetConcurrency = integer('ASSET_CONCURRENCY', 1) ?? config.assetConcurrency;
+  config.assetTimeoutMs = integer('ASSET_TIMEOUT_MS', 1) ?? config.assetTimeoutMs;
+  config.assetMaxBytes = integer('ASSET_MAX_BYTES', 1) ?? config.assetMaxBytes;
+  config.assetRetries = integer('ASSET_RETRIES', 0) ?? config.assetRetries;
+  config.redirectTemplate = text('REDIRECT_TEMPLATE') ?? config.redirectTemplate;
+  config.log = text('LOG') !== '0';
+  for (const [name, template] of [['ASSET_DELIVERY_URL', config.assetDeliveryUrl], ['ASSET_URL_TEMPLATE', config.assetUrlTemplate]] as const) {
+    if (template !== null && !template.includes('{id}')) throw new ConfigError(`${name} must contain {id}`);
+  }
+  if (!config.redirectTemplate.includes('{project_id}')) throw new ConfigError('REDIRECT_TEMPLATE must contain {project_id}');
+  return config;
+}

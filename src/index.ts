@@ -1,0 +1,8 @@
+/** The package's main entry: decoding, the DOM helpers, the writer and the script scanner. */
+export { decode, decodeChunks, sniffFormat, type ChunkView } from './parser/index.js';
+export { decodeBinary } from './parser/binary.js';
+export { DecodeError, isDecodeError } from './parser/errors.js';
+export { DEFAULT_LIMITS, type DecodeLimits } from './parser/limits.js';
+export type { Dom, Instance, Column, PropertyTable, DomDump } from './parser/dom.js';
+export { getProperty, getValue, propertyNames, fullName, descendants, toDump, stringifyDump } from './parser/dom.js';
+export type * from './parser/values.js';

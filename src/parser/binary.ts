@@ -1,0 +1,277 @@
+/**
+ * Binary (.rbxl/.rbxm) decoding: header, then chunks in order. Each chunk kind has
+ * one reader here; property values go to per-class column tables (columns/).
+ * Two outputs share the readers: the DOM (decodeBinary) and the chunk view
+ * (decodeBinaryChunks, the shape of ../shared/conformance).
+ */
+import { readChunks, type RawChunk } from './chunk.js';
+import { readColumn } from './columns/index.js';
+import type { Column, Dom, Instance, PropertyTable } from './dom.js';
+import { DecodeError, type DecodeErrorContext } from './errors.js';
+import { readHeader, type FileHeader } from './header.js';
+import { readReferents } from './interleave.js';
+import { resolveLimits, type DecodeLimits } from './limits.js';
+import { checkCount, cursor, readBytes, readText, readU32, readU8, type Cursor } from './reader.js';
+import { typeName } from './types.js';
+import type { PropType, Value } from './values.js';
+
+export interface MetaChunk { kind: 'META'; entries: [string, string][] }
+export interface SstrChunk { kind: 'SSTR'; version: number; entries: Uint8Array[] }
+export interface InstChunk { kind: 'INST'; classId: number; className: string; objectFormat: number; referents: Int32Array }
+export interface PropChunk { kind: 'PROP'; classId: number; name: string; typeId: number; type?: PropType; column?: Column }
+export interface PrntChunk { kind: 'PRNT'; version: number; children: Int32Array; parents: Int32Array }
+export interface EndChunk { kind: 'END' }
+export interface UnknownChunk { kind: 'unknown'; name: string; length: number }
+export type DecodedChunk = MetaChunk | SstrChunk | InstChunk | PropChunk | PrntChunk | EndChunk | UnknownChunk;
+
+function readMeta(c: Cursor, limits: DecodeLimits): MetaChunk {
+  const count = readU32(c);
+  checkCount(c, count, 8, 'META entry');
+  const entries: [string, string][] = [];
+  for (let i = 0; i < count; i++) {
+    entries.push([readText(c, limits.maxStringBytes, 'META key'), readText(c, limits.maxStringBytes, 'META value')]);
+  }
+  return { kind: 'META', entries };
+}
+
+function readSstr(c: Cursor, limits: DecodeLimits): SstrChunk {
+  const version = readU32(c);
+  const count = readU32(c);
+  checkCount(c, count, 20, 'SSTR entry');
+  const entries: Uint8Array[] = [];
+  for (let i = 0; i < count; i++) {
+    c.pos += 16; // MD5 of the string: unused by Studio, not checked
+    if (c.pos > c.end) throw new DecodeError('unexpected end of data reading a shared string hash');
+    entries.push(readBytes(c, limits.maxStringBytes, 'shared string'));
+  }
+  return { kind: 'SSTR', version, entries };
+}
+
+function readInst(c: Cursor, limits: DecodeLimits): InstChunk {
+  const classId = readU32(c);
+  const className = readText(c, limits.maxStringBytes, 'class name');
+  const objectFormat = readU8(c);
+  const count = readU32(c);
+  checkCount(c, count, 4, 'INST instance', limits.maxInstances);
+  const referents = readReferents(c, count, 'INST referents');
+  // object_format 1 is followed by one service marker byte per instance; nothing else reads them.
+  return { kind: 'INST', classId, className, objectFormat, referents };
+}
+
+function readProp(c: Cursor, limits: DecodeLimits, classCounts: Map<number, number>, warnings: string[]): PropChunk {
+  const classId = readU32(c);
+  const name = readText(c, limits.maxStringBytes, 'property name');
+  const typeId = readU8(c);
+  const type = typeName(typeId);
+  const count = classCounts.get(classId);
+  if (type === undefined) {
+    warnings.push(`skipped property ${name} of class id ${classId}: unknown type id 0x${typeId.toString(16).padStart(2, '0')}`);
+    return { kind: 'PROP', classId, name, typeId };
+  }
+  if (count === undefined) {
+    warnings.push(`skipped property ${name}: class id ${classId} has no INST chunk before it`);
+    return { kind: 'PROP', classId, name, typeId, type };
+  }
+  const column = readColumn(type, c, { count, maxStringBytes: limits.maxStringBytes, maxSequenceLength: limits.maxSequenceLength });
+  return { kind: 'PROP', classId, name, typeId, type, column };
+}
+
+function readPrnt(c: Cursor, limits: DecodeLimits): PrntChunk {
+  const version = readU8(c);
+  if (version !== 0) throw new DecodeError(`unsupported PRNT version ${version}`);
+  const count = readU32(c);
+  checkCount(c, count, 8, 'PRNT link', limits.maxInstances);
+  const children = readReferents(c, count, 'PRNT children');
+  const parents = readReferents(c, count, 'PRNT parents');
+  return { kind: 'PRNT', version, children, parents };
+}
+
+/**
+ * Decodes one chunk. Errors gain the chunk's name and file offset (and the property
+ * being read), and anything that is not a DecodeError becomes one.
+ */
+function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<number, number>, classNames: Map<number, string>, warnings: string[]): DecodedChunk {
+  const c = cursor(raw.data);
+  const context: DecodeErrorContext = { chunk: raw.name, offset: raw.offset };
+  try {
+    switch (raw.name) {
+      case 'META': return readMeta(c, limits);
+      case 'SSTR': return readSstr(c, limits);
+      case 'INST': {
+        const inst = readInst(c, limits);
+        if (classCounts.has(inst.classId)) throw new DecodeError(`duplicate INST chunk for class id ${inst.classId}`);
+        classCounts.set(inst.classId, inst.referents.length);
+        classNames.set(inst.classId, inst.className);
+        return inst;
+      }
+      case 'PROP': {
+        // Peek the property name first so a failure inside the column can name it.
+        const peek = cursor(raw.data);
+        try {
+          const classId = readU32(peek);
+          context.property = `${classNames.get(classId) ?? `class#${classId}`}.${readText(peek, limits.maxStringBytes, 'property name')}`;
+        } catch { /* readProp reports it */ }
+        return readProp(c, limits, classCounts, warnings);
+      }
+      case 'PRNT': return readPrnt(c, limits);
+      case 'END': return { kind: 'END' };
+      default:
+        warnings.push(`skipped unknown chunk ${JSON.stringify(raw.name)} at byte offset ${raw.offset}`);
+        return { kind: 'unknown', name: raw.name, length: raw.data.length };
+    }
+  } catch (error) {
+    if (error instanceof DecodeError) throw error.withContext(context);
+    throw new DecodeError(`malformed data: ${(error as Error)?.message ?? String(error)}`, context);
+  }
+}
+
+/** Runs the framing and per-chunk readers; `visit` sees each decoded chunk in order. */
+function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: string[], visit: (chunk: DecodedChunk, raw: RawChunk) => void): FileHeader {
+  const header = readHeader(bytes, limits);
+  const classCounts = new Map<number, number>();
+  const classNames = new Map<number, string>();
+  let instances = 0;
+  for (const raw of readChunks(bytes, limits)) {
+    const chunk = decodeChunk(raw, limits, classCounts, classNames, warnings);
+    if (chunk.kind === 'INST') {
+      instances += chunk.referents.length;
+      if (instances > limits.maxInstances) {
+        throw new DecodeError(`more than ${limits.maxInstances} instances`, { chunk: raw.name, offset: raw.offset });
+      }
+    }
+    visit(chunk, raw);
+  }
+  if (classCounts.size !== header.classCount) warnings.push(`header declares ${header.classCount} classes, file has ${classCounts.size}`);
+  if (instances !== header.instanceCount) warnings.push(`header declares ${header.instanceCount} instances, file has ${instances}`);
+  return header;
+}
+
+export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>): Dom {
+  const limits = resolveLimits(options);
+  const warnings: string[] = [];
+  const metadata: [string, string][] = [];
+  let sharedStrings: Uint8Array[] = [];
+  const instances: Instance[] = [];
+  const byReferent = new Map<number, Instance>();
+  const tables = new Map<number, { table: PropertyTable; members: Instance[]; className: string }>();
+  const links: { children: Int32Array; parents: Int32Array; offset: number }[] = [];
+
+  walkChunks(bytes, limits, warnings, (chunk, raw) => {
+    switch (chunk.kind) {
+      case 'META': metadata.push(...chunk.entries); break;
+      case 'SSTR': sharedStrings = chunk.entries; break;
+      case 'INST': {
+        const table: PropertyTable = { columns: new Map() };
+        const members: Instance[] = [];
+        chunk.referents.forEach((referent, row) => {
+          if (byReferent.has(referent)) {
+            throw new DecodeError(`referent ${referent} is used by two instances`, { chunk: 'INST', offset: raw.offset });
+          }
+          const instance: Instance = { referent, className: chunk.className, name: '', parent: null, children: [], table, row };
+          byReferent.set(referent, instance);
+          instances.push(instance);
+          members.push(instance);
+        });
+        tables.set(chunk.classId, { table, members, className: chunk.className });
+        break;
+      }
+      case 'PROP': {
+        const owner = tables.get(chunk.classId);
+        if (!owner || !chunk.column) break;
+        if (owner.table.columns.has(chunk.name)) warnings.push(`property ${owner.className}.${chunk.name} appears twice; the last one wins`);
+        (owner.table.columns as Map<string, Column>).set(chunk.name, chunk.column);
+        if (chunk.name === 'Name') {
+          for (const member of owner.members) {
+            const value = chunk.column.get(member.row);
+            member.name = typeof value === 'string' ? value : '';
+          }
+        }
+        break;
+      }
+      case 'PRNT': links.push({ children: chunk.children, parents: chunk.parents, offset: raw.offset }); break;
+      default: break;
+    }
+  });
+
+  const roots: Instance[] = [];
+  const linked = new Set<Instance>();
+  for (const { children, parents } of links) {
+    for (let i = 0; i < children.length; i++) {
+      const child = byReferent.get(children[i]!);
+      if (!child) { warnings.push(`PRNT names unknown child referent ${children[i]}`); continue; }
+      if (linked.has(child)) { warnings.push(`PRNT links referent ${children[i]} twice; the first link wins`); continue; }
+      linked.add(child);
+      const parentRef = parents[i]!;
+      const parent = parentRef === -1 ? undefined : byReferent.get(parentRef);
+      if (parentRef !== -1 && !parent) warnings.push(`PRNT gives referent ${children[i]} an unknown parent ${parentRef}; kept as a root`);
+      if (parent) {
+        child.parent = parent;
+        parent.children.push(child);
+      } else {
+        roots.push(child);
+      }
+    }
+  }
+  for (const instance of instances) if (!linked.has(instance)) roots.push(instance);
+  checkAcyclic(instances, roots, links[0]?.offset);
+
+  return { format: 'binary', metadata, sharedStrings, instances, roots, byReferent, warnings };
+}
+
+/** Every instance must hang under a root; one that does not sits on a parent cycle. */
+function checkAcyclic(instances: Instance[], roots: Instance[], offset?: number): void {
+  let reached = 0;
+  const stack = [...roots];
+  while (stack.length) {
+    const at = stack.pop()!;
+    reached++;
+    for (const child of at.children) stack.push(child);
+  }
+  if (reached !== instances.length) {
+    const stuck = instances.find((instance) => {
+      let at: Instance | null = instance;
+      for (let steps = 0; at && steps <= instances.length; steps++) at = at.parent;
+      return at !== null;
+    });
+    throw new DecodeError(`PRNT links form a cycle (referent ${stuck?.referent})`, { chunk: 'PRNT', offset });
+  }
+}
+
+/** The chunk view of ../shared/conformance/README.md (without its `file` member). */
+export interface ChunkView {
+  num_types: number;
+  num_instances: number;
+  chunks: unknown[];
+  warnings: string[];
+}
+
+export function decodeBinaryChunks(bytes: Uint8Array, options?: Partial<DecodeLimits>): ChunkView {
+  const limits = resolveLimits(options);
+  const warnings: string[] = [];
+  const chunks: unknown[] = [];
+  const header = walkChunks(bytes, limits, warnings, (chunk) => {
+    switch (chunk.kind) {
+      case 'META': chunks.push({ Meta: { entries: chunk.entries } }); break;
+      case 'SSTR': chunks.push({ Sstr: { version: chunk.version, entries: chunk.entries.map((e) => ({ len: e.length })) } }); break;
+      case 'INST':
+        chunks.push({ Inst: { type_id: chunk.classId, type_name: chunk.className, object_format: chunk.objectFormat, referents: [...chunk.referents] } });
+        break;
+      case 'PROP': {
+        const prop: Record<string, unknown> = { type_id: chunk.classId, prop_name: chunk.name, prop_type: chunk.type ?? chunk.typeId };
+        if (chunk.column) {
+          const values: Value[] = new Array(chunk.column.length);
+          for (let i = 0; i < values.length; i++) values[i] = chunk.column.get(i);
+          prop.values = values;
+        }
+        chunks.push({ Prop: prop });
+        break;
+      }
+      case 'PRNT':
+        chunks.push({ Prnt: { version: chunk.version, links: [...chunk.children].map((child, i) => [child, chunk.parents[i]]) } });
+        break;
+      case 'END': chunks.push('End'); break;
+      case 'unknown': chunks.push({ [chunk.name]: { len: chunk.length } }); break;
+    }
+  });
+  return { num_types: header.classCount, num_instances: header.instanceCount, chunks, warnings };
+}

@@ -1,0 +1,104 @@
+/**
+ * Chunk framing and decompression: a 16-byte header (name, compressed length,
+ * uncompressed length, reserved), then the data: raw when the compressed length is
+ * 0, else an LZ4 block or, when it starts with 28 B5 2F FD, a ZSTD frame.
+ */
+import { uncompressSync } from 'lz4-napi';
+import { decompress as zstdDecompress } from 'fzstd';
+import { DecodeError } from './errors.js';
+import { HEADER_SIZE } from './header.js';
+import type { DecodeLimits } from './limits.js';
+
+export type Compression = 'none' | 'lz4' | 'zstd';
+
+export interface RawChunk {
+  /** Name with trailing NULs removed ("END\0" is "END"). */
+  name: string;
+  /** File offset of the chunk's 16-byte header. */
+  offset: number;
+  compression: Compression;
+  /** The (decompressed) chunk data. */
+  data: Uint8Array;
+}
+
+const CHUNK_HEADER_SIZE = 16;
+const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
+/** LZ4 cannot expand by more than 255:1; ZSTD can, so it gets a generous but finite bound. */
+const LZ4_MAX_RATIO = 255;
+const ZSTD_MAX_RATIO = 4096;
+const RATIO_SLACK = 64 * 1024;
+
+function chunkName(bytes: Uint8Array, at: number): string {
+  let end = at + 4;
+  while (end > at && bytes[end - 1] === 0) end--;
+  let name = '';
+  for (let i = at; i < end; i++) {
+    const code = bytes[i]!;
+    name += code >= 0x20 && code < 0x7f ? String.fromCharCode(code) : `\\x${code.toString(16).padStart(2, '0')}`;
+  }
+  return name;
+}
+
+function isZstd(block: Uint8Array): boolean {
+  return block.length >= 4 && ZSTD_MAGIC.every((b, i) => block[i] === b);
+}
+
+function decompressLz4(block: Uint8Array, size: number): Uint8Array {
+  // lz4-napi expects the uncompressed size as a 4-byte little-endian prefix.
+  const input = Buffer.allocUnsafe(block.length + 4);
+  input.writeUInt32LE(size, 0);
+  input.set(block, 4);
+  return uncompressSync(input);
+}
+
+/** Reads every chunk up to and including END; decompresses as it goes. */
+export function* readChunks(bytes: Uint8Array, limits: DecodeLimits): Generator<RawChunk> {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let pos = HEADER_SIZE;
+  let total = 0;
+  for (;;) {
+    if (pos === bytes.length) throw new DecodeError('file ends without an END chunk', { offset: pos });
+    if (pos + CHUNK_HEADER_SIZE > bytes.length) throw new DecodeError('file ends inside a chunk header', { offset: pos });
+    const name = chunkName(bytes, pos);
+    const context = { chunk: name, offset: pos };
+    const compressedLength = view.getUint32(pos + 4, true);
+    const uncompressedLength = view.getUint32(pos + 8, true);
+    const dataStart = pos + CHUNK_HEADER_SIZE;
+    const storedLength = compressedLength === 0 ? uncompressedLength : compressedLength;
+    if (storedLength > bytes.length - dataStart) {
+      throw new DecodeError(`chunk declares ${storedLength} bytes of data but the file has ${bytes.length - dataStart} left`, context);
+    }
+    if (uncompressedLength > limits.maxChunkBytes) {
+      throw new DecodeError(`chunk uncompressed length ${uncompressedLength} exceeds the limit of ${limits.maxChunkBytes}`, context);
+    }
+    total += uncompressedLength;
+    if (total > limits.maxTotalBytes) {
+      throw new DecodeError(`decompressed file size exceeds the limit of ${limits.maxTotalBytes} bytes`, context);
+    }
+    const stored = bytes.subarray(dataStart, dataStart + storedLength);
+    let data: Uint8Array;
+    let compression: Compression = 'none';
+    if (compressedLength === 0) {
+      data = stored;
+    } else {
+      compression = isZstd(stored) ? 'zstd' : 'lz4';
+      const ratio = compression === 'zstd' ? ZSTD_MAX_RATIO : LZ4_MAX_RATIO;
+      if (uncompressedLength > compressedLength * ratio + RATIO_SLACK) {
+        throw new DecodeError(`chunk claims ${uncompressedLength} bytes from ${compressedLength} compressed bytes, more than ${compression} can expand to`, context);
+      }
+      try {
+        data = compression === 'zstd'
+          ? zstdDecompress(stored, new Uint8Array(uncompressedLength))
+          : decompressLz4(stored, uncompressedLength);
+      } catch (error) {
+        throw new DecodeError(`corrupt ${compression.toUpperCase()} data: ${(error as Error).message ?? error}`, context);
+      }
+      if (data.length !== uncompressedLength) {
+        throw new DecodeError(`chunk decompressed to ${data.length} bytes, header says ${uncompressedLength}`, context);
+      }
+    }
+    yield { name, offset: pos, compression, data };
+    pos = dataStart + storedLength;
+    if (name === 'END') return;
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Caps that untrusted bytes meet before anything is allocated. Every declared
+ * length or count in a file is checked against what the file can still hold and
+ * against these caps.
+ */
+export interface DecodeLimits {
+  /** Largest uncompressed size of one chunk. */
+  maxChunkBytes: number;
+  /** Largest sum of uncompressed chunk sizes (the decompressed file). */
+  maxTotalBytes: number;
+  /** Most instances in one file (header count, INST counts, XML Items). */
+  maxInstances: number;
+  /** Most classes (INST chunks). */
+  maxClasses: number;
+  /** Longest single string value. */
+  maxStringBytes: number;
+  /** Most keypoints in one NumberSequence/ColorSequence. */
+  maxSequenceLength: number;
+  /** Deepest XML element nesting. */
+  maxXmlDepth: number;
+}
+
+export const DEFAULT_LIMITS: DecodeLimits = Object.freeze({
+  maxChunkBytes: 1 << 30,
+  maxTotalBytes: 2 ** 31 - 1,
+  maxInstances: 10_000_000,
+  maxClasses: 100_000,
+  maxStringBytes: 256 << 20,
+  maxSequenceLength: 1 << 20,
+  maxXmlDepth: 2_000,
+});
+
+export function resolveLimits(partial?: Partial<DecodeLimits>): DecodeLimits {
+  return partial ? { ...DEFAULT_LIMITS, ...partial } : DEFAULT_LIMITS;
+}
