@@ -51,9 +51,20 @@ function decompressLz4(block: Uint8Array, size: number): Uint8Array {
   return uncompressSync(input);
 }
 
-/** Reads every chunk up to and including END; decompresses as it goes. */
-export function* readChunks(bytes: Uint8Array, limits: DecodeLimits): Generator<RawChunk> {
+interface Frame {
+  name: string;
+  offset: number;
+  compressedLength: number;
+  uncompressedLength: number;
+}
+
+/**
+ * Walks the chunk headers to END before any data is decompressed, so a truncated or
+ * lying file fails at once and cheaply, and every declared size meets the limits first.
+ */
+function frameChunks(bytes: Uint8Array, limits: DecodeLimits): Frame[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const frames: Frame[] = [];
   let pos = HEADER_SIZE;
   let total = 0;
   for (;;) {
@@ -63,42 +74,52 @@ export function* readChunks(bytes: Uint8Array, limits: DecodeLimits): Generator<
     const context = { chunk: name, offset: pos };
     const compressedLength = view.getUint32(pos + 4, true);
     const uncompressedLength = view.getUint32(pos + 8, true);
-    const dataStart = pos + CHUNK_HEADER_SIZE;
     const storedLength = compressedLength === 0 ? uncompressedLength : compressedLength;
+    const dataStart = pos + CHUNK_HEADER_SIZE;
     if (storedLength > bytes.length - dataStart) {
       throw new DecodeError(`chunk declares ${storedLength} bytes of data but the file has ${bytes.length - dataStart} left`, context);
     }
     if (uncompressedLength > limits.maxChunkBytes) {
       throw new DecodeError(`chunk uncompressed length ${uncompressedLength} exceeds the limit of ${limits.maxChunkBytes}`, context);
     }
+    if (compressedLength !== 0) {
+      const ratio = isZstd(bytes.subarray(dataStart, dataStart + storedLength)) ? ZSTD_MAX_RATIO : LZ4_MAX_RATIO;
+      if (uncompressedLength > compressedLength * ratio + RATIO_SLACK) {
+        throw new DecodeError(`chunk claims ${uncompressedLength} bytes from ${compressedLength} compressed bytes, more than ${ratio === LZ4_MAX_RATIO ? 'lz4' : 'zstd'} can expand to`, context);
+      }
+    }
     total += uncompressedLength;
     if (total > limits.maxTotalBytes) {
       throw new DecodeError(`decompressed file size exceeds the limit of ${limits.maxTotalBytes} bytes`, context);
     }
-    const stored = bytes.subarray(dataStart, dataStart + storedLength);
-    let data: Uint8Array;
-    let compression: Compression = 'none';
-    if (compressedLength === 0) {
-      data = stored;
-    } else {
-      compression = isZstd(stored) ? 'zstd' : 'lz4';
-      const ratio = compression === 'zstd' ? ZSTD_MAX_RATIO : LZ4_MAX_RATIO;
-      if (uncompressedLength > compressedLength * ratio + RATIO_SLACK) {
-        throw new DecodeError(`chunk claims ${uncompressedLength} bytes from ${compressedLength} compressed bytes, more than ${compression} can expand to`, context);
-      }
-      try {
-        data = compression === 'zstd'
-          ? zstdDecompress(stored, new Uint8Array(uncompressedLength))
-          : decompressLz4(stored, uncompressedLength);
-      } catch (error) {
-        throw new DecodeError(`corrupt ${compression.toUpperCase()} data: ${(error as Error).message ?? error}`, context);
-      }
-      if (data.length !== uncompressedLength) {
-        throw new DecodeError(`chunk decompressed to ${data.length} bytes, header says ${uncompressedLength}`, context);
-      }
-    }
-    yield { name, offset: pos, compression, data };
+    frames.push({ name, offset: pos, compressedLength, uncompressedLength });
     pos = dataStart + storedLength;
-    if (name === 'END') return;
+    if (name === 'END') return frames;
+  }
+}
+
+/** Reads every chunk up to and including END; decompresses each as it is reached. */
+export function* readChunks(bytes: Uint8Array, limits: DecodeLimits): Generator<RawChunk> {
+  for (const { name, offset, compressedLength, uncompressedLength } of frameChunks(bytes, limits)) {
+    const context = { chunk: name, offset };
+    const dataStart = offset + CHUNK_HEADER_SIZE;
+    const stored = bytes.subarray(dataStart, dataStart + (compressedLength || uncompressedLength));
+    if (compressedLength === 0) {
+      yield { name, offset, compression: 'none', data: stored };
+      continue;
+    }
+    const compression: Compression = isZstd(stored) ? 'zstd' : 'lz4';
+    let data: Uint8Array;
+    try {
+      data = compression === 'zstd'
+        ? zstdDecompress(stored, new Uint8Array(uncompressedLength))
+        : decompressLz4(stored, uncompressedLength);
+    } catch (error) {
+      throw new DecodeError(`corrupt ${compression.toUpperCase()} data: ${(error as Error)?.message ?? String(error)}`, context);
+    }
+    if (data.length !== uncompressedLength) {
+      throw new DecodeError(`chunk decompressed to ${data.length} bytes, header says ${uncompressedLength}`, context);
+    }
+    yield { name, offset, compression, data };
   }
 }

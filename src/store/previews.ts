@@ -1,0 +1,287 @@
+/**
+ * The preview store: analyses keyed by the upload's SHA-256, an LRU cache bounded in
+ * bytes in front of a disk store under `<dataDir>/previews/`:
+ *   <hash>.json   the preview (written atomically)
+ *   <hash>.place  the uploaded file, which create decodes again
+ * Updates of one hash are serialised in this process, so concurrent uploads of the
+ * same file by different users all end up among its uploaders.
+ */
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { directoryMaker, isNotFound, isTempName, moveFileAtomic, writeFileAtomic } from './atomic.js';
+
+export interface PreviewAsset {
+  id: string;
+  kind: string;
+}
+
+export interface Preview {
+  /** Lowercase hex SHA-256 of the uploaded file. */
+  hash: string;
+  /** The analysis report (a JSON object). */
+  report: unknown;
+  assets: PreviewAsset[];
+  fileName: string;
+  fileSize: number;
+  format: 'binary' | 'xml';
+  /** User ids of everyone who uploaded this file; only they may create from it. */
+  uploaders: string[];
+  /** Milliseconds since the epoch (the store's clock). */
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** A preview to store; the store stamps `createdAt` / `expiresAt` when they are absent. */
+export type NewPreview = Omit<Preview, 'createdAt' | 'expiresAt'> & Partial<Pick<Preview, 'createdAt' | 'expiresAt'>>;
+
+export interface PreviewStoreOptions {
+  dataDir: string;
+  /** Bytes of previews (as JSON) kept in memory; 0 disables the cache. */
+  cacheBytes: number;
+  ttlSeconds: number;
+  /** Milliseconds since the epoch; injectable for tests. */
+  now?: () => number;
+}
+
+export interface PreviewStore {
+  /** The preview, or undefined when unknown, expired or `hash` is not a SHA-256. Treat it as read-only. */
+  get(hash: string): Promise<Preview | undefined>;
+  /**
+   * Stores a preview, and moves `uploadedTempPath` (if given) to `placePath(hash)`; when
+   * the place file is already there the temp file is deleted instead. If an unexpired
+   * preview of the same hash exists, the uploaders are merged and the expiry refreshed.
+   */
+  put(preview: NewPreview, uploadedTempPath?: string): Promise<Preview>;
+  /** Adds a user to an unexpired preview's uploaders and refreshes its expiry. */
+  addUploader(hash: string, userId: string): Promise<Preview | undefined>;
+  /** Where the uploaded file of `hash` is kept. Throws on a malformed hash. */
+  placePath(hash: string): string;
+  /** Removes expired previews (disk and cache) and leftovers of interrupted writes; returns how many previews. */
+  sweep(): Promise<number>;
+  /** Sweeps every `intervalMs` (never two at once, not keeping the process alive); returns a stop function. */
+  startSweeper(intervalMs: number, onError?: (error: unknown) => void): () => void;
+  /** What the memory cache holds now. */
+  cacheInfo(): { entries: number; bytes: number; maxBytes: number };
+}
+
+const HASH = /^[0-9a-f]{64}$/;
+/** Temp files older than this are leftovers of a crash, not writes in flight. */
+const STALE_TEMP_MS = 60 * 60 * 1000;
+
+export function isPreviewHash(hash: string): boolean {
+  return HASH.test(hash);
+}
+
+export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
+  const { cacheBytes, ttlSeconds } = options;
+  const now = options.now ?? Date.now;
+  const dir = join(options.dataDir, 'previews');
+  const ready = directoryMaker(dir);
+  const lock = createKeyedLock();
+  const cache =
+    cacheBytes > 0
+      ? new LRUCache<string, Preview>({
+          maxSize: cacheBytes,
+          sizeCalculation: (preview) => Buffer.byteLength(JSON.stringify(preview)),
+        })
+      : null;
+
+  const jsonPath = (hash: string): string => join(dir, `${hash}.json`);
+
+  function placePath(hash: string): string {
+    if (!HASH.test(hash)) throw new RangeError(`not a SHA-256 preview hash: ${JSON.stringify(hash)}`);
+    return join(dir, `${hash}.place`);
+  }
+
+  const isExpired = (preview: Preview): boolean => preview.expiresAt <= now();
+
+  /** Cache, then disk; expired or unreadable previews count as absent. */
+  async function load(hash: string): Promise<Preview | undefined> {
+    const cached = cache?.get(hash);
+    if (cached !== undefined) return isExpired(cached) ? undefined : cached;
+    const preview = await readPreview(hash);
+    if (preview === undefined || isExpired(preview)) return undefined;
+    cache?.set(hash, preview);
+    return preview;
+  }
+
+  async function readPreview(hash: string): Promise<Preview | undefined> {
+    let text: string;
+    try {
+      text = await readFile(jsonPath(hash), 'utf8');
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    try {
+      const preview: unknown = JSON.parse(text);
+      return isPreview(preview) && preview.hash === hash ? preview : undefined;
+    } catch {
+      return undefined; // only outside damage can tear an atomically written file
+    }
+  }
+
+  async function save(preview: Preview): Promise<void> {
+    const json = JSON.stringify(preview);
+    await writeFileAtomic(jsonPath(preview.hash), json);
+    cache?.set(preview.hash, preview, { size: Buffer.byteLength(json) });
+  }
+
+  async function get(hash: string): Promise<Preview | undefined> {
+    if (!HASH.test(hash)) return undefined;
+    return load(hash);
+  }
+
+  async function put(preview: NewPreview, uploadedTempPath?: string): Promise<Preview> {
+    const place = placePath(preview.hash);
+    await ready();
+    return lock(preview.hash, async () => {
+      // The place file goes first: a preview on disk always has its file beside it.
+      if (uploadedTempPath !== undefined) {
+        if (await exists(place)) await rm(uploadedTempPath, { force: true });
+        else await moveFileAtomic(uploadedTempPath, place);
+      }
+      const time = now();
+      const existing = await load(preview.hash);
+      const stored: Preview = {
+        ...preview,
+        uploaders: union(existing?.uploaders ?? [], preview.uploaders),
+        createdAt: existing?.createdAt ?? preview.createdAt ?? time,
+        expiresAt: Math.max(existing?.expiresAt ?? 0, preview.expiresAt ?? time + ttlSeconds * 1000),
+      };
+      await save(stored);
+      return stored;
+    });
+  }
+
+  async function addUploader(hash: string, userId: string): Promise<Preview | undefined> {
+    if (!HASH.test(hash)) return undefined;
+    await ready();
+    return lock(hash, async () => {
+      const existing = await load(hash);
+      if (existing === undefined) return undefined;
+      const updated: Preview = {
+        ...existing,
+        uploaders: union(existing.uploaders, [userId]),
+        expiresAt: Math.max(existing.expiresAt, now() + ttlSeconds * 1000),
+      };
+      await save(updated);
+      return updated;
+    });
+  }
+
+  async function sweep(): Promise<number> {
+    await ready();
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if (isNotFound(error)) return 0;
+      throw error;
+    }
+    const previews = new Set<string>();
+    let removed = 0;
+    for (const name of names) {
+      const hash = name.slice(0, 64);
+      if (name === `${hash}.json` && HASH.test(hash)) {
+        previews.add(hash);
+        const gone = await lock(hash, async () => {
+          const preview = cache?.get(hash) ?? (await readPreview(hash));
+          if (preview !== undefined && !isExpired(preview)) return false;
+          cache?.delete(hash);
+          await rm(jsonPath(hash), { force: true });
+          await rm(placePath(hash), { force: true });
+          return true;
+        });
+        if (gone) removed++;
+      }
+    }
+    for (const name of names) {
+      const hash = name.slice(0, 64);
+      if (name === `${hash}.place` && HASH.test(hash) && !previews.has(hash)) {
+        // A file whose preview was never written (a crash between the two steps).
+        await lock(hash, async () => {
+          if (!(await exists(jsonPath(hash)))) await rm(placePath(hash), { force: true });
+        });
+      } else if (isTempName(name)) {
+        await removeIfStale(join(dir, name));
+      }
+    }
+    return removed;
+  }
+
+  async function removeIfStale(path: string): Promise<void> {
+    try {
+      const { mtimeMs } = await stat(path);
+      if (mtimeMs < now() - STALE_TEMP_MS) await rm(path, { force: true });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  function startSweeper(intervalMs: number, onError?: (error: unknown) => void): () => void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      sweep()
+        .catch((error: unknown) => onError?.(error))
+        .finally(() => {
+          running = false;
+        });
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  function cacheInfo(): { entries: number; bytes: number; maxBytes: number } {
+    return { entries: cache?.size ?? 0, bytes: cache?.calculatedSize ?? 0, maxBytes: cacheBytes };
+  }
+
+  return { get, put, addUploader, placePath, sweep, startSweeper, cacheInfo };
+}
+
+/**
+ * Runs tasks with the same key one after another (in call order); different keys run
+ * concurrently. A key's chain is dropped once it runs dry, so memory follows the load.
+ */
+function createKeyedLock(): <T>(key: string, task: () => Promise<T>) => Promise<T> {
+  const tails = new Map<string, Promise<unknown>>();
+  return <T>(key: string, task: () => Promise<T>): Promise<T> => {
+    const previous = tails.get(key) ?? Promise.resolve();
+    const result = previous.then(task);
+    const tail = result.catch(() => {});
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return result;
+  };
+}
+
+function union(first: readonly string[], second: readonly string[]): string[] {
+  return [...new Set([...first, ...second])];
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+}
+
+function isPreview(value: unknown): value is Preview {
+  if (typeof value !== 'object' || value === null) return false;
+  const preview = value as Record<string, unknown>;
+  return (
+    typeof preview.hash === 'string' &&
+    Array.isArray(preview.uploaders) &&
+    Array.isArray(preview.assets) &&
+    typeof preview.expiresAt === 'number' &&
+    typeof preview.createdAt === 'number'
+  );
+}

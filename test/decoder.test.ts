@@ -1,0 +1,139 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { decode, decodeBinary, decodeChunks, DecodeError, fullName, getValue } from '../src/index.js';
+import { BINARY, chunkBoundaries, corpusFiles, prng } from './support/corpus.js';
+import { PLACES_DIR } from './support/paths.js';
+
+const SCRIPT_CLASSES = new Set(['Script', 'LocalScript', 'ModuleScript']);
+
+/** Script counts stated in ../shared/corpus/places/README.md. */
+const DECLARED_SCRIPTS: Record<string, number> = {
+  'booga.rbxl': 29, 'grow-a-slime.rbxl': 189, 'roblox-statemachine-demo.rbxl': 19,
+  'rocket-arena-2006.rbxl': 15, 'slime-defense.rbxl': 81,
+};
+
+for (const file of corpusFiles(BINARY)) {
+  test(`decodes ${basename(file)}: instance count matches the header, tree is whole`, () => {
+    const bytes = readFileSync(file);
+    const dom = decode(bytes);
+    const view = decodeChunks(bytes);
+    assert.equal(dom.format, 'binary');
+    assert.equal(dom.instances.length, view.num_instances);
+    assert.equal(new Set(dom.instances.map((i) => i.className)).size, view.num_types);
+    let reachable = 0;
+    const stack = [...dom.roots];
+    while (stack.length) { const at = stack.pop()!; reachable++; stack.push(...at.children); }
+    assert.equal(reachable, dom.instances.length);
+    for (const instance of dom.instances) assert.equal(instance.name, getValue(instance, 'Name') ?? '');
+    const declared = DECLARED_SCRIPTS[basename(file)];
+    if (declared !== undefined) {
+      assert.equal(dom.instances.filter((i) => SCRIPT_CLASSES.has(i.className)).length, declared);
+    }
+  });
+}
+
+test('the ZSTD place decodes to the same kind of tree as LZ4 ones', () => {
+  const dom = decode(readFileSync(`${PLACES_DIR}/roblox-statemachine-demo.rbxl`));
+  const workspace = dom.roots.find((root) => root.className === 'Workspace');
+  assert.ok(workspace && workspace.children.length > 0);
+  const meshParts = dom.instances.filter((i) => i.className === 'MeshPart');
+  assert.equal(meshParts.length, 19);
+  assert.match(fullName(meshParts[0]!), /^Workspace\./);
+});
+
+function expectDecodeErrorOrDom(bytes: Uint8Array, label: string): void {
+  try {
+    decode(bytes);
+  } catch (error) {
+    assert.ok(error instanceof DecodeError, `${label}: ${(error as Error)?.name}: ${(error as Error)?.message}`);
+    assert.ok(error.message.length > 0);
+  }
+}
+
+for (const file of corpusFiles(BINARY)) {
+  const name = basename(file);
+  test(`malformed ${name}: truncated at every chunk boundary and at random points`, { timeout: 120_000 }, () => {
+    const bytes = readFileSync(file);
+    const boundaries = chunkBoundaries(bytes);
+    for (const end of boundaries.slice(0, -1)) {
+      assert.throws(() => decode(bytes.subarray(0, end)), DecodeError, `${name} cut at chunk boundary ${end}`);
+    }
+    const random = prng(0x5eed ^ bytes.length);
+    for (let i = 0; i < 40; i++) {
+      const end = Math.floor(random() * bytes.length);
+      assert.throws(() => decode(bytes.subarray(0, end)), DecodeError, `${name} cut at ${end}`);
+    }
+  });
+  test(`malformed ${name}: seeded random byte flips`, { timeout: 120_000 }, () => {
+    const original = readFileSync(file);
+    const random = prng(0xf1f1 ^ original.length);
+    for (let round = 0; round < 40; round++) {
+      const bytes = Uint8Array.from(original);
+      const flips = 1 + Math.floor(random() * 8);
+      for (let k = 0; k < flips; k++) bytes[Math.floor(random() * bytes.length)] ^= 1 << Math.floor(random() * 8);
+      expectDecodeErrorOrDom(bytes, `${name} round ${round}`);
+    }
+  });
+}
+
+function header(classes: number, instances: number): Uint8Array {
+  const bytes = new Uint8Array(32);
+  bytes.set(new TextEncoder().encode('<roblox!'), 0);
+  bytes.set([0x89, 0xff, 0x0d, 0x0a, 0x1a, 0x0a], 8);
+  new DataView(bytes.buffer).setInt32(16, classes, true);
+  new DataView(bytes.buffer).setInt32(20, instances, true);
+  return bytes;
+}
+
+function chunk(name: string, data: Uint8Array, compressedLength = 0, uncompressedLength = data.length): Uint8Array {
+  const out = new Uint8Array(16 + data.length);
+  out.set(new TextEncoder().encode(name.padEnd(4, '\0')), 0);
+  new DataView(out.buffer).setUint32(4, compressedLength, true);
+  new DataView(out.buffer).setUint32(8, uncompressedLength, true);
+  out.set(data, 16);
+  return out;
+}
+
+const concat = (...parts: Uint8Array[]): Uint8Array => Uint8Array.from(parts.flatMap((p) => [...p]));
+const END = chunk('END', new TextEncoder().encode('</roblox>'));
+
+test('lying lengths are refused before allocation', () => {
+  // A 1 KB-class file claiming a 1 GiB LZ4 chunk.
+  const bomb = concat(header(0, 0), chunk('INST', new Uint8Array(8), 8, 1 << 30), END);
+  assert.throws(() => decode(bomb), (e: unknown) => e instanceof DecodeError && /more than lz4 can expand|exceeds/.test(e.message) && e.chunk === 'INST');
+  // An INST chunk claiming 2^31 instances in 12 bytes.
+  const inst = new Uint8Array(4 + 4 + 1 + 1 + 4);
+  const view = new DataView(inst.buffer);
+  view.setUint32(4, 1, true); inst[8] = 0x41; inst[9] = 0; view.setUint32(10, 0x7fffffff, true);
+  assert.throws(() => decode(concat(header(1, 1), chunk('INST', inst), END)), (e: unknown) => e instanceof DecodeError && e.chunk === 'INST' && e.offset === 32);
+  // A huge string length inside a PROP chunk.
+  assert.throws(() => decode(concat(header(0, 0), chunk('META', Uint8Array.of(1, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f)), END)), DecodeError);
+  // Header counts beyond the configured caps.
+  assert.throws(() => decodeBinary(concat(header(0, 50), END), { maxInstances: 10 }), /instance count 50/);
+});
+
+test('unknown chunks and unknown property types are skipped with warnings', () => {
+  const inst = concat(Uint8Array.of(0, 0, 0, 0, 6, 0, 0, 0), new TextEncoder().encode('Folder'), Uint8Array.of(0, 1, 0, 0, 0), Uint8Array.of(0, 0, 0, 0));
+  const prop = concat(Uint8Array.of(0, 0, 0, 0, 4, 0, 0, 0), new TextEncoder().encode('Fizz'), Uint8Array.of(0x7e, 1, 2, 3));
+  const prnt = concat(Uint8Array.of(0, 1, 0, 0, 0), Uint8Array.of(0, 0, 0, 0), Uint8Array.of(0, 0, 0, 1));
+  const dom = decode(concat(header(1, 1), chunk('INST', inst), chunk('ABCD', Uint8Array.of(1, 2, 3)), chunk('PROP', prop), chunk('PRNT', prnt), END));
+  assert.equal(dom.instances.length, 1);
+  assert.equal(dom.instances[0]!.className, 'Folder');
+  assert.equal(dom.roots.length, 1);
+  assert.ok(dom.warnings.some((w) => /unknown chunk "ABCD"/.test(w)), dom.warnings.join('; '));
+  assert.ok(dom.warnings.some((w) => /Fizz.*unknown type id 0x7e/.test(w)), dom.warnings.join('; '));
+});
+
+test('a parent cycle is an error, not a hang', () => {
+  const inst = concat(Uint8Array.of(0, 0, 0, 0, 6, 0, 0, 0), new TextEncoder().encode('Folder'), Uint8Array.of(0, 2, 0, 0, 0), Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 2));
+  // children 0,1 (deltas 0,1 zigzag 0,2), parents 1,0 (deltas 1,-1 zigzag 2,1)
+  const prnt = concat(Uint8Array.of(0, 2, 0, 0, 0), Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 2), Uint8Array.of(0, 0, 0, 0, 0, 0, 2, 1));
+  assert.throws(() => decode(concat(header(1, 2), chunk('INST', inst), chunk('PRNT', prnt), END)), (e: unknown) => e instanceof DecodeError && /cycle/.test(e.message));
+});
+
+test('neither binary nor XML is a clear error', () => {
+  assert.throws(() => decode(new TextEncoder().encode('PK\u0003\u0004 zip file')), (e: unknown) => e instanceof DecodeError && /not a Roblox place/.test(e.message));
+  assert.throws(() => decode(new Uint8Array(0)), /empty/);
+});
