@@ -1,0 +1,28 @@
+/** Asset downloads and the content-addressed asset store. */
+export {
+  createAssetDownloader,
+  retryAfterMs,
+  statusFailure,
+  type AssetDownloader,
+  type AssetDownloaderOptions,
+  type AssetKind,
+  type AssetOutcome,
+  type AssetRequest,
+} from './download.js';
+export {
+  ASSET_ID_PATTERN,
+  DEFAULT_CONTENT_TYPE,
+  assetPath,
+  assetTempDir,
+  isSha256,
+  lookupAssetId,
+  normaliseContentType,
+  readAssetMeta,
+  recordAssetId,
+  storeAssetStream,
+  sweepStaleTempFiles,
+  writeFileAtomic,
+  type AssetMeta,
+  type StoreAssetOptions,
+} from './store.js';
+export { AssetFetchError, AssetStoreError, type AssetFailureReason, type AssetFetchErrorDetails } from './errors.js';

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+/**
+ * The `rbxl-import` command: `dump` decodes a file to JSON, `import` uploads maps to
+ * a running service, `serve` runs the service. Bad input ends with exit code 2 and one
+ * line on stderr, never a stack trace.
+ */
+import { readFile } from 'node:fs/promises';
+import { decode, decodeChunks } from '../parser/index.js';
+import { stringifyDump, toDump } from '../parser/dom.js';
+import { DecodeError } from '../parser/errors.js';
+
+const USAGE = `usage:
+  rbxl-import dump [--chunks] FILE     print the DOM (or, with --chunks, the binary chunk view) as JSON
+  rbxl-import import FILE... [options] analyse and import maps through a running service (see --help)
+  rbxl-import serve                    start the service (configuration from the environment)`;
+
+class UsageError extends Error {}
+
+async function dump(args: string[]): Promise<number> {
+  const chunks = args.includes('--chunks');
+  const files = args.filter((arg) => arg !== '--chunks');
+  const unknown = files.find((arg) => arg.startsWith('-'));
+  if (unknown) throw new UsageError(`unknown option ${unknown}`);
+  if (files.length !== 1) throw new UsageError('dump takes exactly one FILE');
+  const file = files[0]!;
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(file);
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const output = chunks ? decodeChunks(bytes) : toDump(decode(bytes));
+  await writeOut(stringifyDump(output) + '\n');
+  return 0;
+}
+
+function writeOut(text: string): Promise<void> {
+  return new Promise((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    switch (command) {
+      case 'dump': return await dump(args);
+      case 'import': {
+        const { runImport } = await import('./import.js');
+        return await runImport(args);
+      }
+      case 'serve': {
+        const { serve } = await import('../main.js');
+        await serve();
+        return 0;
+      }
+      case undefined: case '-h': case '--help': case 'help':
+        process.stdout.write(USAGE + '\n');
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (error) {
+    if (error instanceof DecodeError) {
+      process.stderr.write(`rbxl-import: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`rbxl-import: ${error.message}\n${USAGE}\n`);
+      return 2;
+    }
+    process.stderr.write(`rbxl-import: ${(error as Error)?.message ?? String(error)}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,33 @@
+/**
+ * Every error the service answers with: a status, a stable code and a message meant
+ * for the person using the client. The body is always {"error": {"code", "message"}}.
+ */
+export class HttpError extends Error {
+  override name = 'HttpError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (code: string, message: string): HttpError => new HttpError(400, code, message);
+export const unauthorized = (): HttpError =>
+  new HttpError(401, 'unauthorized', 'no user: send X-User-Id (or, in development mode, X-Auth-Override)');
+/** One answer for unknown, expired and someone else's: the caller learns nothing about which. */
+export const notFound = (what = 'resource'): HttpError => new HttpError(404, 'not_found', `${what} not found`);
+export const methodNotAllowed = (allow: string): HttpError =>
+  new HttpError(405, 'method_not_allowed', `method not allowed; use ${allow}`, { Allow: allow });
+export const tooLarge = (limit: number): HttpError =>
+  new HttpError(413, 'payload_too_large', `upload exceeds the limit of ${limit} bytes`);
+export const busy = (): HttpError =>
+  new HttpError(503, 'busy', 'the service is busy; retry shortly', { 'Retry-After': '2' });
+
+export const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
+  405: 'Method Not Allowed', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+};

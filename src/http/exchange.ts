@@ -1,0 +1,155 @@
+/**
+ * One request/response pair over uWebSockets.js: abort tracking, corked writes,
+ * JSON and file answers with back-pressure, and the request's log line. A uWS
+ * response must not be touched after it was aborted or ended; everything that
+ * writes goes through here so that rule holds in one place.
+ */
+import { open } from 'node:fs/promises';
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { PoolBusyError } from '../workers/pool.js';
+import { busy, HttpError, STATUS_TEXT } from './errors.js';
+
+export interface Exchange {
+  readonly res: HttpResponse;
+  readonly method: string;
+  readonly path: string;
+  readonly started: number;
+  user: string | null;
+  status: number;
+  bytesIn: number;
+  bytesOut: number;
+  aborted: boolean;
+  finished: boolean;
+  /** Run once when the client goes away before the answer was sent. */
+  readonly onAbort: (() => void)[];
+}
+
+export interface ExchangeHooks {
+  /** Called once per exchange, when answered or aborted. */
+  done(exchange: Exchange): void;
+  /** While shutting down, answers close their connection. */
+  closing(): boolean;
+}
+
+export function beginExchange(res: HttpResponse, req: HttpRequest, hooks: ExchangeHooks): Exchange {
+  const exchange: Exchange = {
+    res,
+    method: req.getMethod().toUpperCase(),
+    path: req.getUrl(),
+    started: performance.now(),
+    user: null,
+    status: 0,
+    bytesIn: 0,
+    bytesOut: 0,
+    aborted: false,
+    finished: false,
+    onAbort: [],
+  };
+  res.onAborted(() => {
+    if (exchange.finished) return;
+    exchange.aborted = true;
+    exchange.finished = true;
+    exchange.status = 499; // nginx's "client closed request", for the log only
+    for (const cleanup of exchange.onAbort) {
+      try { cleanup(); } catch { /* cleanup must not throw into uWS */ }
+    }
+    hooks.done(exchange);
+  });
+  doneHooks.set(exchange, hooks);
+  return exchange;
+}
+
+const doneHooks = new WeakMap<Exchange, ExchangeHooks>();
+
+function finish(exchange: Exchange): void {
+  exchange.finished = true;
+  doneHooks.get(exchange)?.done(exchange);
+}
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Cache-Control': 'no-store',
+};
+
+/** Sends a whole body. No-op when the client is gone or an answer was already sent. */
+export function send(exchange: Exchange, status: number, body: string | Uint8Array, headers: Record<string, string>): void {
+  if (exchange.finished) return;
+  const closeConnection = doneHooks.get(exchange)?.closing() ?? false;
+  exchange.status = status;
+  exchange.bytesOut = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  exchange.res.cork(() => {
+    exchange.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
+    for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+    exchange.res.end(body, closeConnection);
+  });
+  finish(exchange);
+}
+
+export function sendJson(exchange: Exchange, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  send(exchange, status, JSON.stringify(value), { 'Content-Type': 'application/json; charset=utf-8', ...headers });
+}
+
+export function sendError(exchange: Exchange, error: unknown, log?: (error: unknown) => void): void {
+  if (error instanceof PoolBusyError) error = busy();
+  if (error instanceof HttpError) {
+    sendJson(exchange, error.status, { error: { code: error.code, message: error.message } }, error.headers);
+    return;
+  }
+  log?.(error);
+  sendJson(exchange, 500, { error: { code: 'internal', message: 'internal error' } });
+}
+
+/**
+ * Streams a file with uWS back-pressure (tryEnd/onWritable), never holding it whole.
+ * Resolves when the last byte is handed to uWS or the client went away.
+ */
+export async function sendFile(exchange: Exchange, path: string, headers: Record<string, string>): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (exchange.finished) return;
+    exchange.status = 200;
+    exchange.bytesOut = size;
+    const chunk = Buffer.allocUnsafe(Math.min(size, 256 * 1024) || 1);
+    let offset = 0;
+    let headerSent = false;
+    while (!exchange.aborted) {
+      const { bytesRead } = size === 0 ? { bytesRead: 0 } : await handle.read(chunk, 0, Math.min(chunk.length, size - offset), offset);
+      if (exchange.aborted) break;
+      if (bytesRead === 0 && offset < size) throw new Error(`file ${path} shrank while being sent`);
+      const piece = chunk.subarray(0, bytesRead);
+      const pieceStart = offset;
+      offset += bytesRead;
+      let ok = false;
+      let done = false;
+      exchange.res.cork(() => {
+        if (!headerSent) {
+          exchange.res.writeStatus('200 OK');
+          for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+          headerSent = true;
+        }
+        [ok, done] = exchange.res.tryEnd(piece, size);
+      });
+      if (done) break;
+      if (!ok) {
+        // uWS keeps what it could not send only up to its write offset; resend the rest when writable.
+        await new Promise<void>((resolve) => {
+          exchange.onAbort.push(resolve);
+          exchange.res.onWritable((writeOffset) => {
+            const rest = piece.subarray(writeOffset - pieceStart);
+            let writableOk = false;
+            let writableDone = false;
+            [writableOk, writableDone] = exchange.res.tryEnd(rest, size);
+            if (writableDone || writableOk) resolve();
+            return writableOk;
+          });
+        });
+        if (offset >= size) break;
+      }
+      if (offset >= size) break;
+    }
+    if (!exchange.aborted) finish(exchange);
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The import page: GET /api-rbxl/ (public/index.html), /api-rbxl/static/<file>
+ * (public/) and /api-rbxl/client/<file>.js (the compiled browser client). Files are
+ * small; they are read once and kept in memory.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { extname, join } from 'node:path';
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { notFound } from '../errors.js';
+import { send, sendError } from '../exchange.js';
+import type { ServiceContext } from '../context.js';
+
+// dist/src/http/routes → the repository root holds public/; dist/src/client holds the client.
+const PUBLIC_DIR = fileURLToPath(new URL('../../../../public/', import.meta.url));
+const CLIENT_DIR = fileURLToPath(new URL('../../client/', import.meta.url));
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json',
+};
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const cache = new Map<string, Promise<Buffer>>();
+
+function load(path: string): Promise<Buffer> {
+  let file = cache.get(path);
+  if (!file) {
+    file = readFile(path);
+    cache.set(path, file);
+    file.catch(() => cache.delete(path));
+  }
+  return file;
+}
+
+function serve(ctx: ServiceContext, res: HttpResponse, req: HttpRequest, dir: string, name: string): void {
+  const exchange = ctx.begin(res, req);
+  void (async () => {
+    if (!SAFE_NAME.test(name) || !(extname(name) in TYPES)) throw notFound('file');
+    const body = await load(join(dir, name)).catch(() => { throw notFound('file'); });
+    send(exchange, 200, body, {
+      'Content-Type': TYPES[extname(name)]!,
+      'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+      'Referrer-Policy': 'no-referrer',
+    });
+  })().catch((error) => sendError(exchange, error, ctx.logError));
+}
+
+export function handlePage(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
+  serve(ctx, res, req, PUBLIC_DIR, 'index.html');
+}
+
+export function handleStatic(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
+  serve(ctx, res, req, PUBLIC_DIR, req.getParameter(0) ?? '');
+}
+
+export function handleClientModule(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
+  serve(ctx, res, req, CLIENT_DIR, req.getParameter(0) ?? '');
+}

@@ -1,0 +1,37 @@
+/**
+ * `npm start` / `rbxl-import serve`: the service with its configuration from the
+ * environment, stopped gracefully on SIGTERM/SIGINT.
+ */
+import { pathToFileURL } from 'node:url';
+import { configFromEnv, ConfigError } from './config.js';
+import { startServer } from './http/server.js';
+
+export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let config;
+  try {
+    config = configFromEnv(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`rbxl-import: ${error.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw error;
+  }
+  const server = await startServer(config);
+  process.stdout.write(JSON.stringify({
+    t: new Date().toISOString(), msg: 'listening', url: server.url, data_dir: config.dataDir,
+    auth_mode: config.authMode, workers: config.workers,
+  }) + '\n');
+  const stop = (signal: string): void => {
+    process.stdout.write(JSON.stringify({ t: new Date().toISOString(), msg: 'shutting down', signal }) + '\n');
+    server.close().then(() => process.exit(0), (error) => {
+      process.stderr.write(`rbxl-import: shutdown failed: ${(error as Error)?.message}\n`);
+      process.exit(1);
+    });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await serve();

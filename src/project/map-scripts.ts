@@ -1,0 +1,109 @@
+/**
+ * The scripts of a decoded place, read once into plain records that the report and
+ * the project document share: source text, enabled state, run context, linked code.
+ */
+import { Buffer } from 'node:buffer';
+import { fullName, getValue, type Dom, type Instance } from '../parser/dom.js';
+import type { Value } from '../parser/values.js';
+import { uriOf } from '../assets/refs.js';
+import { isScriptClass, RUN_CONTEXTS, type ScriptClass } from './classes.js';
+import type { RunContextName } from './scripts.js';
+
+export interface MapScript {
+  instance: Instance;
+  className: ScriptClass;
+  name: string;
+  /** Full name in the tree. */
+  path: string;
+  /** The source as text. Non-UTF-8 bytes (rare) are decoded with U+FFFD replacements. */
+  source: string;
+  /** The file held the source as bytes that are not valid UTF-8. */
+  nonUtf8: boolean;
+  /** The map's own state: false when `Disabled` is true (or `Enabled` false). ModuleScripts are always enabled. */
+  enabled: boolean;
+  /** `RunContext` (Enum: 0 Legacy, 1 Server, 2 Client, 3 Plugin); Legacy when absent, as for ModuleScripts. */
+  runContext: RunContextName;
+  /** The `LinkedSource` reference, when there is one. */
+  linkedSource: string | undefined;
+  /** Code held outside the file: a LinkedSource, or a blank Source. */
+  linked: boolean;
+  /** Number of lines of `source` (0 when empty). */
+  lines: number;
+}
+
+/** Every Script, LocalScript and ModuleScript of the DOM, in DOM order. */
+export function readMapScripts(dom: Dom): MapScript[] {
+  const scripts: MapScript[] = [];
+  for (const instance of dom.instances) {
+    if (isScriptClass(instance.className)) scripts.push(readMapScript(instance, instance.className));
+  }
+  return scripts;
+}
+
+function readMapScript(instance: Instance, className: ScriptClass): MapScript {
+  const { text: source, nonUtf8 } = textOf(getValue(instance, 'Source'));
+  const linkedUri = uriOf(getValue(instance, 'LinkedSource'))?.trim();
+  const linkedSource = linkedUri ? linkedUri : undefined;
+  return {
+    instance,
+    className,
+    name: instance.name,
+    path: fullName(instance),
+    source,
+    nonUtf8,
+    enabled: className === 'ModuleScript' ? true : readEnabled(instance),
+    runContext: readRunContext(instance),
+    linkedSource,
+    linked: linkedSource !== undefined || isBlank(source),
+    lines: countLines(source),
+  };
+}
+
+function readEnabled(instance: Instance): boolean {
+  const disabled = getValue(instance, 'Disabled');
+  if (typeof disabled === 'boolean') return !disabled;
+  const enabled = getValue(instance, 'Enabled');
+  if (typeof enabled === 'boolean') return enabled;
+  return true;
+}
+
+function readRunContext(instance: Instance): RunContextName {
+  const value = getValue(instance, 'RunContext');
+  return typeof value === 'number' ? (RUN_CONTEXTS[value] ?? 'Legacy') : 'Legacy';
+}
+
+/** A String value as text: valid UTF-8 is already a string; other bytes arrive as base64. */
+export function textOf(value: Value | undefined): { text: string; nonUtf8: boolean } {
+  if (typeof value === 'string') return { text: value, nonUtf8: false };
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'base64' in value && typeof value.base64 === 'string') {
+    return { text: Buffer.from(value.base64, 'base64').toString('utf8'), nonUtf8: true };
+  }
+  return { text: '', nonUtf8: false };
+}
+
+/** Byte length of a String value without decoding it (base64 length arithmetic). */
+export function stringByteLength(value: Value | undefined): number {
+  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'base64' in value && typeof value.base64 === 'string') {
+    const b64 = value.base64;
+    const padding = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+    return Math.floor((b64.length * 3) / 4) - padding;
+  }
+  return 0;
+}
+
+/** Lines as an editor counts them: a final line without a newline counts, an empty source has none. */
+export function countLines(source: string): number {
+  if (source.length === 0) return 0;
+  let lines = 1;
+  for (let at = source.indexOf('\n'); at !== -1; at = source.indexOf('\n', at + 1)) lines++;
+  return source.endsWith('\n') ? lines - 1 : lines;
+}
+
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 10 && c !== 13 && c !== 12 && c !== 11) return false;
+  }
+  return true;
+}

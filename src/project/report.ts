@@ -1,0 +1,297 @@
+/**
+ * The analyze report: what a person deciding how to import a map needs to know,
+ * computed from the decoded DOM in a few linear passes (no per-part closures).
+ *
+ * `analyzeDom` also returns the map's asset ids, so the create step can download
+ * them without reading the map again.
+ */
+import { collectAssetRefs, parseAssetUri, uriOf, type AssetKind } from '../assets/refs.js';
+import { getValue, type Column, type Dom, type Instance, type PropertyTable } from '../parser/dom.js';
+import type { Vec3 } from '../parser/values.js';
+import { FINDING_CODES, isHangRisk, scanScript, type Finding } from '../scan/index.js';
+import { BASE_PART_CLASSES, CSG_CLASSES, MESH_OBJECT_CLASSES, SCRIPT_CLASSES, type ScriptClass } from './classes.js';
+import { addPartBox, asCFrame, asVec3, finishBounds, newBounds, type Bounds } from './geometry.js';
+import { readMapScripts, stringByteLength, type MapScript } from './map-scripts.js';
+
+/** At most this many entries in `scripts_at_risk`. */
+export const MAX_SCRIPTS_AT_RISK = 200;
+/** At most this many warnings; one more line says how many were left out. */
+export const MAX_WARNINGS = 50;
+/** Kind conflicts named one by one in the warnings; the rest are summed up in one line. */
+const MAX_CONFLICT_WARNINGS = 10;
+/** An empty SmoothGrid is its 2-byte header; more means the map has terrain voxels. */
+const EMPTY_SMOOTH_GRID_BYTES = 2;
+
+export interface TerrainSummary {
+  /** The map has terrain voxels: a Terrain whose SmoothGrid holds more than its empty header. */
+  present: boolean;
+  smooth_grid_bytes: number;
+  physics_grid_bytes: number;
+}
+
+export interface ScriptAtRisk {
+  path: string;
+  class: ScriptClass;
+  /** Every finding of the script (the scanner caps them per script), by code priority (hang risks first), then line. */
+  findings: Finding[];
+}
+
+export type RunContextCounts = { Legacy: number; Server: number; Client: number; Plugin?: number };
+
+export interface Report {
+  scripts_total: number;
+  format: 'binary' | 'xml';
+  file_name: string;
+  file_size: number;
+  instances_total: number;
+  /** Instance count per class, classes in name order. */
+  classes: Record<string, number>;
+  /** BaseParts of every class in `BASE_PART_CLASSES` (Terrain not included), anywhere in the file. */
+  parts_total: number;
+  /** MeshParts, plus SpecialMesh/FileMesh objects that name a mesh file. */
+  meshes_total: number;
+  /** CSG parts (PartOperation, UnionOperation, NegateOperation, IntersectOperation). */
+  unions_total: number;
+  terrain: TerrainSummary;
+  scripts: Record<ScriptClass, number>;
+  /** Scripts the map itself has disabled (`Disabled` true). */
+  scripts_disabled: number;
+  /** Script.RunContext; LocalScripts and ModuleScripts (no RunContext) count as Legacy. `Plugin` appears only when some script has it. */
+  scripts_by_run_context: RunContextCounts;
+  /** Scripts whose code is not in the file: a LinkedSource, or a blank Source. */
+  scripts_linked: number;
+  script_lines_total: number;
+  /** Scripts with at least one finding. */
+  scripts_flagged: number;
+  /** Number of findings per code over all scripts (every code present, 0 when none). */
+  script_findings: Record<string, number>;
+  scripts_at_risk: ScriptAtRisk[];
+  /** Unique downloadable asset ids. */
+  assets_total: number;
+  /** Unique ids per kind; they add up to `assets_total`. */
+  assets: Record<AssetKind, number>;
+  /** Unique `rbxasset://` paths (shipped with the client, never downloaded). */
+  assets_builtin: number;
+  /** Unique references that are neither (`rbxthumb://`, foreign URLs...): not downloadable. */
+  assets_other: number;
+  /** Min/max corner of the rotated boxes of the Workspace's parts (all parts for a model file); null when there are none. */
+  bounds: Bounds | null;
+  warnings: string[];
+}
+
+export interface AnalysisAsset {
+  id: string;
+  kind: AssetKind;
+}
+
+export interface Analysis {
+  report: Report;
+  /** The downloadable asset ids, in order of first use: the create step's download list. */
+  assets: AnalysisAsset[];
+}
+
+export interface AnalyzeOptions {
+  fileName: string;
+  fileSize: number;
+}
+
+export function analyzeDom(dom: Dom, { fileName, fileSize }: AnalyzeOptions): Analysis {
+  const warnings: string[] = [...dom.warnings];
+
+  const classCounts = new Map<string, number>();
+  let partsTotal = 0;
+  let meshesTotal = 0;
+  let unionsTotal = 0;
+  let terrainInstance: Instance | undefined;
+  for (const instance of dom.instances) {
+    const className = instance.className;
+    classCounts.set(className, (classCounts.get(className) ?? 0) + 1);
+    if (BASE_PART_CLASSES.has(className)) {
+      partsTotal++;
+      if (className === 'MeshPart') meshesTotal++;
+      else if (CSG_CLASSES.has(className)) unionsTotal++;
+    } else if (MESH_OBJECT_CLASSES.has(className)) {
+      if (namesMeshFile(instance)) meshesTotal++;
+    } else if (className === 'Terrain' && !terrainInstance) {
+      terrainInstance = instance;
+    }
+  }
+
+  const scripts = summariseScripts(readMapScripts(dom), warnings);
+  const refs = collectAssetRefs(dom);
+  for (const conflict of refs.kindConflicts.slice(0, MAX_CONFLICT_WARNINGS)) {
+    warnings.push(`asset ${conflict}: used as two kinds, counted as the first`);
+  }
+  if (refs.kindConflicts.length > MAX_CONFLICT_WARNINGS) {
+    warnings.push(`${refs.kindConflicts.length - MAX_CONFLICT_WARNINGS} more assets used as two kinds, each counted as its first`);
+  }
+  const bounds = mapBounds(dom, warnings);
+
+  const report: Report = {
+    scripts_total: scripts.total,
+    format: dom.format,
+    file_name: fileName,
+    file_size: fileSize,
+    instances_total: dom.instances.length,
+    classes: Object.fromEntries([...classCounts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    parts_total: partsTotal,
+    meshes_total: meshesTotal,
+    unions_total: unionsTotal,
+    terrain: summariseTerrain(terrainInstance),
+    scripts: scripts.byClass,
+    scripts_disabled: scripts.disabled,
+    scripts_by_run_context: scripts.byRunContext,
+    scripts_linked: scripts.linked,
+    script_lines_total: scripts.lines,
+    scripts_flagged: scripts.flagged,
+    script_findings: scripts.findings,
+    scripts_at_risk: scripts.atRisk,
+    assets_total: refs.ids.length,
+    assets: refs.byKind,
+    assets_builtin: refs.builtin,
+    assets_other: refs.other,
+    bounds,
+    warnings: capWarnings(warnings),
+  };
+  return { report, assets: refs.ids.map(({ id, kind }) => ({ id, kind })) };
+}
+
+interface ScriptSummary {
+  total: number;
+  byClass: Record<ScriptClass, number>;
+  disabled: number;
+  byRunContext: RunContextCounts;
+  linked: number;
+  lines: number;
+  flagged: number;
+  findings: Record<string, number>;
+  atRisk: ScriptAtRisk[];
+}
+
+function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSummary {
+  const byClass = Object.fromEntries(SCRIPT_CLASSES.map((c) => [c, 0])) as Record<ScriptClass, number>;
+  const byRunContext: RunContextCounts = { Legacy: 0, Server: 0, Client: 0 };
+  const findings: Record<string, number> = Object.fromEntries(FINDING_CODES.map((code) => [code, 0]));
+  const flaggedScripts: { script: MapScript; findings: Finding[]; rank: number }[] = [];
+  let disabled = 0;
+  let linked = 0;
+  let lines = 0;
+
+  for (const script of scripts) {
+    byClass[script.className]++;
+    byRunContext[script.runContext] = (byRunContext[script.runContext] ?? 0) + 1;
+    if (!script.enabled) disabled++;
+    if (script.linked) linked++;
+    lines += script.lines;
+    if (script.nonUtf8) warnings.push(`script ${script.path}: source is not valid UTF-8; scanned with replacement characters`);
+
+    const found = scanMapScript(script);
+    if (found.length === 0) continue;
+    for (const finding of found) findings[finding.code] = (findings[finding.code] ?? 0) + 1;
+    const ordered = orderFindings(found);
+    flaggedScripts.push({ script, findings: ordered, rank: codeRank(ordered[0]!.code) });
+  }
+
+  // Hang risks first (then the other codes in priority order); DOM order within a rank.
+  flaggedScripts.sort((a, b) => a.rank - b.rank);
+  const atRisk: ScriptAtRisk[] = [];
+  for (const { script, findings: list } of flaggedScripts.slice(0, MAX_SCRIPTS_AT_RISK)) {
+    atRisk.push({ path: script.path, class: script.className, findings: list });
+  }
+  if (flaggedScripts.length > MAX_SCRIPTS_AT_RISK) {
+    warnings.push(`scripts_at_risk lists ${MAX_SCRIPTS_AT_RISK} of ${flaggedScripts.length} flagged scripts`);
+  }
+
+  return {
+    total: scripts.length,
+    byClass,
+    disabled,
+    byRunContext,
+    linked,
+    lines,
+    flagged: flaggedScripts.length,
+    findings,
+    atRisk,
+  };
+}
+
+/** The scanner's findings for one map script (the same call the project document uses). */
+export function scanMapScript(script: MapScript): Finding[] {
+  return scanScript(script.source, {
+    className: script.className,
+    runContext: script.runContext,
+    ...(script.linkedSource !== undefined ? { linkedSource: script.linkedSource } : {}),
+  });
+}
+
+const CODE_RANK = new Map<string, number>(FINDING_CODES.map((code, index) => [code, isHangRisk(code) ? index - FINDING_CODES.length : index]));
+
+function codeRank(code: string): number {
+  return CODE_RANK.get(code) ?? FINDING_CODES.length;
+}
+
+/** Findings by code priority (hang risks first), then by line. */
+export function orderFindings(findings: readonly Finding[]): Finding[] {
+  return findings.slice().sort((a, b) => codeRank(a.code) - codeRank(b.code) || a.line - b.line);
+}
+
+/** Unique finding codes, hang risks first: what a packed script's metadata carries. */
+export function findingCodes(findings: readonly Finding[]): string[] {
+  return [...new Set(orderFindings(findings).map((finding) => finding.code))];
+}
+
+function summariseTerrain(terrain: Instance | undefined): TerrainSummary {
+  if (!terrain) return { present: false, smooth_grid_bytes: 0, physics_grid_bytes: 0 };
+  const smooth = stringByteLength(getValue(terrain, 'SmoothGrid'));
+  return {
+    present: smooth > EMPTY_SMOOTH_GRID_BYTES,
+    smooth_grid_bytes: smooth,
+    physics_grid_bytes: stringByteLength(getValue(terrain, 'PhysicsGrid')),
+  };
+}
+
+function namesMeshFile(instance: Instance): boolean {
+  const uri = uriOf(getValue(instance, 'MeshId') ?? getValue(instance, 'MeshContent'));
+  return uri !== null && parseAssetUri(uri) !== null;
+}
+
+/** The Workspace's parts (every part when the file has no Workspace, as in a model). */
+function mapBounds(dom: Dom, warnings: string[]): Bounds | null {
+  const workspace = dom.roots.find((root) => root.className === 'Workspace');
+  const bounds = newBounds();
+  let skipped = 0;
+  let table: PropertyTable | null = null;
+  let cframeColumn: Column | undefined;
+  let sizeColumn: Column | undefined;
+
+  const visit = (instance: Instance): void => {
+    if (!BASE_PART_CLASSES.has(instance.className)) return;
+    if (instance.table !== table) {
+      table = instance.table;
+      cframeColumn = table.columns.get('CFrame');
+      sizeColumn = table.columns.get('size') ?? table.columns.get('Size');
+    }
+    const cframe = asCFrame(cframeColumn?.get(instance.row));
+    if (!cframe) return;
+    const size: Vec3 | null = asVec3(sizeColumn?.get(instance.row));
+    if (!addPartBox(bounds, cframe, size)) skipped++;
+  };
+
+  if (workspace) {
+    const stack: Instance[] = [workspace];
+    while (stack.length) {
+      const at = stack.pop()!;
+      visit(at);
+      for (const child of at.children) stack.push(child);
+    }
+  } else {
+    for (const instance of dom.instances) visit(instance);
+  }
+  if (skipped) warnings.push(`bounds: ${skipped} part(s) with a non-finite position left out`);
+  return finishBounds(bounds);
+}
+
+function capWarnings(warnings: string[]): string[] {
+  if (warnings.length <= MAX_WARNINGS) return warnings;
+  return [...warnings.slice(0, MAX_WARNINGS), `… and ${warnings.length - MAX_WARNINGS} more warnings`];
+}

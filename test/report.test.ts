@@ -1,0 +1,276 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decode } from '../src/parser/index.js';
+import { analyzeDom, MAX_SCRIPTS_AT_RISK, MAX_WARNINGS, type Report } from '../src/project/index.js';
+import { FINDING_CODES, isHangRisk } from '../src/scan/index.js';
+import { handDom, part, type HandNode } from './support/hand-dom.js';
+import { PLACES_DIR } from './support/paths.js';
+
+const REPORT_FIELDS = [
+  'scripts_total', 'format', 'file_name', 'file_size', 'instances_total', 'classes', 'parts_total', 'meshes_total',
+  'unions_total', 'terrain', 'scripts', 'scripts_disabled', 'scripts_by_run_context', 'scripts_linked',
+  'script_lines_total', 'scripts_flagged', 'script_findings', 'scripts_at_risk', 'assets_total', 'assets',
+  'assets_builtin', 'assets_other', 'bounds', 'warnings',
+];
+
+function script(className: string, name: string, source: string, props: HandNode['props'] = {}): HandNode {
+  return { class: className, name, props: { Source: ['String', source], ...props } };
+}
+
+const OPTIONS = { fileName: 'hand.rbxl', fileSize: 99 };
+
+test('analyzeDom: exactly the report fields, with counts per class', () => {
+  const dom = handDom([
+    {
+      class: 'Workspace',
+      children: [
+        part('A', [0, 0, 0], [1, 1, 1]),
+        part('B', [0, 0, 0], [1, 1, 1], {}, 'SpawnLocation'),
+        part('C', [0, 0, 0], [1, 1, 1], { MeshId: ['String', 'rbxassetid://1'] }, 'MeshPart'),
+        part('D', [0, 0, 0], [1, 1, 1], { AssetId: ['String', 'rbxassetid://2'] }, 'UnionOperation'),
+        part('E', [0, 0, 0], [1, 1, 1], {}, 'NegateOperation'),
+        { ...part('F', [0, 0, 0], [1, 1, 1]), children: [
+          { class: 'SpecialMesh', props: { MeshId: ['String', 'rbxassetid://3'] } },
+          { class: 'SpecialMesh', props: { MeshId: ['String', ''] } },
+        ] },
+        { class: 'Terrain', props: { SmoothGrid: ['String', { base64: 'AQX/////' }], PhysicsGrid: ['String', '\u0002\u0003\u0000'] } },
+      ],
+    },
+  ], 'xml', ['decoder said hello']);
+  const { report, assets } = analyzeDom(dom, OPTIONS);
+  assert.deepEqual(Object.keys(report), REPORT_FIELDS);
+  assert.equal(report.format, 'xml');
+  assert.equal(report.file_name, 'hand.rbxl');
+  assert.equal(report.file_size, 99);
+  assert.equal(report.instances_total, 10);
+  assert.deepEqual(report.classes, {
+    MeshPart: 1, NegateOperation: 1, Part: 2, SpawnLocation: 1, SpecialMesh: 2, Terrain: 1, UnionOperation: 1, Workspace: 1,
+  });
+  assert.equal(report.parts_total, 6); // Terrain is not a part here
+  assert.equal(report.meshes_total, 2); // the MeshPart and the SpecialMesh that names a file
+  assert.equal(report.unions_total, 2);
+  assert.deepEqual(report.terrain, { present: true, smooth_grid_bytes: 6, physics_grid_bytes: 3 });
+  assert.deepEqual(report.warnings, ['decoder said hello']);
+  assert.equal(report.scripts_total, 0);
+  assert.deepEqual(assets, [{ id: '1', kind: 'mesh' }, { id: '2', kind: 'union' }, { id: '3', kind: 'mesh' }]);
+  assert.equal(report.assets_total, 3);
+  assert.deepEqual(report.assets, { mesh: 2, image: 0, audio: 0, animation: 0, union: 1, other: 0 });
+});
+
+test('analyzeDom: an empty SmoothGrid is not terrain; no Terrain at all is not either', () => {
+  const empty = analyzeDom(handDom([{ class: 'Workspace', children: [{ class: 'Terrain', props: { SmoothGrid: ['String', '\u0001\u0005'] } }] }]), OPTIONS);
+  assert.deepEqual(empty.report.terrain, { present: false, smooth_grid_bytes: 2, physics_grid_bytes: 0 });
+  const none = analyzeDom(handDom([{ class: 'Workspace' }]), OPTIONS);
+  assert.deepEqual(none.report.terrain, { present: false, smooth_grid_bytes: 0, physics_grid_bytes: 0 });
+  assert.equal(none.report.bounds, null);
+});
+
+test('analyzeDom: scripts by class, disabled, run context, linked, lines', () => {
+  const dom = handDom([
+    {
+      class: 'Workspace',
+      children: [
+        script('Script', 'S1', 'print(1)\nprint(2)\n', { Disabled: ['Bool', true], RunContext: ['Enum', 0] }),
+        script('Script', 'S2', 'print(1)', { Disabled: ['Bool', false], RunContext: ['Enum', 1] }),
+        script('Script', 'S3', 'print(1)\n\nprint(3)', { RunContext: ['Enum', 2] }),
+        script('LocalScript', 'L', 'local x = 1', { Disabled: ['Bool', false] }),
+        script('ModuleScript', 'M1', '   \n', { LinkedSource: ['String', ''] }),
+        script('ModuleScript', 'M2', 'return 1', { LinkedSource: ['Content', { Uri: 'rbxassetid://55' }] }),
+        script('ModuleScript', 'M3', 'return 2', { LinkedSource: ['Content', 'None'] }),
+        { class: 'Script', name: 'Bytes', props: { Source: ['String', { base64: Buffer.from([0x70, 0xff, 0x0a, 0x71]).toString('base64') }] } },
+      ],
+    },
+  ]);
+  const { report } = analyzeDom(dom, OPTIONS);
+  assert.equal(report.scripts_total, 8);
+  assert.deepEqual(report.scripts, { Script: 4, LocalScript: 1, ModuleScript: 3 });
+  assert.equal(report.scripts_disabled, 1);
+  assert.deepEqual(report.scripts_by_run_context, { Legacy: 6, Server: 1, Client: 1 });
+  assert.equal(report.scripts_linked, 2); // blank M1, LinkedSource M2
+  assert.equal(report.script_lines_total, 2 + 1 + 3 + 1 + 1 + 1 + 1 + 2);
+  assert.equal(report.assets_total, 0); // a LinkedSource is not an asset
+  assert.ok(report.warnings.some((w) => w.includes('Workspace.Bytes') && w.includes('UTF-8')));
+  assert.equal(report.script_findings.external_code, 2);
+  assert.equal(report.scripts_flagged, 2);
+  assert.deepEqual(report.scripts_at_risk.map((r) => r.path).sort(), ['Workspace.M1', 'Workspace.M2']);
+});
+
+test('analyzeDom: Enabled stands in for a missing Disabled; RunContext Plugin gets its own count', () => {
+  const dom = handDom([
+    {
+      class: 'Workspace',
+      children: [
+        script('Script', 'Off', 'print(1)', { Enabled: ['Bool', false] }),
+        script('Script', 'On', 'print(1)', { Enabled: ['Bool', true] }),
+        script('Script', 'Plug', 'print(1)', { RunContext: ['Enum', 3] }),
+      ],
+    },
+  ]);
+  const { report } = analyzeDom(dom, OPTIONS);
+  assert.equal(report.scripts_disabled, 1);
+  assert.deepEqual(report.scripts_by_run_context, { Legacy: 2, Server: 0, Client: 0, Plugin: 1 });
+});
+
+test('analyzeDom: scripts_at_risk puts hang risks first and stops at 200', () => {
+  const children: HandNode[] = [];
+  for (let i = 0; i < 230; i++) children.push(script('Script', `Old${i}`, 'wait(1)\n'));
+  children.push(script('Script', 'Hang', 'local n = 0\nwhile true do n += 1 end\n'));
+  const { report } = analyzeDom(handDom([{ class: 'Workspace', children }]), OPTIONS);
+  assert.equal(report.scripts_total, 231);
+  assert.equal(report.scripts_flagged, 231);
+  assert.equal(report.scripts_at_risk.length, MAX_SCRIPTS_AT_RISK);
+  assert.equal(report.scripts_at_risk[0]!.path, 'Workspace.Hang');
+  assert.equal(report.scripts_at_risk[0]!.class, 'Script');
+  assert.deepEqual(report.scripts_at_risk[0]!.findings.map((f) => [f.code, f.line]), [['loop_without_yield', 2]]);
+  assert.equal(report.scripts_at_risk[1]!.path, 'Workspace.Old0');
+  assert.equal(report.script_findings.loop_without_yield, 1);
+  assert.equal(report.script_findings.deprecated_global, 230);
+  assert.deepEqual(Object.keys(report.script_findings), [...FINDING_CODES]);
+  assert.ok(report.warnings.some((w) => w.includes('200 of 231')));
+});
+
+test('analyzeDom: findings in an entry are ordered by priority, then line', () => {
+  const source = 'wait(1)\nlocal x = game:findFirstChild("x")\nwhile true do end\n';
+  const { report } = analyzeDom(handDom([{ class: 'Workspace', children: [script('Script', 'Mixed', source)] }]), OPTIONS);
+  const codes = report.scripts_at_risk[0]!.findings.map((f) => f.code);
+  assert.equal(codes[0], 'loop_without_yield');
+  const ranks = codes.map((code) => FINDING_CODES.indexOf(code));
+  assert.deepEqual(ranks, [...ranks].sort((a, b) => a - b));
+});
+
+test('analyzeDom: bounds hold the rotated corners of every Workspace part', () => {
+  const s = Math.SQRT1_2;
+  const dom = handDom([
+    {
+      class: 'Workspace',
+      children: [
+        // 90° about Y: a 4 x 2 x 10 box spans 10 along world X and 4 along world Z
+        part('Turned', [0, 0, 0], [4, 2, 10], {}, 'Part', [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]),
+        // 45° about Z: a 2 x 2 x 2 cube reaches sqrt(2) along X and Y
+        part('Tilted', [100, 50, 0], [2, 2, 2], {}, 'WedgePart', [[s, -s, 0], [s, s, 0], [0, 0, 1]]),
+        { class: 'Model', children: [part('Deep', [0, -20, 0], [2, 2, 2])] },
+        part('Broken', [NaN, 0, 0], [1, 1, 1]),
+      ],
+    },
+    { class: 'ServerStorage', children: [part('FarAway', [1e6, 1e6, 1e6], [1, 1, 1])] },
+  ]);
+  const { report } = analyzeDom(dom, OPTIONS);
+  assert.equal(report.parts_total, 5);
+  const { min, max } = report.bounds!;
+  assert.deepEqual(min.map((x) => +x.toFixed(6)), [-5, -21, -2]);
+  assert.deepEqual(max.map((x) => +x.toFixed(6)), [+(100 + Math.SQRT2).toFixed(6), +(50 + Math.SQRT2).toFixed(6), 2]);
+  assert.ok(report.warnings.some((w) => w.startsWith('bounds: 1 part')));
+});
+
+test('analyzeDom: a model file (no Workspace) bounds all its parts', () => {
+  const { report } = analyzeDom(handDom([{ class: 'Model', children: [part('P', [10, 0, 0], [2, 2, 2])] }]), OPTIONS);
+  assert.deepEqual(report.bounds, { min: [9, -1, -1], max: [11, 1, 1] });
+});
+
+test('analyzeDom: warnings are capped', () => {
+  const many = Array.from({ length: 120 }, (_, i) => `w${i}`);
+  const { report } = analyzeDom(handDom([{ class: 'Workspace' }], 'binary', many), OPTIONS);
+  assert.equal(report.warnings.length, MAX_WARNINGS + 1);
+  assert.equal(report.warnings.at(-1), `… and ${120 - MAX_WARNINGS} more warnings`);
+});
+
+// ---------- the real corpus ----------
+
+function checkConsistent(file: string, report: Report, assetsLength: number): void {
+  const sum = (o: Record<string, number | undefined>) => Object.values(o).reduce<number>((a, b) => a + (b ?? 0), 0);
+  assert.equal(report.scripts_total, sum(report.scripts), `${file}: per class`);
+  assert.equal(report.scripts_total, sum(report.scripts_by_run_context), `${file}: by run context`);
+  assert.ok(report.scripts_flagged <= report.scripts_total, `${file}: flagged`);
+  assert.ok(report.scripts_disabled <= report.scripts_total && report.scripts_linked <= report.scripts_total, file);
+  assert.equal(report.instances_total, sum(report.classes), `${file}: classes`);
+  assert.equal(report.assets_total, assetsLength, `${file}: ids`);
+  assert.equal(report.assets_total, sum(report.assets), `${file}: per kind`);
+  assert.ok(report.scripts_at_risk.length <= MAX_SCRIPTS_AT_RISK);
+  if (report.scripts_flagged <= MAX_SCRIPTS_AT_RISK) {
+    assert.equal(report.scripts_at_risk.length, report.scripts_flagged, `${file}: at risk`);
+    const counted: Record<string, number> = Object.fromEntries(FINDING_CODES.map((code) => [code, 0]));
+    for (const entry of report.scripts_at_risk) for (const f of entry.findings) counted[f.code]!++;
+    assert.deepEqual(counted, report.script_findings, `${file}: per code`);
+  }
+  // hang risks first
+  let seenOther = false;
+  for (const entry of report.scripts_at_risk) {
+    const hang = entry.findings.some((f) => isHangRisk(f.code));
+    assert.ok(!(hang && seenOther), `${file}: hang risk after a lesser entry`);
+    if (!hang) seenOther = true;
+  }
+  if (report.bounds) for (let i = 0; i < 3; i++) assert.ok(report.bounds.min[i]! <= report.bounds.max[i]!);
+  assert.doesNotThrow(() => JSON.stringify(report));
+}
+
+test('analyzeDom over every real place: numbers add up', async () => {
+  const files = (await readdir(PLACES_DIR)).filter((f) => /\.rbx[lm]x?$/.test(f));
+  assert.ok(files.length >= 8);
+  for (const file of files) {
+    const bytes = await readFile(join(PLACES_DIR, file));
+    const { report, assets } = analyzeDom(decode(bytes), { fileName: file, fileSize: bytes.length });
+    assert.equal(report.file_size, bytes.length);
+    checkConsistent(file, report, assets.length);
+  }
+});
+
+test('analyzeDom over the real places agrees with the corpus README', async () => {
+  const expected: Record<string, { scripts: number; format: 'binary' | 'xml'; check?: (r: Report) => void }> = {
+    'booga.rbxl': {
+      scripts: 29,
+      format: 'binary',
+      check: (r) => {
+        assert.equal(r.terrain.present, true);
+        assert.ok(r.terrain.smooth_grid_bytes > 1_300_000 && r.terrain.smooth_grid_bytes < 1_400_000, String(r.terrain.smooth_grid_bytes));
+        assert.ok(r.terrain.physics_grid_bytes > 0);
+        assert.ok(r.unions_total >= 1250 && r.unions_total < 1400, String(r.unions_total)); // "1.3k unions"
+      },
+    },
+    'grow-a-slime.rbxl': { scripts: 189, format: 'binary' },
+    'roblox-statemachine-demo.rbxl': { scripts: 19, format: 'binary', check: (r) => assert.equal(r.classes.MeshPart, 19) },
+    'rocket-arena-2006.rbxl': {
+      scripts: 15,
+      format: 'binary',
+      check: (r) => {
+        assert.ok(r.parts_total >= 1700 && r.parts_total < 1900, String(r.parts_total)); // "~1.8k parts"
+        assert.equal(r.terrain.present, false);
+      },
+    },
+    'slime-defense.rbxl': { scripts: 81, format: 'binary', check: (r) => assert.equal(r.classes.MeshPart, 19) },
+    'roblox-multiblaster.rbxm': { scripts: 0, format: 'binary', check: (r) => assert.equal(r.meshes_total, 10) },
+    'roblox-dialog-system.rbxlx': {
+      scripts: 17,
+      format: 'xml',
+      check: (r) => {
+        assert.equal(r.scripts.Script, 2);
+        assert.equal(r.scripts.ModuleScript, 15);
+        assert.deepEqual(r.scripts_by_run_context, { Legacy: 15, Server: 1, Client: 1 });
+        assert.ok(r.assets_total > 0);
+      },
+    },
+  };
+  for (const [file, { scripts, format, check }] of Object.entries(expected)) {
+    const bytes = await readFile(join(PLACES_DIR, file));
+    const { report } = analyzeDom(decode(bytes), { fileName: file, fileSize: bytes.length });
+    assert.equal(report.scripts_total, scripts, file);
+    assert.equal(report.format, format, file);
+    check?.(report);
+  }
+});
+
+test('analyzeDom: a binary file and its XML twin give the same counts', async () => {
+  const { TEST_FILES_DIR } = await import('./support/paths.js');
+  for (const name of ['baseplate-566', 'two-imagebuttons', 'imagelabel-content', 'two-particleemitters', 'default-inserted-modulescript', 'three-unique-parts']) {
+    const ext = name.startsWith('baseplate') ? ['rbxl', 'rbxlx'] : ['rbxm', 'rbxmx'];
+    const reports = await Promise.all(ext.map(async (e) => {
+      const bytes = await readFile(join(TEST_FILES_DIR, `${name}.${e}`));
+      return analyzeDom(decode(bytes), { fileName: name, fileSize: 0 }).report;
+    }));
+    const [binary, xml] = reports as [Report, Report];
+    for (const key of ['scripts_total', 'parts_total', 'assets_total', 'assets', 'assets_builtin', 'assets_other', 'scripts_by_run_context', 'bounds', 'terrain'] as const) {
+      assert.deepEqual(xml[key], binary[key], `${name}: ${key}`);
+    }
+  }
+});
