@@ -163,15 +163,17 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
       case 'INST': {
         const table: PropertyTable = { columns: new Map() };
         const members: Instance[] = [];
-        chunk.referents.forEach((referent, row) => {
+        const { referents, className } = chunk;
+        for (let row = 0; row < referents.length; row++) {
+          const referent = referents[row]!;
           if (byReferent.has(referent)) {
             throw new DecodeError(`referent ${referent} is used by two instances`, { chunk: 'INST', offset: raw.offset });
           }
-          const instance: Instance = { referent, className: chunk.className, name: '', parent: null, children: [], table, row };
+          const instance: Instance = { referent, className, name: '', parent: null, children: [], table, row };
           byReferent.set(referent, instance);
           instances.push(instance);
           members.push(instance);
-        });
+        }
         tables.set(chunk.classId, { table, members, className: chunk.className });
         break;
       }
@@ -194,13 +196,13 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
   });
 
   const roots: Instance[] = [];
-  const linked = new Set<Instance>();
+  // A child is linked once: either it has a parent by now, or it is in rootSet.
+  const rootSet = new Set<Instance>();
   for (const { children, parents } of links) {
     for (let i = 0; i < children.length; i++) {
       const child = byReferent.get(children[i]!);
       if (!child) { warnings.push(`PRNT names unknown child referent ${children[i]}`); continue; }
-      if (linked.has(child)) { warnings.push(`PRNT links referent ${children[i]} twice; the first link wins`); continue; }
-      linked.add(child);
+      if (child.parent || rootSet.has(child)) { warnings.push(`PRNT links referent ${children[i]} twice; the first link wins`); continue; }
       const parentRef = parents[i]!;
       const parent = parentRef === -1 ? undefined : byReferent.get(parentRef);
       if (parentRef !== -1 && !parent) warnings.push(`PRNT gives referent ${children[i]} an unknown parent ${parentRef}; kept as a root`);
@@ -208,11 +210,12 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
         child.parent = parent;
         parent.children.push(child);
       } else {
+        rootSet.add(child);
         roots.push(child);
       }
     }
   }
-  for (const instance of instances) if (!linked.has(instance)) roots.push(instance);
+  for (const instance of instances) if (!instance.parent && !rootSet.has(instance)) roots.push(instance);
   checkAcyclic(instances, roots, links[0]?.offset);
 
   return { format: 'binary', metadata, sharedStrings, instances, roots, byReferent, warnings };

@@ -70,10 +70,19 @@ export function readBytes(c: Cursor, maxBytes: number, what = 'string'): Uint8Ar
 
 /** Text when the bytes are valid UTF-8, else the bytes in base64 (the chunk view's shape). */
 export function bytesToStringValue(bytes: Uint8Array): StringValue {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes.length === 0) return '';
+  const length = bytes.length;
+  if (length === 0) return '';
+  // Most strings (names, tags, asset URIs) are ASCII: decode those without a Buffer or a validation pass.
+  let ascii = true;
+  for (let i = 0; i < length; i++) {
+    if (bytes[i]! > 0x7f) { ascii = false; break; }
+  }
+  if (ascii) return length < 64 ? String.fromCharCode.apply(null, bytes as unknown as number[]) : latin1.decode(bytes);
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, length);
   return isUtf8(buffer) ? buffer.toString('utf8') : { base64: buffer.toString('base64') };
 }
+
+const latin1 = new TextDecoder('latin1');
 
 /** A string that must be text (class and property names, META entries). */
 export function readText(c: Cursor, maxBytes: number, what = 'string'): string {

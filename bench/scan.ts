@@ -1,0 +1,37 @@
+/**
+ * `npm run bench:scan`: the script risk pass against the decode it follows, side by
+ * side in one run, on a generated place of 5,000 scripts of ~200 lines (issue 5's
+ * target: the risk pass costs less than the decode).
+ */
+import { Bench } from 'tinybench';
+import { decode } from '../src/parser/index.js';
+import { encode } from '../src/parser/writer/index.js';
+import { readMapScripts } from '../src/project/map-scripts.js';
+import { scanMapScript } from '../src/project/report.js';
+import { generatePlace } from './generate.js';
+import { fmt, machine, table } from './support.js';
+
+const scripts = Number(process.env.BENCH_SCRIPTS ?? 5000);
+const lines = Number(process.env.BENCH_SCRIPT_LINES ?? 200);
+const bytes = encode(generatePlace({ parts: 2000, scripts, uniqueAssets: 200, scriptLines: lines, seed: 7 }));
+const dom = decode(bytes);
+const mapScripts = readMapScripts(dom);
+const sourceBytes = mapScripts.reduce((sum, script) => sum + Buffer.byteLength(script.source), 0);
+let findings = 0;
+
+const bench = new Bench({ time: 3000, iterations: 5, warmupIterations: 2 });
+bench.add('decode', () => { decode(bytes); });
+bench.add('read scripts + risk pass', () => {
+  findings = 0;
+  for (const script of readMapScripts(dom)) findings += scanMapScript(script).length;
+});
+await bench.run();
+const [decodeMs, scanMs] = bench.tasks.map((task) => (task.result as { latency: { mean: number } }).latency.mean) as [number, number];
+
+process.stdout.write(`\nScript risk pass on ${machine()}\n`);
+process.stdout.write(`place: ${fmt(bytes.length / 1e6, 2)} MB, ${mapScripts.length} scripts, ${fmt(sourceBytes / 1e6, 2)} MB of source, ${findings} findings\n\n`);
+process.stdout.write(table(['step', 'mean ms', 'MB of source/s'], [
+  ['decode', fmt(decodeMs, 1), ''],
+  ['risk pass (all scripts)', fmt(scanMs, 1), fmt(sourceBytes / 1e6 / (scanMs / 1000))],
+  ['risk pass / decode', `${fmt(scanMs / decodeMs, 2)}×`, ''],
+]) + '\n');
