@@ -44,6 +44,8 @@ export interface Dom {
   readonly byReferent: Map<number, Instance>;
   /** Things skipped or repaired while decoding (unknown chunks, types, tags...). */
   readonly warnings: string[];
+  /** XML only: the file's referent strings, indexed by Instance.referent. */
+  readonly xmlReferents?: string[];
 }
 
 /** A table with one row, for instances whose properties are not columnar (XML). */

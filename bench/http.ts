@@ -1,0 +1,131 @@
+/**
+ * `npm run bench:http`: concurrent analyze uploads of small, medium and large places
+ * against the service (uWebSockets.js) and, in the same run, against a node:http +
+ * busboy server doing the same work (bench/baseline-server.ts). Each server runs in
+ * its own child process; this process only sends. Prints requests/s, MB/s, p50/p99
+ * latency and peak RSS for both, and the ratio; then the health route's latency
+ * while four large places are analysed at once.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+import { fmt, generatedInput, machine, SHARED, table, type Input } from './support.js';
+import { join } from 'node:path';
+
+interface Running { child: ChildProcess; url: string; dataDir: string }
+
+async function launch(impl: 'uws' | 'node'): Promise<Running> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./http-server.js', import.meta.url)), impl], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${impl} server exited with ${code}`)));
+  });
+  const { url, dataDir } = JSON.parse(line) as { url: string; dataDir: string };
+  return { child, url, dataDir };
+}
+
+async function stop(server: Running): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
+  rmSync(server.dataDir, { recursive: true, force: true });
+}
+
+/** Peak resident set of a process so far (Linux VmHWM), in MB. */
+function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+function multipart(bytes: Uint8Array, name: string): { body: Buffer; contentType: string } {
+  const boundary = `----rbxlbench${randomBytes(8).toString('hex')}`;
+  // Bytes after END are ignored by decoders, so a random tail makes every upload a new file (no dedupe).
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  return { body: Buffer.concat([head, bytes, randomBytes(16), tail]), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+async function load(url: string, input: Input, requests: number, concurrency: number) {
+  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
+  const latencies: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < requests) {
+      next++;
+      const { body, contentType } = multipart(input.bytes, `${input.name}.rbxl`);
+      const t = performance.now();
+      const res = await pool.request({ path: '/api-rbxl/import/rbxl/analyze', method: 'POST', body, headers: { 'content-type': contentType, 'x-user-id': 'bench' } });
+      await res.body.arrayBuffer();
+      if (res.statusCode !== 200) failures++;
+      latencies.push(performance.now() - t);
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return { rps: requests / seconds, mbps: (requests * input.bytes.length) / 1e6 / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), failures };
+}
+
+/** Health latency sampled every 20 ms while `parallel` large analyses run. */
+async function healthUnderLoad(url: string, input: Input, parallel: number) {
+  const pool = new Pool(url, { connections: parallel + 1 });
+  let busy = true;
+  const uploads = Promise.all(Array.from({ length: parallel }, async () => {
+    const { body, contentType } = multipart(input.bytes, 'large.rbxl');
+    const res = await pool.request({ path: '/api-rbxl/import/rbxl/analyze', method: 'POST', body, headers: { 'content-type': contentType, 'x-user-id': 'bench' } });
+    await res.body.arrayBuffer();
+  })).finally(() => { busy = false; });
+  const latencies: number[] = [];
+  while (busy) {
+    const t = performance.now();
+    const res = await pool.request({ path: '/api-rbxl/health', method: 'GET' });
+    await res.body.arrayBuffer();
+    latencies.push(performance.now() - t);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await uploads;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return { samples: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN };
+}
+
+const large = generatedInput(Number(process.env.BENCH_LARGE_PARTS ?? 200_000));
+const inputs: [Input, number, number][] = [
+  [{ name: 'small (slime-defense.rbxl)', bytes: readFileSync(join(SHARED, 'corpus/places/slime-defense.rbxl')) }, 200, 16],
+  [{ name: 'medium (booga.rbxl)', bytes: readFileSync(join(SHARED, 'corpus/places/booga.rbxl')) }, 60, 8],
+  [{ ...large, name: `large (${large.name})` }, 8, 4],
+];
+
+const rows: (string | number)[][] = [];
+const health: (string | number)[][] = [];
+for (const impl of ['uws', 'node'] as const) {
+  const server = await launch(impl);
+  for (const [input, requests, concurrency] of inputs) {
+    await load(server.url, input, Math.min(10, requests), concurrency); // warm-up
+    const result = await load(server.url, input, requests, concurrency);
+    rows.push([impl === 'uws' ? 'uWebSockets.js service' : 'node:http + busboy', input.name, `${fmt(input.bytes.length / 1e6, 2)} MB`, concurrency, fmt(result.rps), fmt(result.mbps), fmt(result.p50), fmt(result.p99), result.failures]);
+    process.stderr.write(`${impl} ${input.name}: ${fmt(result.rps)} req/s\n`);
+  }
+  const h = await healthUnderLoad(server.url, large, 4);
+  health.push([impl === 'uws' ? 'uWebSockets.js service' : 'node:http + busboy', h.samples, fmt(h.p50, 2), fmt(h.p99, 2), fmt(h.max, 2)]);
+  health.at(-1)!.push(fmt(peakRssMb(server.child.pid!), 0));
+  await stop(server);
+}
+
+process.stdout.write(`\nHTTP analyze benchmark on ${machine()}\n\n`);
+process.stdout.write(table(['server', 'input', 'size', 'concurrency', 'req/s', 'MB/s', 'p50 ms', 'p99 ms', 'failed'], rows) + '\n\n');
+const half = rows.length / 2;
+process.stdout.write(table(['input', 'req/s ratio (uWS / node:http)', 'p99 ratio (uWS / node:http)'], inputs.map(([input], i) => {
+  const a = rows[i]!, b = rows[half + i]!;
+  const n = (cell: string | number | undefined): number => Number(String(cell).replace(/,/g, ''));
+  return [input.name, `${fmt(n(a[4]) / n(b[4]), 2)}×`, `${fmt(n(a[7]) / n(b[7]), 2)}×`];
+})) + '\n\n');
+process.stdout.write('Health route while 4 large places are analysed at once, and the server\'s peak RSS over the whole run\n\n');
+process.stdout.write(table(['server', 'health samples', 'health p50 ms', 'health p99 ms', 'health max ms', 'peak RSS MB'], health) + '\n');

@@ -1,0 +1,50 @@
+/**
+ * What property decoders share: limits, the referent and SharedString tables, the
+ * warning log, and where they are (class, property, element) for error messages.
+ * One context is reused for every property, so decoding allocates nothing for it.
+ */
+import { DecodeError } from '../errors.js';
+import type { DecodeLimits } from '../limits.js';
+import type { Property } from '../values.js';
+import { startIndexOf, type XmlNode } from './tree.js';
+
+export interface DecodeContext {
+  readonly limits: DecodeLimits;
+  /** Item referent attribute → sequential referent. */
+  readonly referents: Map<string, number>;
+  /** SharedString md5 key → index into Dom.sharedStrings. */
+  readonly sharedStringKeys: Map<string, number>;
+  readonly warnings: WarningLog;
+  /** Byte offset in the file of a character index in the decoded text. */
+  readonly byteOffset: (charIndex: number) => number;
+  className: string;
+  propertyName: string;
+  /** The property element being decoded. */
+  element: XmlNode;
+}
+
+/** Throws the DecodeError for the property being decoded, at its element's offset. */
+export function fail(ctx: DecodeContext, message: string): never {
+  const start = startIndexOf(ctx.element);
+  throw new DecodeError(message, {
+    chunk: 'xml',
+    property: `${ctx.className}.${ctx.propertyName}`,
+    offset: start === undefined ? undefined : ctx.byteOffset(start),
+  });
+}
+
+/** Repeated warnings are counted, so a large file cannot flood the list. */
+export type WarningLog = Map<string, { count: number; example: string }>;
+
+export function warn(log: WarningLog, kind: string, example: string): void {
+  const entry = log.get(kind);
+  if (entry) entry.count++;
+  else log.set(kind, { count: 1, example });
+}
+
+export function warningLines(log: WarningLog): string[] {
+  return [...log].map(([kind, { count, example }]) => (count === 1 ? `${kind}: ${example}` : `${kind}: ${count} times, e.g. ${example}`));
+}
+
+/** Decodes one property element's children; undefined when the property is skipped (with a warning). */
+export type Decoder = (children: XmlNode[], ctx: DecodeContext) => Property | undefined;

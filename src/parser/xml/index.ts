@@ -1,0 +1,183 @@
+/**
+ * XML (.rbxlx/.rbxmx) decoding into the DOM: the element tree (tree.ts), then the
+ * <roblox> element's Meta, SharedStrings and Items. Items are numbered 0, 1, 2... in
+ * document order before any property is read, so Ref values can point forward.
+ */
+import { linkTree, singleRowTable, type Dom, type Instance } from '../dom.js';
+import { DecodeError } from '../errors.js';
+import { resolveLimits, type DecodeLimits } from '../limits.js';
+import type { Property } from '../values.js';
+import { fail, warn, warningLines, type DecodeContext, type WarningLog } from './context.js';
+import { decodeProperties } from './properties.js';
+import { readSharedStrings } from './references.js';
+import { stringText } from './scalars.js';
+import { attributeOf, childrenOf, isClosed, parseTree, startIndexOf, tagOf, type XmlNode } from './tree.js';
+
+/** The DOM of an XML file; `xmlReferents[referent]` is the Item's referent attribute ('' when it had none). */
+export type XmlDom = Dom & { readonly xmlReferents: string[] };
+
+export function decodeXml(bytes: Uint8Array, limits?: Partial<DecodeLimits>): XmlDom {
+  try {
+    return decodeDocument(bytes, resolveLimits(limits));
+  } catch (error) {
+    if (error instanceof DecodeError) throw error;
+    // Anything else is a bug or an exhausted resource; callers still get the one error type.
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new DecodeError(`could not decode the XML document (${message})`, { chunk: 'xml' });
+  }
+}
+
+/** V8's longest string; the whole document must fit in one. */
+const MAX_TEXT_LENGTH = (1 << 29) - 24;
+
+function decodeDocument(bytes: Uint8Array, limits: DecodeLimits): XmlDom {
+  if (bytes.length > limits.maxTotalBytes || bytes.length > MAX_TEXT_LENGTH) {
+    throw new DecodeError(`XML document of ${bytes.length} bytes is larger than ${Math.min(limits.maxTotalBytes, MAX_TEXT_LENGTH)} bytes`, { chunk: 'xml', offset: 0 });
+  }
+  const log: WarningLog = new Map();
+  const { text, bomBytes } = decodeUtf8(bytes, log);
+  const byteOffset = (charIndex: number): number => bomBytes + Buffer.byteLength(text.slice(0, charIndex), 'utf8');
+  const root = findRoot(parseTree(text, limits, byteOffset), bytes.length, byteOffset);
+
+  const ctx: DecodeContext = {
+    limits, referents: new Map(), sharedStringKeys: new Map(), warnings: log, byteOffset,
+    className: 'roblox', propertyName: '', element: root,
+  };
+  const version = attributeOf(root, 'version');
+  if (version !== '4') warn(log, '<roblox> is not version 4; read as version 4', `version=${JSON.stringify(version ?? null)}`);
+
+  const metadata: [string, string][] = [];
+  const sharedStringTables: XmlNode[] = [];
+  const topItems: XmlNode[] = [];
+  for (const child of childrenOf(root, 'roblox')) {
+    const tag = tagOf(child);
+    if (tag === 'Item') topItems.push(child);
+    else if (tag === 'Meta') readMeta(ctx, child, metadata);
+    else if (tag === 'SharedStrings') sharedStringTables.push(child);
+    else if (tag !== undefined && tag !== 'External') warn(log, 'unknown element under <roblox> ignored', `<${tag}>`);
+  }
+
+  ctx.className = 'SharedStrings';
+  const shared = readSharedStrings(ctx, sharedStringTables, log);
+  for (const [key, index] of shared.keys) ctx.sharedStringKeys.set(key, index);
+
+  const items = numberItems(ctx, topItems);
+  const instances: Instance[] = [];
+  const byReferent = new Map<number, Instance>();
+  for (let referent = 0; referent < items.length; referent++) {
+    const { element, parent } = items[referent]!;
+    const instance = readItem(ctx, element, referent, parent === -1 ? null : instances[parent]!);
+    instances.push(instance);
+    byReferent.set(referent, instance);
+  }
+  const roots: Instance[] = [];
+  linkTree(instances, roots);
+
+  return {
+    format: 'xml',
+    metadata,
+    sharedStrings: shared.strings,
+    instances,
+    roots,
+    byReferent,
+    warnings: warningLines(log),
+    xmlReferents: items.map((item) => item.referent ?? ''),
+  };
+}
+
+/** Strict UTF-8 first; a file with invalid bytes is still read, with U+FFFD for them and a warning. */
+function decodeUtf8(bytes: Uint8Array, log: WarningLog): { text: string; bomBytes: number } {
+  const bomBytes = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), bomBytes };
+  } catch {
+    warn(log, 'document is not valid UTF-8', 'invalid bytes read as U+FFFD');
+    return { text: new TextDecoder('utf-8').decode(bytes), bomBytes };
+  }
+}
+
+/** The one <roblox> element, closed (a document cut short never reaches </roblox>). */
+function findRoot(nodes: XmlNode[], fileLength: number, byteOffset: (charIndex: number) => number): XmlNode {
+  let root: XmlNode | undefined;
+  for (const node of nodes) {
+    const tag = tagOf(node);
+    if (tag === undefined || tag.startsWith('?')) continue; // text, the XML declaration, processing instructions
+    const start = startIndexOf(node);
+    const offset = start === undefined ? undefined : byteOffset(start);
+    if (tag !== 'roblox') throw new DecodeError(`the root element is <${tag}>, not <roblox>`, { chunk: 'xml', offset });
+    if (root) throw new DecodeError('the document has more than one root element', { chunk: 'xml', offset });
+    root = node;
+  }
+  if (!root) throw new DecodeError('the document has no <roblox> element', { chunk: 'xml', offset: 0 });
+  if (!isClosed(root)) throw new DecodeError('the document ends before </roblox>: it is truncated', { chunk: 'xml', offset: fileLength });
+  return root;
+}
+
+function readMeta(ctx: DecodeContext, element: XmlNode, metadata: [string, string][]): void {
+  const name = attributeOf(element, 'name');
+  if (name === undefined) {
+    warn(ctx.warnings, '<Meta> without a name attribute ignored', '<Meta>');
+    return;
+  }
+  ctx.className = 'Meta';
+  ctx.propertyName = name;
+  ctx.element = element;
+  metadata.push([name, stringText(ctx, childrenOf(element, 'Meta'))]);
+}
+
+interface NumberedItem { element: XmlNode; parent: number; referent: string | undefined }
+
+/** Every Item in document order (pre-order), with its parent's number; fills ctx.referents. */
+function numberItems(ctx: DecodeContext, topItems: XmlNode[]): NumberedItem[] {
+  const items: NumberedItem[] = [];
+  const stack: { element: XmlNode; parent: number }[] = [];
+  for (let i = topItems.length - 1; i >= 0; i--) stack.push({ element: topItems[i]!, parent: -1 });
+  while (stack.length) {
+    const { element, parent } = stack.pop()!;
+    const number = items.length;
+    const referent = attributeOf(element, 'referent');
+    if (referent !== undefined) {
+      if (ctx.referents.has(referent)) {
+        ctx.className = attributeOf(element, 'class') ?? 'Item';
+        ctx.propertyName = 'referent';
+        ctx.element = element;
+        fail(ctx, `referent ${JSON.stringify(referent.slice(0, 60))} is used by two Items`);
+      }
+      ctx.referents.set(referent, number);
+    }
+    items.push({ element, parent, referent });
+    const children = childrenOf(element, 'Item');
+    for (let i = children.length - 1; i >= 0; i--) {
+      if (tagOf(children[i]!) === 'Item') stack.push({ element: children[i]!, parent: number });
+    }
+  }
+  return items;
+}
+
+function readItem(ctx: DecodeContext, element: XmlNode, referent: number, parent: Instance | null): Instance {
+  const className = attributeOf(element, 'class');
+  ctx.element = element;
+  ctx.className = 'Item';
+  ctx.propertyName = 'class';
+  if (className === undefined || className === '') fail(ctx, '<Item> has no class attribute');
+  ctx.className = className;
+
+  const propertiesElements: XmlNode[] = [];
+  for (const child of childrenOf(element, 'Item')) {
+    const tag = tagOf(child);
+    if (tag === 'Properties') propertiesElements.push(child);
+    else if (tag !== undefined && tag !== 'Item') warn(ctx.warnings, 'unknown element under <Item> ignored', `${className} <${tag}>`);
+  }
+  const properties = new Map<string, Property>();
+  decodeProperties(propertiesElements, ctx, properties);
+  const name = properties.get('Name')?.value;
+  return {
+    referent,
+    className,
+    name: typeof name === 'string' ? name : '',
+    parent,
+    children: [],
+    table: singleRowTable(properties),
+    row: 0,
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * The element tree: fast-xml-parser's ordered output, read through a few helpers.
+ *
+ * Options chosen for speed and safety: preserveOrder (the parser builds the ordered
+ * tree anyway; the object form would cost a second pass and lose property order),
+ * no value parsing, no entity processing (text is decoded by text.ts only where a
+ * value is used, so DOCTYPE entities are never expanded), untrimmed text (string
+ * values keep their whitespace), CDATA kept apart from text (it is not entity-decoded)
+ * and start/end positions (for error offsets and to see unclosed elements).
+ */
+import { XMLParser } from 'fast-xml-parser';
+import { DecodeError } from '../errors.js';
+import type { DecodeLimits } from '../limits.js';
+import { decodeEntities } from './text.js';
+
+/** One entry of the ordered output: an element, a text run or a CDATA section. */
+export type XmlNode = { [key: string]: unknown; [key: symbol]: unknown };
+
+export const ATTRIBUTES = ':@';
+export const TEXT = '#text';
+export const CDATA = '#cdata';
+const POSITION = XMLParser.getMetaDataSymbol() as unknown as symbol;
+
+interface Position { startIndex?: number; endIndex?: number }
+
+/** Parses the document into its top-level nodes, counting Items against maxInstances as they open. */
+export function parseTree(text: string, limits: DecodeLimits, byteOffset: (charIndex: number) => number): XmlNode[] {
+  let items = 0;
+  const parser = new XMLParser({
+    preserveOrder: true,
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    parseTagValue: false,
+    parseAttributeValue: false,
+    processEntities: false,
+    htmlEntities: false,
+    trimValues: false,
+    cdataPropName: CDATA,
+    commentPropName: false,
+    captureMetaData: true,
+    maxNestedTags: limits.maxXmlDepth,
+    jPath: false,
+    updateTag(tagName) {
+      if (tagName === 'Item' && ++items > limits.maxInstances) {
+        throw new DecodeError(`more than ${limits.maxInstances} Item elements (maxInstances)`, { chunk: 'xml' });
+      }
+      return tagName;
+    },
+  });
+  try {
+    return parser.parse(text) as XmlNode[];
+  } catch (error) {
+    if (error instanceof DecodeError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    if (message.includes('Maximum nested tags')) {
+      throw new DecodeError(`elements nest deeper than ${limits.maxXmlDepth} levels (maxXmlDepth)`, { chunk: 'xml' });
+    }
+    throw parserError(message, text, byteOffset);
+  }
+}
+
+/** fast-xml-parser's messages, made one line, with a byte offset when they give a position. */
+function parserError(message: string, text: string, byteOffset: (charIndex: number) => number): DecodeError {
+  const position = /at position (\d+)/.exec(message);
+  const offset = position ? byteOffset(originalIndex(text, Number(position[1]))) : undefined;
+  const what = message.startsWith('readTagExp returned undefined')
+    ? 'a tag is not closed'
+    : message.split('\n')[0]!.replace(/\s*Context:.*$/, '').slice(0, 200);
+  return new DecodeError(`malformed XML: ${what}`, { chunk: 'xml', offset });
+}
+
+/** The index in `text` of an index in the parser's copy, where each CRLF became LF. */
+function originalIndex(text: string, normalized: number): number {
+  let seen = 0;
+  for (let cr = text.indexOf('\r'); cr !== -1; cr = text.indexOf('\r', cr + 1)) {
+    if (cr - seen >= normalized) break;
+    if (text.charCodeAt(cr + 1) === 10) seen++;
+  }
+  return Math.min(normalized + seen, text.length);
+}
+
+/** The element's tag name, or undefined for text and CDATA entries. */
+export function tagOf(node: XmlNode): string | undefined {
+  for (const key in node) {
+    if (key === ATTRIBUTES) continue;
+    return key === TEXT || key === CDATA ? undefined : key;
+  }
+  return undefined;
+}
+
+export function childrenOf(node: XmlNode, tag: string): XmlNode[] {
+  const children = node[tag];
+  return Array.isArray(children) ? (children as XmlNode[]) : [];
+}
+
+export function attributeOf(node: XmlNode, name: string): string | undefined {
+  const attributes = node[ATTRIBUTES] as Record<string, unknown> | undefined;
+  const value = attributes?.[name];
+  return typeof value === 'string' ? decodeEntities(value) : undefined;
+}
+
+/** The character data of an element: its text runs (entity-decoded) and CDATA sections, in order. */
+export function textOf(children: XmlNode[]): string {
+  if (children.length === 1) {
+    const only = children[0]!;
+    const text = only[TEXT];
+    if (typeof text === 'string') return decodeEntities(text);
+  }
+  let out = '';
+  for (const child of children) {
+    const text = child[TEXT];
+    if (typeof text === 'string') out += decodeEntities(text);
+    else if (CDATA in child) out += cdataOf(child);
+  }
+  return out;
+}
+
+function cdataOf(node: XmlNode): string {
+  const parts = node[CDATA] as XmlNode[];
+  let out = '';
+  for (const part of parts) {
+    const text = part[TEXT];
+    if (typeof text === 'string') out += text;
+  }
+  return out;
+}
+
+/** The first child element with this tag. */
+export function findChild(children: XmlNode[], tag: string): XmlNode | undefined {
+  for (const child of children) if (tag in child) return child;
+  return undefined;
+}
+
+/** The first child element, whatever its tag. */
+export function firstElement(children: XmlNode[]): XmlNode | undefined {
+  for (const child of children) if (!(TEXT in child) && !(CDATA in child)) return child;
+  return undefined;
+}
+
+export function startIndexOf(node: XmlNode): number | undefined {
+  return (node[POSITION] as Position | undefined)?.startIndex;
+}
+
+/** False when the document ended before this element's end tag. */
+export function isClosed(node: XmlNode): boolean {
+  return (node[POSITION] as Position | undefined)?.endIndex !== undefined;
+}
