@@ -1,0 +1,177 @@
+/**
+ * The import service's client: the behaviour interface.md describes, down to header values
+ * and error messages. Runs unchanged in browsers and Node 20: it uses fetch, FormData, Blob,
+ * streams, TextEncoder and atob only; Node-only helpers live in ./node.js.
+ */
+import { authHeaders } from './auth.js';
+import { refused, unreadable } from './errors.js';
+import {
+  canReportUploadProgressWithXhr,
+  countedStream,
+  fetchAnswer,
+  xhrAnswer,
+  type Answer,
+  type Outgoing,
+  type ProgressListener,
+} from './transport.js';
+import { multipartBody, uploadBlob, uploadName, type Upload } from './upload.js';
+
+export { ClientError } from './errors.js';
+export { authHeaders, isDevelopmentHost, userIdFromToken, DEVELOPMENT_HOSTS } from './auth.js';
+export { FALLBACK_FILE_NAME, type Upload } from './upload.js';
+export type { ProgressListener } from './transport.js';
+
+export const API_PREFIX = '/api-rbxl';
+export const SCRIPTS_MODES = ['disabled', 'enabled', 'skip'] as const;
+export type ScriptsMode = (typeof SCRIPTS_MODES)[number];
+
+export interface ClientOptions {
+  /** Where the service lives, without `/api-rbxl`; '' (the default) is the page's own origin. */
+  baseUrl?: string;
+  /** The user's access token (a JWT), sent as held; null or absent sends ''. */
+  token?: string | null;
+  /**
+   * The host the client runs on, which decides whether `X-Auth-Override` is sent. Defaults to
+   * the page's `location.hostname` in a browser and, where there is no page, the base URL's host.
+   */
+  hostname?: string;
+}
+
+export interface ScriptFinding {
+  code: string;
+  line: number;
+  message: string;
+}
+
+export interface ScriptAtRisk {
+  path: string;
+  class: string;
+  findings: ScriptFinding[];
+}
+
+/** The analysis report. Only `scripts_total` is in the contract; the rest may be absent. */
+export interface Report {
+  scripts_total: number;
+  format?: string;
+  file_name?: string;
+  file_size?: number;
+  instances_total?: number;
+  parts_total?: number;
+  meshes_total?: number;
+  unions_total?: number;
+  scripts?: Record<string, number>;
+  scripts_flagged?: number;
+  script_findings?: Record<string, number>;
+  scripts_at_risk?: ScriptAtRisk[];
+  assets_total?: number;
+  assets?: Record<string, number>;
+  warnings?: string[];
+  [field: string]: unknown;
+}
+
+export interface AnalyzeResult {
+  preview_hash: string;
+  report: Report;
+}
+
+export interface CreateResult {
+  project_id: string;
+  redirect: string;
+  assets_downloaded: number;
+  assets_failed: number;
+  [field: string]: unknown;
+}
+
+export interface AnalyzeOptions {
+  /** Upload progress in bytes of the request body. */
+  onProgress?: ProgressListener;
+  signal?: AbortSignal;
+}
+
+export interface CreateOptions {
+  title?: string;
+  scriptsMode?: ScriptsMode;
+  signal?: AbortSignal;
+}
+
+export interface Client {
+  analyze(file: Upload, options?: AnalyzeOptions): Promise<AnalyzeResult>;
+  create(previewHash: string, options?: CreateOptions): Promise<CreateResult>;
+  /** The health route's JSON (its shape is the service's own). */
+  health(options?: { signal?: AbortSignal }): Promise<unknown>;
+}
+
+export function createClient(options: ClientOptions = {}): Client {
+  const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');
+  const token = options.token ?? '';
+  const hostname = options.hostname ?? defaultHostname(baseUrl);
+  const endpoint = (path: string) => `${baseUrl}${API_PREFIX}${path}`;
+
+  return {
+    async analyze(file, { onProgress, signal } = {}) {
+      const operation = 'analyze';
+      const headers = authHeaders(token, hostname);
+      const url = endpoint('/import/rbxl/analyze');
+      const name = uploadName(file);
+      const data = uploadBlob(file);
+      let answer: Answer;
+      if (onProgress && canReportUploadProgressWithXhr()) {
+        answer = await xhrAnswer({ operation, method: 'POST', url, headers, body: formData(name, data), signal }, onProgress);
+      } else if (onProgress) {
+        const { body, contentType } = multipartBody('file', name, data);
+        const streamed: Outgoing = {
+          operation,
+          method: 'POST',
+          url,
+          headers: { ...headers, 'Content-Type': contentType, 'Content-Length': String(body.size) },
+          body: countedStream(body, onProgress),
+          signal,
+        };
+        answer = await fetchAnswer(streamed);
+      } else {
+        answer = await fetchAnswer({ operation, method: 'POST', url, headers, body: formData(name, data), signal });
+      }
+      return json<AnalyzeResult>(operation, answer);
+    },
+
+    async create(previewHash, { title = '', scriptsMode = 'disabled', signal } = {}) {
+      const operation = 'create';
+      const body = JSON.stringify({ preview_hash: previewHash, title, scripts_mode: scriptsMode });
+      const headers = { ...authHeaders(token, hostname), 'Content-Type': 'application/json' };
+      const answer = await fetchAnswer({ operation, method: 'POST', url: endpoint('/import/rbxl/create'), headers, body, signal });
+      return json<CreateResult>(operation, answer);
+    },
+
+    async health({ signal } = {}) {
+      const operation = 'health';
+      const answer = await fetchAnswer({ operation, method: 'GET', url: endpoint('/health'), headers: {}, signal });
+      return json<unknown>(operation, answer);
+    },
+  };
+}
+
+/** Any 2xx is success and its body JSON; anything else fails with the contract's message. */
+function json<T>(operation: string, { status, text }: Answer): T {
+  if (status < 200 || status > 299) throw refused(operation, status, text);
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw unreadable(operation, status, text);
+  }
+}
+
+function formData(name: string, data: Blob): FormData {
+  const form = new FormData();
+  form.append('file', data, name);
+  return form;
+}
+
+function defaultHostname(baseUrl: string): string {
+  const page = (globalThis as { location?: { hostname?: unknown } }).location;
+  if (page && typeof page.hostname === 'string') return page.hostname;
+  try {
+    return new URL(baseUrl).hostname;
+  } catch {
+    return '';
+  }
+}
