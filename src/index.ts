@@ -7,3 +7,4 @@ export type { Dom, Instance, Column, PropertyTable, DomDump } from './parser/dom
 export { getProperty, getValue, propertyNames, fullName, descendants, toDump, stringifyDump } from './parser/dom.js';
 export type * from './parser/values.js';
 export { scanScript, FINDING_CODES, isHangRisk, type Finding, type FindingCode, type ScanOptions } from './scan/index.js';
+export { encode, EncodeError, type EncodeOptions } from './parser/writer/index.js';
