@@ -166,11 +166,11 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
         const { referents, className } = chunk;
         for (let row = 0; row < referents.length; row++) {
           const referent = referents[row]!;
-          if (byReferent.has(referent)) {
+          const instance: Instance = { referent, className, name: '', parent: null, children: [], table, row };
+          const before = byReferent.size;
+          if (byReferent.set(referent, instance).size === before) {
             throw new DecodeError(`referent ${referent} is used by two instances`, { chunk: 'INST', offset: raw.offset });
           }
-          const instance: Instance = { referent, className, name: '', parent: null, children: [], table, row };
-          byReferent.set(referent, instance);
           instances.push(instance);
           members.push(instance);
         }
@@ -195,16 +195,17 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
     }
   });
 
+  const find = referentLookup(instances, byReferent);
   const roots: Instance[] = [];
   // A child is linked once: either it has a parent by now, or it is in rootSet.
   const rootSet = new Set<Instance>();
   for (const { children, parents } of links) {
     for (let i = 0; i < children.length; i++) {
-      const child = byReferent.get(children[i]!);
+      const child = find(children[i]!);
       if (!child) { warnings.push(`PRNT names unknown child referent ${children[i]}`); continue; }
       if (child.parent || rootSet.has(child)) { warnings.push(`PRNT links referent ${children[i]} twice; the first link wins`); continue; }
       const parentRef = parents[i]!;
-      const parent = parentRef === -1 ? undefined : byReferent.get(parentRef);
+      const parent = parentRef === -1 ? undefined : find(parentRef);
       if (parentRef !== -1 && !parent) warnings.push(`PRNT gives referent ${children[i]} an unknown parent ${parentRef}; kept as a root`);
       if (parent) {
         child.parent = parent;
@@ -219,6 +220,16 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
   checkAcyclic(instances, roots, links[0]?.offset);
 
   return { format: 'binary', metadata, sharedStrings, instances, roots, byReferent, warnings };
+}
+
+/** Studio numbers referents 0..n-1: then an array lookup beats the Map on every PRNT link. */
+function referentLookup(instances: Instance[], byReferent: Map<number, Instance>): (referent: number) => Instance | undefined {
+  const dense: Instance[] = [];
+  for (const instance of instances) {
+    if (instance.referent < 0 || instance.referent >= instances.length * 2) return (referent) => byReferent.get(referent);
+    dense[instance.referent] = instance;
+  }
+  return (referent) => (referent >= 0 ? dense[referent] : undefined);
 }
 
 /** Every instance must hang under a root; one that does not sits on a parent cycle. */

@@ -69,16 +69,21 @@ export function readBytes(c: Cursor, maxBytes: number, what = 'string'): Uint8Ar
 }
 
 /** Text when the bytes are valid UTF-8, else the bytes in base64 (the chunk view's shape). */
-export function bytesToStringValue(bytes: Uint8Array): StringValue {
-  const length = bytes.length;
-  if (length === 0) return '';
+export function bytesToStringValue(bytes: Uint8Array, start = 0, end = bytes.length): StringValue {
+  const length = end - start;
+  if (length <= 0) return '';
   // Most strings (names, tags, asset URIs) are ASCII: decode those without a Buffer or a validation pass.
   let ascii = true;
-  for (let i = 0; i < length; i++) {
+  for (let i = start; i < end; i++) {
     if (bytes[i]! > 0x7f) { ascii = false; break; }
   }
-  if (ascii) return length < 64 ? String.fromCharCode.apply(null, bytes as unknown as number[]) : latin1.decode(bytes);
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, length);
+  if (ascii) {
+    if (length > 64) return latin1.decode(bytes.subarray(start, end));
+    let text = '';
+    for (let i = start; i < end; i++) text += String.fromCharCode(bytes[i]!);
+    return text;
+  }
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset + start, length);
   return isUtf8(buffer) ? buffer.toString('utf8') : { base64: buffer.toString('base64') };
 }
 
