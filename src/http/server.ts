@@ -97,6 +97,9 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
         setTimeout(resolve, graceMs).unref();
       });
     }
+    // Idle keep-alive connections would otherwise stay open (and keep the process alive)
+    // until each client gives up. uWS.js has App.close() since v20.26; its types omit it.
+    (app as unknown as { close?: () => void }).close?.();
     await ctx.assets.close();
     await ctx.pool.close();
   }

@@ -30,20 +30,19 @@ export function createWorkerPool({ workers, maxQueue }: WorkerPoolOptions): Work
     filename: new URL('./tasks.js', import.meta.url).href,
     minThreads: workers,
     maxThreads: workers,
-    maxQueue,
+    // No piscina maxQueue: `run` admits by tasks in flight, which also bounds the queue.
     // Decoding a large place needs room; the default young generation makes it GC-bound.
     resourceLimits: { maxYoungGenerationSizeMb: 64 },
   });
   let running = 0;
 
   async function run<T>(task: AnalyzeTask | BuildTask): Promise<T> {
-    if (piscina.queueSize >= maxQueue) throw new PoolBusyError();
+    // Running plus waiting: a worker each, then up to maxQueue in line. (Comparing the
+    // queue alone with maxQueue refused every task when maxQueue was 0, idle or not.)
+    if (running >= workers + maxQueue) throw new PoolBusyError();
     running++;
     try {
       return (await piscina.run(task)) as T;
-    } catch (error) {
-      if ((error as Error)?.message?.includes('queue is at limit')) throw new PoolBusyError();
-      throw error;
     } finally {
       running--;
     }

@@ -11,7 +11,7 @@ import { createUploadSink, type UploadSink } from '../upload-sink.js';
 import { badRequest, HttpError, tooLarge, unauthorized } from '../errors.js';
 import { sendError, sendJson, type Exchange } from '../exchange.js';
 import type { ServiceContext } from '../context.js';
-import { isPreviewHash } from '../../store/previews.js';
+import { isPreviewHash, type Preview } from '../../store/previews.js';
 
 const FALLBACK_FILE_NAME = 'upload.rbxl';
 
@@ -64,8 +64,10 @@ function receiveUpload(ctx: ServiceContext, exchange: Exchange, boundary: string
   const fail = (error: unknown): void => {
     if (failed) return;
     failed = true;
-    void sink?.abort();
-    sendError(exchange, error, ctx.logError);
+    // Answer once the temp file is gone, so no answer leaves one behind.
+    void Promise.resolve(sink?.abort())
+      .catch(ctx.logError)
+      .finally(() => sendError(exchange, error, ctx.logError));
   };
   exchange.onAbort.push(() => {
     failed = true;
@@ -114,13 +116,14 @@ function receiveUpload(ctx: ServiceContext, exchange: Exchange, boundary: string
 }
 
 async function finishUpload(ctx: ServiceContext, exchange: Exchange, sink: UploadSink, fileName: string): Promise<void> {
+  let preview: Preview;
   try {
     const { path, sha256, size } = await sink.finish();
     if (exchange.aborted) return;
     if (!isPreviewHash(sha256)) throw new Error('upload hash is not a SHA-256');
-    const preview = await ctx.analyses.analyze({ path, sha256, size, fileName, user: exchange.user! });
-    sendJson(exchange, 200, { preview_hash: preview.hash, report: preview.report });
+    preview = await ctx.analyses.analyze({ path, sha256, size, fileName, user: exchange.user! });
   } finally {
-    await sink.abort(); // removes the temp file unless the store took it
+    await sink.abort(); // removes the temp file unless the store took it, before anything is answered
   }
+  sendJson(exchange, 200, { preview_hash: preview.hash, report: preview.report });
 }

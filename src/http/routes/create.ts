@@ -3,6 +3,7 @@
  * preview, downloads the map's assets, has a worker build the project document
  * (scripts packed and patched per scripts_mode), stores it and answers with its id.
  */
+import { setMaxListeners } from 'node:events';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { badRequest, HttpError, notFound, tooLarge, unauthorized } from '../errors.js';
 import { sendError, sendJson, type Exchange } from '../exchange.js';
@@ -73,6 +74,8 @@ async function create(ctx: ServiceContext, exchange: Exchange, text: string): Pr
   const preview = await ctx.previews.get(request.previewHash);
   if (!preview || !preview.uploaders.includes(exchange.user!)) throw notFound('preview');
   const controller = new AbortController();
+  // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
+  setMaxListeners(Infinity, controller.signal);
   exchange.onAbort.push(() => controller.abort());
   const outcomes = await ctx.assets.download(preview.assets as { id: string; kind: never }[], controller.signal);
   if (exchange.aborted) return;
