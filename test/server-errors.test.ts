@@ -244,6 +244,15 @@ describe('routing errors', () => {
     }
   });
 
+  test('the bare prefix redirects to the import page', async () => {
+    const response = await fetch(service.url + '/api-rbxl', { redirect: 'manual' });
+    assert.equal(response.status, 308);
+    assert.equal(response.headers.get('location'), '/api-rbxl/');
+    const page = await fetch(service.url + '/api-rbxl');
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+  });
+
   test('an unknown preview or project is 404 with the same body whatever the id looks like', async () => {
     const bodies = new Set<string>();
     for (const id of ['p_aaaaaaaaaaaaaaaaaaaa', 'nonsense', '..%2F..%2Fetc%2Fpasswd']) {

@@ -238,7 +238,9 @@ describe('dedupe of a second upload', () => {
     const second = await analyze(service, bytes, 'second.rbxl', as('ben'));
     assert.equal(second.preview_hash, first.preview_hash);
     assert.equal(second.report.stored_mark, 'kept', 'the file was analysed again');
-    assert.equal(second.report.file_name, 'first.rbxl');
+    // Each uploader sees the name they gave the file, never an earlier uploader's.
+    assert.equal(first.report.file_name, 'first.rbxl');
+    assert.equal(second.report.file_name, 'second.rbxl');
     const after = JSON.parse(await readFile(previewJson, 'utf8'));
     assert.deepEqual(after.uploaders, ['ann', 'ben']);
     const placeAfter = await stat(placeFile);
@@ -251,6 +253,9 @@ describe('dedupe of a second upload', () => {
       const created = await create(service, { preview_hash: first.preview_hash }, as(user));
       const doc = await getJson(service, `/api-rbxl/projects/${created.project_id}`, as(user));
       assert.equal(doc.body.owner, user);
+      const own = user === 'ann' ? 'first' : 'second';
+      assert.equal(doc.body.title, own, 'the default title comes from this user\'s file name');
+      assert.equal(doc.body.source.file_name, `${own}.rbxl`);
     }
   });
 

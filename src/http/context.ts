@@ -22,6 +22,11 @@ export interface UploadedFile {
   user: string;
 }
 
+/** The name this user gave the file (the first uploader's only as a fallback for old previews). */
+export function fileNameFor(preview: Preview, user: string): string {
+  return preview.fileNames?.[user] ?? preview.fileName;
+}
+
 export interface ServiceContext {
   readonly config: Config;
   readonly uploadDir: string;
@@ -62,7 +67,7 @@ export async function createContext(config: Config, hooks: ExchangeHooks): Promi
   const inFlight = new Map<string, Promise<Preview>>();
   async function analyze(upload: UploadedFile): Promise<Preview> {
     const stored = await previews.get(upload.sha256);
-    if (stored) return (await previews.addUploader(upload.sha256, upload.user)) ?? stored;
+    if (stored) return (await previews.addUploader(upload.sha256, upload.user, upload.fileName)) ?? stored;
     let job = inFlight.get(upload.sha256);
     if (!job) {
       job = (async () => {
@@ -70,15 +75,15 @@ export async function createContext(config: Config, hooks: ExchangeHooks): Promi
         if (!result.ok) throw new HttpError(422, 'not_a_place', result.message);
         return previews.put({
           hash: upload.sha256, report: result.report, assets: result.assets, fileName: upload.fileName,
-          fileSize: upload.size, format: result.format, uploaders: [upload.user],
+          fileSize: upload.size, format: result.format, uploaders: [upload.user], fileNames: { [upload.user]: upload.fileName },
         }, upload.path);
       })();
       inFlight.set(upload.sha256, job);
       void job.finally(() => inFlight.delete(upload.sha256)).catch(() => {});
     }
     const preview = await job;
-    if (preview.uploaders.includes(upload.user)) return preview;
-    return (await previews.addUploader(upload.sha256, upload.user)) ?? preview;
+    if (preview.fileNames?.[upload.user] === upload.fileName) return preview;
+    return (await previews.addUploader(upload.sha256, upload.user, upload.fileName)) ?? preview;
   }
 
   return {

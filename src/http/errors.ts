@@ -27,7 +27,7 @@ export const busy = (): HttpError =>
   new HttpError(503, 'busy', 'the service is busy; retry shortly', { 'Retry-After': '2' });
 
 export const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
+  200: 'OK', 304: 'Not Modified', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
   405: 'Method Not Allowed', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
   422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };

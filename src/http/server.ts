@@ -6,7 +6,7 @@ import uWS from 'uWebSockets.js';
 import { configFromEnv, defaultConfig, type Config } from '../config.js';
 import { createContext } from './context.js';
 import { HttpError, methodNotAllowed, notFound } from './errors.js';
-import { sendError, type Exchange } from './exchange.js';
+import { send, sendError, type Exchange } from './exchange.js';
 import { handleAnalyze } from './routes/analyze.js';
 import { handleCreate } from './routes/create.js';
 import { handleHealth } from './routes/health.js';
@@ -78,6 +78,11 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   route('get', `${PREFIX}/`, (res, req) => handlePage(ctx, res, req));
   route('get', `${PREFIX}/static/:file`, (res, req) => handleStatic(ctx, res, req));
   route('get', `${PREFIX}/client/:file`, (res, req) => handleClientModule(ctx, res, req));
+  // The page's links are relative to /api-rbxl/; send the bare prefix there.
+  app.get(PREFIX, counted((res, req) => {
+    const exchange = ctx.begin(res, req);
+    send(exchange, 308, '', { Location: `${PREFIX}/` });
+  }));
   app.any('/*', reject(notFound('route')));
 
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {

@@ -27,6 +27,8 @@ export interface Preview {
   format: 'binary' | 'xml';
   /** User ids of everyone who uploaded this file; only they may create from it. */
   uploaders: string[];
+  /** The name each uploader gave the file, so nobody sees another user's file name. */
+  fileNames?: Record<string, string>;
   /** Milliseconds since the epoch (the store's clock). */
   createdAt: number;
   expiresAt: number;
@@ -54,7 +56,7 @@ export interface PreviewStore {
    */
   put(preview: NewPreview, uploadedTempPath?: string): Promise<Preview>;
   /** Adds a user to an unexpired preview's uploaders and refreshes its expiry. */
-  addUploader(hash: string, userId: string): Promise<Preview | undefined>;
+  addUploader(hash: string, userId: string, fileName?: string): Promise<Preview | undefined>;
   /** Where the uploaded file of `hash` is kept. Throws on a malformed hash. */
   placePath(hash: string): string;
   /** Removes expired previews (disk and cache) and leftovers of interrupted writes; returns how many previews. */
@@ -147,6 +149,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
       const stored: Preview = {
         ...preview,
         uploaders: union(existing?.uploaders ?? [], preview.uploaders),
+        fileNames: { ...existing?.fileNames, ...preview.fileNames },
         createdAt: existing?.createdAt ?? preview.createdAt ?? time,
         expiresAt: Math.max(existing?.expiresAt ?? 0, preview.expiresAt ?? time + ttlSeconds * 1000),
       };
@@ -155,7 +158,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     });
   }
 
-  async function addUploader(hash: string, userId: string): Promise<Preview | undefined> {
+  async function addUploader(hash: string, userId: string, fileName?: string): Promise<Preview | undefined> {
     if (!HASH.test(hash)) return undefined;
     await ready();
     return lock(hash, async () => {
@@ -164,6 +167,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
       const updated: Preview = {
         ...existing,
         uploaders: union(existing.uploaders, [userId]),
+        fileNames: fileName === undefined ? existing.fileNames : { ...existing.fileNames, [userId]: fileName },
         expiresAt: Math.max(existing.expiresAt, now() + ttlSeconds * 1000),
       };
       await save(updated);

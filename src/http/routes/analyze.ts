@@ -125,5 +125,6 @@ async function finishUpload(ctx: ServiceContext, exchange: Exchange, sink: Uploa
   } finally {
     await sink.abort(); // removes the temp file unless the store took it, before anything is answered
   }
-  sendJson(exchange, 200, { preview_hash: preview.hash, report: preview.report });
+  // A reused analysis carries this uploader's own file name, never an earlier uploader's.
+  sendJson(exchange, 200, { preview_hash: preview.hash, report: { ...(preview.report as object), file_name: fileName } });
 }

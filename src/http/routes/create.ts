@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { badRequest, HttpError, notFound, tooLarge, unauthorized } from '../errors.js';
 import { sendError, sendJson, type Exchange } from '../exchange.js';
-import type { ServiceContext } from '../context.js';
+import { fileNameFor, type ServiceContext } from '../context.js';
 import { SCRIPTS_MODES, type ScriptsMode } from '../../project/scripts.js';
 
 export interface CreateRequest {
@@ -85,7 +85,7 @@ async function create(ctx: ServiceContext, exchange: Exchange, text: string): Pr
     owner: exchange.user!,
     createdAt: new Date().toISOString(),
     previewHash: preview.hash,
-    fileName: preview.fileName,
+    fileName: fileNameFor(preview, exchange.user!),
     format: preview.format,
     fileSize: preview.fileSize,
     scriptsMode: request.scriptsMode,
