@@ -1,5 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+// A deterministic PRNG, so a failing split can be reproduced.
+import { prng as random } from './support/corpus.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -71,18 +73,6 @@ function parse(boundary: string, body: Uint8Array, sizes: Iterable<number>, limi
   parser.end();
   assert.equal(open, false);
   return parts;
-}
-
-/** A small deterministic PRNG, so a failing split can be reproduced. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function* ones(): Iterable<number> {

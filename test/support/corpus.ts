@@ -11,17 +11,8 @@ export function corpusFiles(pattern: RegExp): string[] {
 export const BINARY = /\.rbx[lm]$/;
 export const XML = /\.rbx[lm]x$/;
 
-/** mulberry32: small, seedable, good enough to pick offsets. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the generator's PRNG): small, seedable, good enough to pick offsets. */
+export { mulberry32 as prng } from '../../bench/generate.js';
 
 /** File offsets of each chunk header of a binary file (and of its end). */
 export function chunkBoundaries(bytes: Uint8Array): number[] {
