@@ -66,6 +66,14 @@ export function newBlocks(): Blocks {
   };
 }
 
+/** Empties `b` for the next script, keeping its arrays. */
+export function resetBlocks(b: Blocks): void {
+  b.depth = 0;
+  b.declared.length = 0;
+  b.shadows.fill(0);
+  b.userGlobals.fill(0);
+}
+
 export function openBlock(b: Blocks, kind: number, token: number, func: number, flags = 0): void {
   const d = b.depth++;
   b.kind[d] = kind;

@@ -4,26 +4,34 @@
  * globals, legacy methods, LocalPlayer on the server, require by id, dynamic
  * code, platform services) and collects loops that look endless and never
  * yield; loops.ts then decides which of those to report.
+ *
+ * It visits only the tokens the lexer noted as notable (brackets, `=`,
+ * strings, keywords, known words), about half of them, and reads the others
+ * only as neighbours: that halves the dispatch, the walk's main cost.
  */
+import { type TokenStream, kindAt, wordAt, startAt, endAt, lineAt } from './lexer.js';
 import {
-  type Tokens, isKeyword,
+  isKeyword,
   NAME, NUMBER, STRING, INTERP_BEGIN, INTERP_END, LPAREN, RPAREN, LBRACE, RBRACE, LBRACKET, RBRACKET,
   DOT, COLON, DOUBLE_COLON, COMMA, ASSIGN,
   KW_BREAK, KW_DO, KW_ELSE, KW_ELSEIF, KW_END, KW_FOR, KW_FUNCTION, KW_IF, KW_IN, KW_LOCAL, KW_REPEAT, KW_RETURN,
   KW_THEN, KW_UNTIL, KW_WHILE, KW_AND, KW_OR, KW_NOT, COMPOUND_ASSIGN, ARITH, COMPARE, CONCAT, INTERP_MID,
-} from './tokenizer.js';
+} from './kinds.js';
 import {
   WORD_ROLES, ROLE_DEPRECATED_GLOBAL, ROLE_LEGACY_METHOD, ROLE_PLATFORM_SERVICE, ROLE_SHADOWABLE,
   W_WAIT, W_WAIT_UPPER, W_TASK, W_COROUTINE, W_YIELD, W_SYNCHRONIZE, W_DESYNCHRONIZE, W_REQUIRE,
-  W_LOCAL_PLAYER, W_INVOKE_SERVER, W_INVOKE_CLIENT, SERVICE_NAME_MIN, SERVICE_NAME_MAX, lookupSlice,
+  W_LOCAL_PLAYER, W_INVOKE_SERVER, W_INVOKE_CLIENT, SERVICE_NAME_MIN, SERVICE_NAME_MAX, lookupText,
 } from './words.js';
 import {
-  type Blocks, newBlocks, openBlock, closeBlock, endBranchScope, markSeen, innermostFunc, declareLocal, isRedefined, isLoop,
+  type Blocks, newBlocks, resetBlocks, openBlock, closeBlock, endBranchScope, markSeen, innermostFunc, declareLocal, isRedefined, isLoop,
   BLOCK_FUNCTION, BLOCK_WHILE, BLOCK_FOR, BLOCK_REPEAT, BLOCK_IF, BLOCK_DO,
   SEEN_HEADER, SEEN_YIELD, SEEN_BREAK, SEEN_RETURN, LOOP_ENDLESS,
 } from './blocks.js';
 import { whileConditionTruth, untilConditionTruth, countsToHuge, TRUTHY, FALSY } from './conditions.js';
-import { type FindingSink, addFinding } from './findings.js';
+import {
+  type FindingSink, addFinding, LEGACY_METHOD, LOCAL_PLAYER_ON_SERVER, PLATFORM_SERVICE, DEPRECATED_GLOBAL, DYNAMIC_CODE,
+  EXTERNAL_CODE,
+} from './findings.js';
 
 /** A function body: where it is, what it is called, and whether it yields itself. */
 export interface FunctionRecord {
@@ -85,17 +93,63 @@ function startsExpression(kind: number): boolean {
   }
 }
 
+// Walk state that outlives one call, so a place's thousands of scripts reuse
+// it; module level (not closures) so the hot loop keeps its locals in registers.
+const blocks: Blocks = newBlocks();
+/** What each open bracket is (PAREN, SQUARE, BRACE, INTERPOLATION), innermost last. */
+const brackets: number[] = [];
+/** Block depths of `if` expressions still waiting for their `else`. */
+const ifExpressions: number[] = [];
+let funcs: FunctionRecord[] = [];
+let loops: LoopCandidate[] = [];
+
+/** Closes the innermost block at token `at`, recording a finished function or a candidate loop. */
+function closeInnermost(at: number): void {
+  const b = blocks;
+  const d = b.depth - 1;
+  const blockKind = b.kind[d];
+  const flags = b.flags[d];
+  if (blockKind === BLOCK_FUNCTION) {
+    const record = funcs[b.func[d]];
+    record.endToken = at;
+    record.yields = (flags & SEEN_YIELD) !== 0;
+  } else if (isLoop(blockKind)
+    && (flags & (LOOP_ENDLESS | SEEN_HEADER | SEEN_YIELD | SEEN_BREAK | SEEN_RETURN)) === LOOP_ENDLESS) {
+    loops.push({ token: b.token[d], endToken: at, func: b.func[d] });
+  }
+  closeBlock(b);
+  while (ifExpressions.length > 0 && ifExpressions[ifExpressions.length - 1] > b.depth) ifExpressions.pop();
+}
+
+/** Whether the identifier ending at `end` (longer than five characters) ends in `Async`. */
+function endsWithAsync(cs: Uint16Array, end: number): boolean {
+  // A, s, y, n, c
+  return cs[end - 1] === 99 && cs[end - 2] === 110 && cs[end - 3] === 121 && cs[end - 4] === 115 && cs[end - 5] === 65;
+}
+
+/**
+ * Whether the call opener at `opener` follows `:SomethingAsync`: any such call
+ * waits on the engine (a web or data request), so it yields. (Checked at the
+ * opener, which is notable, rather than at the name, which is not.)
+ */
+function isAsyncCall(data: Int32Array, chars: Uint16Array, opener: number): boolean {
+  const name = opener - 1;
+  return kindAt(data, name) === NAME && wordAt(data, name) === 0 && kindAt(data, name - 1) === COLON
+    && endAt(data, name) - startAt(data, name) > 5 && endsWithAsync(chars, endAt(data, name));
+}
+
 /**
  * Walks the tokens once. `localPlayerIsNil` says the script runs on the
  * server, where Players.LocalPlayer is nil.
  */
-export function walkTokens(t: Tokens, sink: FindingSink, localPlayerIsNil: boolean): WalkResult {
-  const { kind, word, line, start, end, source } = t;
+export function walkTokens(t: TokenStream, sink: FindingSink, localPlayerIsNil: boolean): WalkResult {
+  const { data, chars } = t;
   const count = t.count;
-  const b: Blocks = newBlocks();
-  const funcs: FunctionRecord[] = [];
-  const loops: LoopCandidate[] = [];
-  const brackets: number[] = [];
+  const b = blocks;
+  resetBlocks(b);
+  funcs = [];
+  loops = [];
+  ifExpressions.length = 0;
   let bracketDepth = 0;
   /** Bracket depth of the `local` statement whose names are being read, or -1. */
   let localDepth = -1;
@@ -107,47 +161,38 @@ export function walkTokens(t: Tokens, sink: FindingSink, localPlayerIsNil: boole
   let paramDepth = -1;
   /** Names up to this token belong to a function statement's name (`function a.b:c`). */
   let functionNameEnd = 0;
-  /** Block depths of `if` expressions still waiting for their `else`. */
-  const ifExpressions: number[] = [];
   /** The last `then`/`else` that belonged to an `if` expression: an `if` right after it is one too. */
   let expressionBranch = -1;
 
-  const innermostBracket = (): number => (bracketDepth > 0 ? brackets[bracketDepth - 1] : 0);
+  const notable = t.notable;
+  const notableCount = t.notableCount;
+  /** The last token the `local` rule below was applied to. */
+  let ruled = 0;
 
-  const closeInnermost = (at: number): void => {
-    const d = b.depth - 1;
-    const blockKind = b.kind[d];
-    const flags = b.flags[d];
-    if (blockKind === BLOCK_FUNCTION) {
-      const record = funcs[b.func[d]];
-      record.endToken = at;
-      record.yields = (flags & SEEN_YIELD) !== 0;
-    } else if (isLoop(blockKind)
-      && (flags & (LOOP_ENDLESS | SEEN_HEADER | SEEN_YIELD | SEEN_BREAK | SEEN_RETURN)) === LOOP_ENDLESS) {
-      loops.push({ token: b.token[d], endToken: at, func: b.func[d] });
+  // Only the notable tokens (see lexer.ts): the others change nothing here
+  // but the end of a `local` name list, which is worked out when it matters.
+  for (let q = 0; q < notableCount; q++) {
+    const i = notable[q];
+    const k = kindAt(data, i);
+    if (localDepth >= 0) {
+      // A `local` statement's names end at its `=`, at a keyword, or at a new
+      // line that does not continue the name list. Each token is ruled on once.
+      for (let j = ruled + 1; j <= i; j++) {
+        if (isKeyword(kindAt(data, j)) || (lineAt(data, j) !== lineAt(data, j - 1) && kindAt(data, j - 1) !== COMMA)) {
+          localDepth = -1;
+          break;
+        }
+      }
     }
-    closeBlock(b);
-    while (ifExpressions.length > 0 && ifExpressions[ifExpressions.length - 1] > b.depth) ifExpressions.pop();
-  };
-
-  for (let i = 1; i < count; i++) {
-    const k = kind[i];
-    // A `local` statement's names end at its `=`, at a keyword, or at a new
-    // line that does not continue the name list.
-    if (localDepth >= 0 && (isKeyword(k) || (line[i] !== line[i - 1] && kind[i - 1] !== COMMA))) localDepth = -1;
+    ruled = i;
 
     switch (k) {
       case NAME: {
-        const w = word[i];
-        const prev = kind[i - 1];
-        if (w === 0) {
-          // Any `:SomethingAsync()` call waits on the engine (a web or data request).
-          if (prev === COLON && isCallOpener(kind[i + 1]) && end[i] - start[i] > 5
-            && source.startsWith('Async', end[i] - 5)) markSeen(b, SEEN_YIELD);
-          break;
-        }
+        // Notable names are known words (w > 0).
+        const w = wordAt(data, i);
+        const prev = kindAt(data, i - 1);
         if (i <= functionNameEnd) break;
-        const next = kind[i + 1];
+        const next = kindAt(data, i + 1);
         const roles = WORD_ROLES[w];
 
         if (prev === COLON) {
@@ -155,14 +200,14 @@ export function walkTokens(t: Tokens, sink: FindingSink, localPlayerIsNil: boole
           if (w === W_WAIT || w === W_WAIT_UPPER || w === W_INVOKE_SERVER || w === W_INVOKE_CLIENT) {
             markSeen(b, SEEN_YIELD);
           }
-          if (roles & ROLE_LEGACY_METHOD) addFinding(sink, 'legacy_method', line[i], i);
+          if (roles & ROLE_LEGACY_METHOD) addFinding(sink, LEGACY_METHOD, lineAt(data, i), i);
           break;
         }
         if (prev === DOT) {
-          if (w === W_LOCAL_PLAYER && localPlayerIsNil) addFinding(sink, 'local_player_on_server', line[i], i);
-          if (roles & ROLE_PLATFORM_SERVICE) addFinding(sink, 'platform_service', line[i], i);
-          if (isCallOpener(next) && kind[i - 2] === NAME && kind[i - 3] !== DOT && kind[i - 3] !== COLON) {
-            const owner = word[i - 2];
+          if (w === W_LOCAL_PLAYER && localPlayerIsNil) addFinding(sink, LOCAL_PLAYER_ON_SERVER, lineAt(data, i), i);
+          if (roles & ROLE_PLATFORM_SERVICE) addFinding(sink, PLATFORM_SERVICE, lineAt(data, i), i);
+          if (isCallOpener(next) && kindAt(data, i - 2) === NAME && kindAt(data, i - 3) !== DOT && kindAt(data, i - 3) !== COLON) {
+            const owner = wordAt(data, i - 2);
             if ((owner === W_TASK && (w === W_WAIT || w === W_SYNCHRONIZE || w === W_DESYNCHRONIZE))
               || (owner === W_COROUTINE && w === W_YIELD)) markSeen(b, SEEN_YIELD);
           }
@@ -179,34 +224,36 @@ export function walkTokens(t: Tokens, sink: FindingSink, localPlayerIsNil: boole
             break;
           }
           if (next === ASSIGN) {
-            if (innermostBracket() !== BRACE) b.userGlobals[w] = 1; // else a table key
+            if (bracketDepth === 0 || brackets[bracketDepth - 1] !== BRACE) b.userGlobals[w] = 1; // else a table key
             break;
           }
           // `{ wait: number }` or `(wait: number) -> ()`: a field or parameter name in a type.
-          if (next === COLON && !(kind[i + 2] === NAME && isCallOpener(kind[i + 3]))) break;
+          if (next === COLON && !(kindAt(data, i + 2) === NAME && isCallOpener(kindAt(data, i + 3)))) break;
         }
 
         // A call to anything named wait yields, even a local alias (`local wait = task.wait`).
         if ((w === W_WAIT || w === W_WAIT_UPPER) && isCallOpener(next)) markSeen(b, SEEN_YIELD);
         if ((roles & ROLE_SHADOWABLE) && !isRedefined(b, w)) {
-          addFinding(sink, roles & ROLE_DEPRECATED_GLOBAL ? 'deprecated_global' : 'dynamic_code', line[i], i);
+          addFinding(sink, roles & ROLE_DEPRECATED_GLOBAL ? DEPRECATED_GLOBAL : DYNAMIC_CODE, lineAt(data, i), i);
         }
-        if (w === W_REQUIRE && next === LPAREN && kind[i + 2] === NUMBER && kind[i + 3] === RPAREN) {
-          addFinding(sink, 'external_code', line[i], i + 2);
+        if (w === W_REQUIRE && next === LPAREN && kindAt(data, i + 2) === NUMBER && kindAt(data, i + 3) === RPAREN) {
+          addFinding(sink, EXTERNAL_CODE, lineAt(data, i), i + 2);
         }
         break;
       }
 
       case STRING: {
-        const length = end[i] - start[i];
+        if (isAsyncCall(data, chars, i)) markSeen(b, SEEN_YIELD);
+        const length = endAt(data, i) - startAt(data, i);
         if (length >= SERVICE_NAME_MIN && length <= SERVICE_NAME_MAX) {
-          const w = lookupSlice(source, start[i], end[i]);
-          if (w !== 0 && (WORD_ROLES[w] & ROLE_PLATFORM_SERVICE)) addFinding(sink, 'platform_service', line[i], i);
+          const w = lookupText(chars, startAt(data, i), endAt(data, i));
+          if (w !== 0 && (WORD_ROLES[w] & ROLE_PLATFORM_SERVICE)) addFinding(sink, PLATFORM_SERVICE, lineAt(data, i), i);
         }
         break;
       }
 
       case LPAREN:
+        if (isAsyncCall(data, chars, i)) markSeen(b, SEEN_YIELD);
         brackets[bracketDepth++] = PAREN;
         if (paramsPending) {
           paramsPending = false;
@@ -217,6 +264,7 @@ export function walkTokens(t: Tokens, sink: FindingSink, localPlayerIsNil: boole
         brackets[bracketDepth++] = SQUARE;
         break;
       case LBRACE:
+        if (isAsyncCall(data, chars, i)) markSeen(b, SEEN_YIELD);
         brackets[bracketDepth++] = BRACE;
         break;
       case INTERP_BEGIN:
@@ -238,34 +286,35 @@ export function walkTokens(t: Tokens, sink: FindingSink, localPlayerIsNil: boole
         forNames = false;
         break;
       case KW_LOCAL:
-        if (kind[i + 1] !== KW_FUNCTION) localDepth = bracketDepth;
+        if (kindAt(data, i + 1) !== KW_FUNCTION) localDepth = bracketDepth;
         break;
 
       case KW_FUNCTION: {
         let nameToken = -1;
         let lastNameToken = -1;
-        const prev = kind[i - 1];
-        if (kind[i + 1] === NAME) {
+        const prev = kindAt(data, i - 1);
+        if (kindAt(data, i + 1) === NAME) {
           // `local function f` or a function statement `function a.b:c`.
           let j = i + 1;
           if (prev !== KW_LOCAL) {
-            while ((kind[j + 1] === DOT || kind[j + 1] === COLON) && kind[j + 2] === NAME) j += 2;
+            while ((kindAt(data, j + 1) === DOT || kindAt(data, j + 1) === COLON) && kindAt(data, j + 2) === NAME) j += 2;
           }
           lastNameToken = j;
           functionNameEnd = j;
           if (j === i + 1) {
             nameToken = j;
-            const w = word[j];
+            const w = wordAt(data, j);
             if (w !== 0 && (WORD_ROLES[w] & ROLE_SHADOWABLE)) {
               if (prev === KW_LOCAL) declareLocal(b, w);
               else b.userGlobals[w] = 1;
             }
           }
-        } else if (prev === ASSIGN && kind[i - 2] === NAME) {
+        } else if (prev === ASSIGN && kindAt(data, i - 2) === NAME) {
           // `local f = function`, `f = function`, `t.f = function`, `{ f = function`.
           lastNameToken = i - 2;
-          const before = kind[i - 3];
-          if (before === KW_LOCAL || (before !== DOT && before !== COLON && innermostBracket() !== BRACE)) {
+          const before = kindAt(data, i - 3);
+          if (before === KW_LOCAL
+            || (before !== DOT && before !== COLON && (bracketDepth === 0 || brackets[bracketDepth - 1] !== BRACE))) {
             nameToken = i - 2;
           }
         }
@@ -286,7 +335,7 @@ export function walkTokens(t: Tokens, sink: FindingSink, localPlayerIsNil: boole
         openBlock(b, BLOCK_REPEAT, i, innermostFunc(b));
         break;
       case KW_IF:
-        if (startsExpression(kind[i - 1]) || expressionBranch === i - 1) ifExpressions.push(b.depth);
+        if (startsExpression(kindAt(data, i - 1)) || expressionBranch === i - 1) ifExpressions.push(b.depth);
         else openBlock(b, BLOCK_IF, i, innermostFunc(b));
         break;
       case KW_THEN:
@@ -344,5 +393,8 @@ export function walkTokens(t: Tokens, sink: FindingSink, localPlayerIsNil: boole
   }
   // Unterminated blocks end with the source.
   while (b.depth > 0) closeInnermost(count - 1);
-  return { funcs, loops };
+  const result = { funcs, loops };
+  funcs = [];
+  loops = [];
+  return result;
 }

@@ -3,11 +3,12 @@
  * `repeat … until false`, with `not` and parentheses around a literal, and
  * numeric `for` loops that count to math.huge.
  */
+import { type TokenStream, kindAt, wordAt } from './lexer.js';
 import {
-  type Tokens, NAME, NUMBER, STRING, LPAREN, RPAREN, DOT, COMMA, ASSIGN, KW_DO,
+  NAME, NUMBER, STRING, LPAREN, RPAREN, DOT, COMMA, ASSIGN, KW_DO,
   KW_NOT, KW_TRUE, KW_FALSE, KW_NIL, KW_AND, KW_OR, CONCAT, COMPARE, ARITH, DOUBLE_COLON, COLON,
   LBRACKET, LBRACE, INTERP_BEGIN,
-} from './tokenizer.js';
+} from './kinds.js';
 import { W_MATH, W_HUGE } from './words.js';
 
 export const TRUTHY = 1;
@@ -21,20 +22,20 @@ export const UNKNOWN = -1;
  * anything else. In Lua every value but nil and false is true, so numbers and
  * strings (even "") count as true.
  */
-function readConstant(t: Tokens, from: number): { truth: number; next: number } {
-  const kind = t.kind;
+function readConstant(t: TokenStream, from: number): { truth: number; next: number } {
+  const data = t.data;
   let i = from;
   let negations = 0;
   let parens = 0;
   for (;;) {
-    const k = kind[i];
+    const k = kindAt(data, i);
     if (k === KW_NOT) negations++;
     else if (k === LPAREN) parens++;
     else break;
     i++;
   }
   let truth: number;
-  switch (kind[i]) {
+  switch (kindAt(data, i)) {
     case KW_TRUE:
     case NUMBER:
     case STRING:
@@ -48,7 +49,7 @@ function readConstant(t: Tokens, from: number): { truth: number; next: number } 
       return { truth: UNKNOWN, next: i };
   }
   i++;
-  while (parens > 0 && kind[i] === RPAREN) {
+  while (parens > 0 && kindAt(data, i) === RPAREN) {
     parens--;
     i++;
   }
@@ -57,7 +58,7 @@ function readConstant(t: Tokens, from: number): { truth: number; next: number } 
 }
 
 /** The truth of a `while` condition, the tokens strictly between `while` and its `do`. */
-export function whileConditionTruth(t: Tokens, whileToken: number, doToken: number): number {
+export function whileConditionTruth(t: TokenStream, whileToken: number, doToken: number): number {
   const { truth, next } = readConstant(t, whileToken + 1);
   return next === doToken ? truth : UNKNOWN;
 }
@@ -74,18 +75,18 @@ function continuesExpression(kind: number): boolean {
 }
 
 /** The truth of the condition after `until` (its end is found by reading the constant). */
-export function untilConditionTruth(t: Tokens, untilToken: number): number {
+export function untilConditionTruth(t: TokenStream, untilToken: number): number {
   const { truth, next } = readConstant(t, untilToken + 1);
-  return truth === UNKNOWN || continuesExpression(t.kind[next]) ? UNKNOWN : truth;
+  return truth === UNKNOWN || continuesExpression(kindAt(t.data, next)) ? UNKNOWN : truth;
 }
 
 /** A numeric `for` whose limit (or step-less header end) is `math.huge`: `for i = 1, math.huge do`. */
-export function countsToHuge(t: Tokens, forToken: number, doToken: number): boolean {
-  const { kind, word } = t;
-  if (kind[forToken + 1] !== NAME || kind[forToken + 2] !== ASSIGN) return false;
+export function countsToHuge(t: TokenStream, forToken: number, doToken: number): boolean {
+  const data = t.data;
+  if (kindAt(data, forToken + 1) !== NAME || kindAt(data, forToken + 2) !== ASSIGN) return false;
   for (let i = forToken + 3; i + 3 < doToken; i++) {
-    if (kind[i] === COMMA && word[i + 1] === W_MATH && kind[i + 2] === DOT && word[i + 3] === W_HUGE
-      && (i + 4 === doToken || kind[i + 4] === COMMA)) return true;
+    if (kindAt(data, i) === COMMA && wordAt(data, i + 1) === W_MATH && kindAt(data, i + 2) === DOT && wordAt(data, i + 3) === W_HUGE
+      && (i + 4 === doToken || kindAt(data, i + 4) === COMMA)) return true;
   }
   return false;
 }

@@ -52,8 +52,17 @@ export function isHangRisk(code: FindingCode): boolean {
 /** A script full of one pattern gives at most this many findings (the first ones by line). */
 export const MAX_FINDINGS_PER_SCRIPT = 100;
 
-const PRIORITY = new Map<FindingCode, number>(FINDING_CODES.map((code, index) => [code, index]));
-/** Codes fit in 3 bits of the key: key = line * 8 + priority, so keys sort by line then priority. */
+// Codes by index in FINDING_CODES, which the checks pass to addFinding (no
+// string lookup per finding).
+export const LOOP_WITHOUT_YIELD = 0;
+export const EXTERNAL_CODE = 1;
+export const DYNAMIC_CODE = 2;
+export const LOCAL_PLAYER_ON_SERVER = 3;
+export const PLATFORM_SERVICE = 4;
+export const DEPRECATED_GLOBAL = 5;
+export const LEGACY_METHOD = 6;
+
+/** Codes fit in 3 bits of the key: key = line * 8 + code index, so keys sort by line then priority. */
 const KEY_SPAN = 8;
 
 /** Findings as they are found: key → a number the describer turns into the message (a token index). */
@@ -63,24 +72,24 @@ export function newSink(): FindingSink {
   return new Map();
 }
 
-/** Records a finding unless this (code, line) already has one; the first subject wins. */
-export function addFinding(sink: FindingSink, code: FindingCode, line: number, subject: number): void {
-  const key = line * KEY_SPAN + (PRIORITY.get(code) as number);
+/** Records a finding (`code` is an index in FINDING_CODES) unless this (code, line) already has one; the first subject wins. */
+export function addFinding(sink: FindingSink, code: number, line: number, subject: number): void {
+  const key = line * KEY_SPAN + code;
   if (!sink.has(key)) sink.set(key, subject);
 }
 
 /** The findings sorted by line (then priority), capped, each with its message. */
 export function finishFindings(
   sink: FindingSink,
-  describe: (code: FindingCode, subject: number) => string,
+  describe: (code: number, subject: number) => string,
 ): Finding[] {
   if (sink.size === 0) return [];
   const keys = Array.from(sink.keys()).sort((a, b) => a - b);
   const kept = keys.length > MAX_FINDINGS_PER_SCRIPT ? keys.slice(0, MAX_FINDINGS_PER_SCRIPT) : keys;
   return kept.map((key) => {
-    const code = FINDING_CODES[key % KEY_SPAN];
+    const code = key % KEY_SPAN;
     const line = Math.floor(key / KEY_SPAN);
-    return { code, line, message: describe(code, sink.get(key) as number) };
+    return { code: FINDING_CODES[code], line, message: describe(code, sink.get(key) as number) };
   });
 }
 

@@ -1,15 +1,18 @@
 /**
  * Script findings: what in a script may hang the game, cannot run outside
  * Roblox, or uses old API. `scanScript` is synchronous, never throws on any
- * source text, and reads the source once (tokenize, one walk over the
- * tokens, then a check of the few loops that look endless).
+ * source text, and reads the source once (lexer.ts), then walks the tokens
+ * that matter once (checks.ts), then checks the few loops that look endless
+ * (loops.ts).
  */
-import { tokenize, releaseLargeTokenBuffers, KW_WHILE, KW_REPEAT, KW_FOR } from './tokenizer.js';
+import { lex, releaseLargeBuffers, kindAt, wordAt, startAt, endAt, lineAt } from './lexer.js';
+import { KW_WHILE, KW_REPEAT, KW_FOR } from './kinds.js';
 import { walkTokens } from './checks.js';
 import { confirmLoops } from './loops.js';
-import { WORD_INSTEAD, WORD_METHOD_INSTEAD } from './words.js';
+import { WORD_INSTEAD, WORD_METHOD_INSTEAD, WORD_TEXT, WORD_COUNT } from './words.js';
 import {
-  type Finding, type FindingCode, type ScanOptions, newSink, addFinding, finishFindings,
+  type Finding, type ScanOptions, newSink, addFinding, finishFindings, FINDING_CODES,
+  LOOP_WITHOUT_YIELD, EXTERNAL_CODE, DYNAMIC_CODE, LOCAL_PLAYER_ON_SERVER, PLATFORM_SERVICE, DEPRECATED_GLOBAL, LEGACY_METHOD,
   loopMessage, deprecatedGlobalMessage, legacyMethodMessage, localPlayerMessage, requireByIdMessage,
   linkedSourceMessage, emptySourceMessage, dynamicCodeMessage, platformServiceMessage,
 } from './findings.js';
@@ -24,9 +27,48 @@ const SUBJECT_EMPTY_SOURCE = -2;
 /** Whether Players.LocalPlayer is nil where the script runs: a Script on the server. */
 function runsOnServer(options: ScanOptions): boolean {
   if (options.className !== 'Script') return false;
-  // 'Server', or an enum path such as 'Enum.RunContext.Server'.
-  const context = (options.runContext ?? '').trim().toLowerCase().split('.').pop();
+  const runContext = options.runContext;
+  // The names the map reader gives, without string work per script.
+  if (runContext === undefined || runContext === 'Legacy' || runContext === 'Server') return true;
+  if (runContext === 'Client' || runContext === 'Plugin') return false;
+  // Other spellings: any case, padded, or an enum path such as 'Enum.RunContext.Server'.
+  const context = runContext.trim().toLowerCase().split('.').pop();
   return context === '' || context === 'legacy' || context === 'server';
+}
+
+/**
+ * Messages about a known word depend only on the code and the word (a word
+ * token's text is the word's text), so each is built once per process.
+ */
+const wordMessages: (string | undefined)[] = new Array(FINDING_CODES.length * WORD_COUNT);
+
+function wordMessage(code: number, word: number): string {
+  const slot = code * WORD_COUNT + word;
+  let message = wordMessages[slot];
+  if (message === undefined) {
+    message = describeWord(code, WORD_TEXT[word], word);
+    wordMessages[slot] = message;
+  }
+  return message;
+}
+
+/** The message of a finding about the token (or word) whose text is `text`. */
+function describeWord(code: number, text: string, word: number): string {
+  switch (code) {
+    case DEPRECATED_GLOBAL:
+      return deprecatedGlobalMessage(text, WORD_INSTEAD[word]);
+    case LEGACY_METHOD:
+      return legacyMethodMessage(text, WORD_METHOD_INSTEAD[word]);
+    case LOCAL_PLAYER_ON_SERVER:
+      return localPlayerMessage();
+    case EXTERNAL_CODE:
+      return requireByIdMessage(text);
+    case DYNAMIC_CODE:
+      return dynamicCodeMessage(text);
+    case PLATFORM_SERVICE:
+    default:
+      return platformServiceMessage(text);
+  }
 }
 
 export function scanScript(source: string, options?: ScanOptions): Finding[] {
@@ -35,42 +77,31 @@ export function scanScript(source: string, options?: ScanOptions): Finding[] {
   const linkedSource = typeof options.linkedSource === 'string' ? options.linkedSource.trim() : '';
   const sink = newSink();
 
-  if (linkedSource !== '') addFinding(sink, 'external_code', 1, SUBJECT_LINKED_SOURCE);
+  if (linkedSource !== '') addFinding(sink, EXTERNAL_CODE, 1, SUBJECT_LINKED_SOURCE);
   if (isBlank(text)) {
-    addFinding(sink, 'external_code', 1, SUBJECT_EMPTY_SOURCE);
+    addFinding(sink, EXTERNAL_CODE, 1, SUBJECT_EMPTY_SOURCE);
     return finishFindings(sink, (_code, subject) => describeWithoutTokens(subject, linkedSource));
   }
 
-  const tokens = tokenize(text);
+  const tokens = lex(text);
   const { funcs, loops } = walkTokens(tokens, sink, runsOnServer(options));
   for (const loop of confirmLoops(tokens, funcs, loops)) {
-    addFinding(sink, 'loop_without_yield', tokens.line[loop.token], loop.token);
+    addFinding(sink, LOOP_WITHOUT_YIELD, lineAt(tokens.data, loop.token), loop.token);
   }
 
-  const tokenText = (index: number): string => text.slice(tokens.start[index], tokens.end[index]);
-  const findings = finishFindings(sink, (code: FindingCode, subject: number): string => {
+  const data = tokens.data;
+  const findings = finishFindings(sink, (code: number, subject: number): string => {
     if (subject < 0) return describeWithoutTokens(subject, linkedSource);
-    const word = tokens.word[subject];
-    switch (code) {
-      case 'loop_without_yield': {
-        const keyword = tokens.kind[subject];
-        return loopMessage(keyword === KW_REPEAT ? 'repeat' : keyword === KW_FOR ? 'for' : keyword === KW_WHILE ? 'while' : '');
-      }
-      case 'deprecated_global':
-        return deprecatedGlobalMessage(tokenText(subject), WORD_INSTEAD[word]);
-      case 'legacy_method':
-        return legacyMethodMessage(tokenText(subject), WORD_METHOD_INSTEAD[word]);
-      case 'local_player_on_server':
-        return localPlayerMessage();
-      case 'external_code':
-        return requireByIdMessage(tokenText(subject));
-      case 'dynamic_code':
-        return dynamicCodeMessage(tokenText(subject));
-      case 'platform_service':
-        return platformServiceMessage(tokenText(subject));
+    if (code === LOOP_WITHOUT_YIELD) {
+      const keyword = kindAt(data, subject);
+      return loopMessage(keyword === KW_REPEAT ? 'repeat' : keyword === KW_FOR ? 'for' : keyword === KW_WHILE ? 'while' : '');
     }
+    const word = wordAt(data, subject);
+    if (word !== 0) return wordMessage(code, word);
+    // A string naming a service, or the number in `require(<number>)`.
+    return describeWord(code, text.slice(startAt(data, subject), endAt(data, subject)), 0);
   });
-  releaseLargeTokenBuffers();
+  releaseLargeBuffers();
   return findings;
 }
 

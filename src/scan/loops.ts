@@ -10,13 +10,14 @@
  * Only candidate loops pay for these checks, and the work is capped so a
  * pathological script stays linear.
  */
-import { type Tokens, NAME, DOT, COLON, KW_FUNCTION, LPAREN, STRING, LBRACE } from './tokenizer.js';
+import { type TokenStream, kindAt, startAt, endAt } from './lexer.js';
+import { NAME, DOT, COLON, KW_FUNCTION, LPAREN, STRING, LBRACE } from './kinds.js';
 import type { FunctionRecord, LoopCandidate } from './checks.js';
 
 /** Name-use searches (each a pass over the tokens) one script may do. */
 const MAX_REFERENCE_SEARCHES = 32;
 
-export function confirmLoops(t: Tokens, funcs: FunctionRecord[], candidates: LoopCandidate[]): LoopCandidate[] {
+export function confirmLoops(t: TokenStream, funcs: FunctionRecord[], candidates: LoopCandidate[]): LoopCandidate[] {
   if (candidates.length === 0) return candidates;
   const reachability = new Int8Array(funcs.length); // 0 unknown, 1 can run, 2 only defined
   let searches = 0;
@@ -53,12 +54,12 @@ export function confirmLoops(t: Tokens, funcs: FunctionRecord[], candidates: Loo
   return candidates.filter((loop) => {
     if (loop.func >= 0 && !canRun(loop.func)) return false;
     if (helpers.size === 0) return true;
-    const { kind, start, end, source } = t;
+    const { data, source } = t;
     for (let j = loop.token + 1; j < loop.endToken && budget > 0; j++, budget--) {
-      if (kind[j] === KW_FUNCTION) {
+      if (kindAt(data, j) === KW_FUNCTION) {
         // A nested function's body runs some other time: its calls do not yield this loop.
         j = funcByToken.get(j)?.endToken ?? j;
-      } else if (kind[j] === NAME && isCallOpener(kind[j + 1]) && helpers.has(source.slice(start[j], end[j]))) {
+      } else if (kindAt(data, j) === NAME && isCallOpener(kindAt(data, j + 1)) && helpers.has(source.slice(startAt(data, j), endAt(data, j)))) {
         return false;
       }
     }
@@ -71,21 +72,21 @@ function isCallOpener(kind: number): boolean {
 }
 
 /** Last name segments of the script's own functions whose bodies yield. */
-function yieldingHelperNames(t: Tokens, funcs: FunctionRecord[]): Set<string> {
+function yieldingHelperNames(t: TokenStream, funcs: FunctionRecord[]): Set<string> {
   const names = new Set<string>();
   for (const record of funcs) {
     if (record.yields && record.lastNameToken >= 0) {
-      names.add(t.source.slice(t.start[record.lastNameToken], t.end[record.lastNameToken]));
+      names.add(t.source.slice(startAt(t.data, record.lastNameToken), endAt(t.data, record.lastNameToken)));
     }
   }
   return names;
 }
 
 /** Whether the function's name appears anywhere outside its own definition. */
-function isUsedElsewhere(t: Tokens, record: FunctionRecord): boolean {
-  const { kind, start, end, source } = t;
-  const nameStart = start[record.nameToken];
-  const nameLength = end[record.nameToken] - nameStart;
+function isUsedElsewhere(t: TokenStream, record: FunctionRecord): boolean {
+  const { data, source } = t;
+  const nameStart = startAt(data, record.nameToken);
+  const nameLength = endAt(data, record.nameToken) - nameStart;
   const name = source.slice(nameStart, nameStart + nameLength);
   const skipFrom = Math.min(record.token, record.nameToken);
   for (let j = 1; j < t.count; j++) {
@@ -93,8 +94,8 @@ function isUsedElsewhere(t: Tokens, record: FunctionRecord): boolean {
       j = record.endToken;
       continue;
     }
-    if (kind[j] === NAME && end[j] - start[j] === nameLength && kind[j - 1] !== DOT && kind[j - 1] !== COLON
-      && source.startsWith(name, start[j])) return true;
+    if (kindAt(data, j) === NAME && endAt(data, j) - startAt(data, j) === nameLength && kindAt(data, j - 1) !== DOT && kindAt(data, j - 1) !== COLON
+      && source.startsWith(name, startAt(data, j))) return true;
   }
   return false;
 }

@@ -1,7 +1,7 @@
 /**
- * The words the scanner cares about, interned at tokenization time: an
- * identifier's characters are hashed as they are read and looked up here, so
- * the checks compare small integers instead of slicing a string per token.
+ * The words the scanner cares about, interned at tokenization time: each
+ * identifier is looked up here once, by a key packed from its length and
+ * characters (no string is sliced), so the checks compare small integers.
  * Word 0 means "an identifier of no interest".
  */
 
@@ -149,69 +149,129 @@ const SPECS: WordSpec[] = [
   { text: 'InvokeClient' },
 ];
 
-const TABLE_SIZE = 1024; // power of two, well above SPECS.length so probes stay short
-const TABLE_MASK = TABLE_SIZE - 1;
+const TABLE_BITS = 11;
 
-const table = new Uint16Array(TABLE_SIZE);
-/** By word id (index 0 unused): text, hash, token kind, roles, replacement. */
+const table = new Uint8Array(1 << TABLE_BITS);
+/** By word id (index 0 unused): text, token kind, roles, replacement. */
 export const WORD_TEXT: string[] = [''];
-const wordHash: number[] = [0];
-export const WORD_KEYWORD: number[] = [0];
+export const WORD_KEYWORD = new Uint8Array(SPECS.length + 1);
 export const WORD_ROLES: number[] = [0];
 export const WORD_INSTEAD: (string | undefined)[] = [undefined];
 export const WORD_METHOD_INSTEAD: (string | undefined)[] = [undefined];
 
-/** The running hash the tokenizer computes over an identifier's characters. */
-export function hashStep(hash: number, charCode: number): number {
-  return (Math.imul(hash, 31) + charCode) | 0;
+/** The longest word: longer identifiers are not looked up at all. */
+export const MAX_WORD_LENGTH = Math.max(...SPECS.map((spec) => spec.text.length));
+
+/**
+ * A word is found by its length and its first eight characters packed seven
+ * bits each into two integers (`head` holds characters 0-3, `tail` 4-7).
+ * Identifiers are ASCII, so for words of up to eight characters (every
+ * keyword) that key is the whole text and a match needs no character loop;
+ * longer words compare their remaining characters. The key is built without
+ * branches: characters past the identifier's end are masked off by length.
+ */
+const HEAD_MASK = new Int32Array(MAX_WORD_LENGTH + 1);
+const TAIL_MASK = new Int32Array(MAX_WORD_LENGTH + 1);
+for (let length = 0; length <= MAX_WORD_LENGTH; length++) {
+  HEAD_MASK[length] = (1 << (7 * Math.min(length, 4))) - 1;
+  TAIL_MASK[length] = (1 << (7 * Math.max(0, Math.min(length, 8) - 4))) - 1;
+}
+const wordHead = new Int32Array(SPECS.length + 1);
+const wordTail = new Int32Array(SPECS.length + 1);
+const wordLength = new Int32Array(SPECS.length + 1);
+/** The characters after the eighth of each longer word, back to back. */
+const longChars = new Uint16Array(SPECS.reduce((sum, spec) => sum + Math.max(0, spec.text.length - 8), 0));
+const longOffset = new Int32Array(SPECS.length + 1);
+
+/** Characters a key is built from: `chars` must hold this many readable units from any identifier start. */
+export const KEY_CHARS = 8;
+
+function slotOf(head: number, tail: number, length: number, seed: number): number {
+  return Math.imul(head ^ Math.imul(tail, 0x01000193) ^ length, seed) >>> (32 - TABLE_BITS);
 }
 
-function hashText(text: string): number {
-  let hash = 0;
-  for (let i = 0; i < text.length; i++) hash = hashStep(hash, text.charCodeAt(i));
-  return hash;
-}
-
-function slotOf(hash: number): number {
-  return (hash ^ (hash >>> 11) ^ (hash >>> 22)) & TABLE_MASK;
-}
-
+if (SPECS.length >= 256) throw new Error('scan word ids must fit in a byte');
+let filled = 0;
 for (const spec of SPECS) {
   const id = WORD_TEXT.length;
-  const hash = hashText(spec.text);
-  WORD_TEXT.push(spec.text);
-  wordHash.push(hash);
-  WORD_KEYWORD.push(spec.keyword ?? 0);
+  const text = spec.text;
+  const codes = new Uint16Array(KEY_CHARS + text.length);
+  for (let i = 0; i < text.length; i++) codes[i] = text.charCodeAt(i);
+  WORD_TEXT.push(text);
+  WORD_KEYWORD[id] = spec.keyword ?? 0;
   WORD_ROLES.push(spec.roles ?? 0);
   WORD_INSTEAD.push(spec.instead);
   WORD_METHOD_INSTEAD.push(spec.method);
-  let slot = slotOf(hash);
-  while (table[slot] !== 0) slot = (slot + 1) & TABLE_MASK;
-  table[slot] = id;
+  wordHead[id] = packHead(codes, 0, text.length);
+  wordTail[id] = packTail(codes, 0, text.length);
+  wordLength[id] = text.length;
+  longOffset[id] = filled;
+  for (let i = KEY_CHARS; i < text.length; i++) longChars[filled++] = codes[i];
 }
+// Slot 0's empty entry must match no identifier.
+wordLength[0] = -1;
+
+/**
+ * A perfect hash: tries multipliers until every word has a slot of its own,
+ * so a lookup reads one slot and compares once, without probing. With ~100
+ * words in 2048 slots a few dozen tries find one; this runs once at load.
+ * Returns the multiplier (kept in a `const`, which the compiler folds into
+ * the lookup).
+ */
+function fillTable(): number {
+  let seed = 0x9e3779b1;
+  for (let attempt = 0; attempt < 100_000; attempt++) {
+    table.fill(0);
+    let collided = false;
+    for (let id = 1; id < WORD_TEXT.length && !collided; id++) {
+      const slot = slotOf(wordHead[id], wordTail[id], wordLength[id], seed);
+      if (table[slot] !== 0) collided = true;
+      else table[slot] = id;
+    }
+    if (!collided) return seed;
+    seed = (seed + 0x6d2b79f6) | 1;
+  }
+  throw new Error('scan word table: no collision-free hash found');
+}
+const SEED = fillTable();
 
 export const WORD_COUNT = WORD_TEXT.length;
 
-/** The id of `source[start, end)` given its hash, or 0 when it is not a known word. */
-export function lookupWord(hash: number, source: string, start: number, end: number): number {
-  const length = end - start;
-  let slot = slotOf(hash);
-  for (;;) {
-    const id = table[slot];
-    if (id === 0) return 0;
-    if (wordHash[id] === hash) {
-      const text = WORD_TEXT[id];
-      if (text.length === length && source.startsWith(text, start)) return id;
-    }
-    slot = (slot + 1) & TABLE_MASK;
-  }
+function packHead(chars: Uint16Array, start: number, length: number): number {
+  return (chars[start] | (chars[start + 1] << 7) | (chars[start + 2] << 14) | (chars[start + 3] << 21)) & HEAD_MASK[length];
 }
 
-/** The id of an arbitrary slice (string contents); hashes it first. */
-export function lookupSlice(source: string, start: number, end: number): number {
-  let hash = 0;
-  for (let i = start; i < end; i++) hash = hashStep(hash, source.charCodeAt(i));
-  return lookupWord(hash, source, start, end);
+function packTail(chars: Uint16Array, start: number, length: number): number {
+  return (chars[start + 4] | (chars[start + 5] << 7) | (chars[start + 6] << 14) | (chars[start + 7] << 21)) & TAIL_MASK[length];
+}
+
+/**
+ * The id of the identifier `chars[start, end)`, or 0 when it is not a known
+ * word. `end > start`, the identifier is ASCII (as the tokenizer reads them)
+ * and `chars` has at least KEY_CHARS readable units from `start`.
+ */
+export function lookupWord(chars: Uint16Array, start: number, end: number): number {
+  const length = end - start;
+  if (length > MAX_WORD_LENGTH) return 0;
+  const head = packHead(chars, start, length);
+  const tail = packTail(chars, start, length);
+  const id = table[slotOf(head, tail, length, SEED)];
+  if (wordHead[id] !== head || wordTail[id] !== tail || wordLength[id] !== length) return 0;
+  return length <= KEY_CHARS || longTailMatches(id, chars, start + KEY_CHARS, length - KEY_CHARS) ? id : 0;
+}
+
+/** The id of arbitrary text (string contents), which unlike an identifier may hold non-ASCII characters. */
+export function lookupText(chars: Uint16Array, start: number, end: number): number {
+  if (end <= start || end - start > MAX_WORD_LENGTH) return 0;
+  // A character above 127 would spill out of its seven bits in the key.
+  for (let i = start; i < end; i++) if (chars[i] > 127) return 0;
+  return lookupWord(chars, start, end);
+}
+
+function longTailMatches(id: number, chars: Uint16Array, from: number, count: number): boolean {
+  const offset = longOffset[id];
+  for (let i = 0; i < count; i++) if (longChars[offset + i] !== chars[from + i]) return false;
+  return true;
 }
 
 function idOf(text: string): number {
@@ -234,6 +294,6 @@ export const W_HUGE = idOf('huge');
 export const W_INVOKE_SERVER = idOf('InvokeServer');
 export const W_INVOKE_CLIENT = idOf('InvokeClient');
 
-/** Shortest and longest platform service names, so string literals are hashed only when they could match. */
+/** Shortest and longest platform service names, so string literals are looked up only when they could match. */
 export const SERVICE_NAME_MIN = Math.min(...SPECS.filter((s) => (s.roles ?? 0) & ROLE_PLATFORM_SERVICE).map((s) => s.text.length));
 export const SERVICE_NAME_MAX = Math.max(...SPECS.filter((s) => (s.roles ?? 0) & ROLE_PLATFORM_SERVICE).map((s) => s.text.length));
