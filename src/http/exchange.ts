@@ -22,6 +22,12 @@ export interface Exchange {
   finished: boolean;
   /** Run once when the client goes away before the answer was sent. */
   readonly onAbort: (() => void)[];
+  /**
+   * Set when answering before the request body was read to its end: the connection
+   * is then closed with the answer, so unread body bytes (and a paused socket)
+   * cannot stall the next request on a kept-alive connection.
+   */
+  bodyUnread: boolean;
 }
 
 export interface ExchangeHooks {
@@ -44,6 +50,7 @@ export function beginExchange(res: HttpResponse, req: HttpRequest, hooks: Exchan
     aborted: false,
     finished: false,
     onAbort: [],
+    bodyUnread: false,
   };
   res.onAborted(() => {
     if (exchange.finished) return;
@@ -74,12 +81,14 @@ const SECURITY_HEADERS: Record<string, string> = {
 /** Sends a whole body. No-op when the client is gone or an answer was already sent. */
 export function send(exchange: Exchange, status: number, body: string | Uint8Array, headers: Record<string, string>): void {
   if (exchange.finished) return;
-  const closeConnection = doneHooks.get(exchange)?.closing() ?? false;
+  const closeConnection = exchange.bodyUnread || (doneHooks.get(exchange)?.closing() ?? false);
   exchange.status = status;
   exchange.bytesOut = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
   exchange.res.cork(() => {
     exchange.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
     for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+    // uWS closes the socket but does not say so; clients and gateways must not reuse it.
+    if (closeConnection) exchange.res.writeHeader('Connection', 'close');
     exchange.res.end(body, closeConnection);
   });
   finish(exchange);
@@ -90,6 +99,8 @@ export function sendJson(exchange: Exchange, status: number, value: unknown, hea
 }
 
 export function sendError(exchange: Exchange, error: unknown, log?: (error: unknown) => void): void {
+  // A client that left (or a shutdown that cut it off) is not an internal error worth a log line.
+  if (exchange.finished) return;
   if (error instanceof PoolBusyError) error = busy();
   if (error instanceof HttpError) {
     sendJson(exchange, error.status, { error: { code: error.code, message: error.message } }, error.headers);

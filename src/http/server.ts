@@ -73,6 +73,8 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   route('post', `${PREFIX}/import/rbxl/analyze`, (res, req) => handleAnalyze(ctx, res, req));
   route('post', `${PREFIX}/import/rbxl/create`, (res, req) => handleCreate(ctx, res, req));
   route('get', `${PREFIX}/health`, (res, req) => handleHealth(ctx, res, req, () => closing));
+  // Probes that use HEAD get the status without the body.
+  app.head(`${PREFIX}/health`, counted((res, req) => send(ctx.begin(res, req), closing ? 503 : 200, '', {})));
   route('get', `${PREFIX}/projects/:id`, (res, req) => handleProject(ctx, res, req));
   route('get', `${PREFIX}/projects/:id/assets/:sha256`, (res, req) => handleProjectAsset(ctx, res, req));
   route('get', `${PREFIX}/`, (res, req) => handlePage(ctx, res, req));

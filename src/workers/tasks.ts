@@ -30,7 +30,7 @@ export interface BuildTask extends Omit<BuildProjectOptions, 'createdAt'> {
 
 export type BuildResult =
   | { ok: true; json: string; assetHashes: string[] }
-  | { ok: false; message: string };
+  | { ok: false; message: string; missing?: boolean };
 
 export type Task = AnalyzeTask | BuildTask;
 
@@ -47,6 +47,8 @@ export default function runTask(task: Task): AnalyzeResult | BuildResult {
     return { ok: true, json: JSON.stringify(document), assetHashes };
   } catch (error) {
     if (error instanceof DecodeError) return { ok: false, message: error.message };
+    // The preview expired and was swept between the create's check and this read.
+    if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return { ok: false, message: 'preview file is gone', missing: true };
     throw error;
   }
 }

@@ -60,10 +60,17 @@ function receiveUpload(ctx: ServiceContext, exchange: Exchange, boundary: string
   let sawFile = false;
   let inFile = false;
   let failed = false;
+  let bodyDone = false;
+  let paused = false;
+  /** Once analysis has the temp file, it (not an abort) decides when the file goes. */
+  let handedOff = false;
 
   const fail = (error: unknown): void => {
     if (failed) return;
     failed = true;
+    exchange.bodyUnread = !bodyDone;
+    // A socket left paused by back-pressure would never take the connection's next request.
+    if (paused && !exchange.finished) { paused = false; res.resume(); }
     // Answer once the temp file is gone, so no answer leaves one behind.
     void Promise.resolve(sink?.abort())
       .catch(ctx.logError)
@@ -71,7 +78,8 @@ function receiveUpload(ctx: ServiceContext, exchange: Exchange, boundary: string
   };
   exchange.onAbort.push(() => {
     failed = true;
-    void sink?.abort();
+    // Others uploading the same bytes may be waiting on an analysis that reads this file.
+    if (!handedOff) void sink?.abort();
   });
 
   const parser = createMultipartParser(boundary, {
@@ -81,13 +89,15 @@ function receiveUpload(ctx: ServiceContext, exchange: Exchange, boundary: string
         inFile = true;
         fileName = cleanFileName(part.filename);
         sink = createUploadSink(ctx.uploadDir);
-        sink.onDrain(() => { if (!exchange.finished) res.resume(); });
+        sink.onDrain(() => {
+          if (paused && !exchange.finished) { paused = false; res.resume(); }
+        });
       } else {
         inFile = false;
       }
     },
     onPartData(data) {
-      if (inFile && sink && !sink.write(data)) res.pause();
+      if (inFile && sink && !sink.write(data) && !paused) { paused = true; res.pause(); }
     },
     onPartEnd() {
       inFile = false;
@@ -101,6 +111,7 @@ function receiveUpload(ctx: ServiceContext, exchange: Exchange, boundary: string
       if (exchange.bytesIn > declared) throw badRequest('bad_content_length', 'body is longer than its Content-Length');
       parser.write(new Uint8Array(chunk));
       if (!isLast) return;
+      bodyDone = true;
       parser.end();
     } catch (error) {
       fail(isMultipartError(error) ? multipartStatus(error, ctx.config.maxUploadBytes) : error);
@@ -111,16 +122,17 @@ function receiveUpload(ctx: ServiceContext, exchange: Exchange, boundary: string
       return;
     }
     const upload = sink;
-    void finishUpload(ctx, exchange, upload, fileName ?? FALLBACK_FILE_NAME).catch(fail);
+    void finishUpload(ctx, exchange, upload, fileName ?? FALLBACK_FILE_NAME, () => { handedOff = true; }).catch(fail);
   });
 }
 
-async function finishUpload(ctx: ServiceContext, exchange: Exchange, sink: UploadSink, fileName: string): Promise<void> {
+async function finishUpload(ctx: ServiceContext, exchange: Exchange, sink: UploadSink, fileName: string, handOff: () => void): Promise<void> {
   let preview: Preview;
   try {
     const { path, sha256, size } = await sink.finish();
     if (exchange.aborted) return;
     if (!isPreviewHash(sha256)) throw new Error('upload hash is not a SHA-256');
+    handOff();
     preview = await ctx.analyses.analyze({ path, sha256, size, fileName, user: exchange.user! });
   } finally {
     await sink.abort(); // removes the temp file unless the store took it, before anything is answered

@@ -61,6 +61,7 @@ function readBody(exchange: Exchange, limit: number, done: (text: string) => voi
     exchange.bytesIn += chunk.byteLength;
     if (exchange.bytesIn > limit) {
       failed = true;
+      exchange.bodyUnread = !isLast;
       fail(tooLarge(limit));
       return;
     }
@@ -73,6 +74,8 @@ async function create(ctx: ServiceContext, exchange: Exchange, text: string): Pr
   const request = parseCreateRequest(text);
   const preview = await ctx.previews.get(request.previewHash);
   if (!preview || !preview.uploaders.includes(exchange.user!)) throw notFound('preview');
+  // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
+  await ctx.previews.addUploader(preview.hash, exchange.user!);
   const controller = new AbortController();
   // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
   setMaxListeners(Infinity, controller.signal);
@@ -91,7 +94,8 @@ async function create(ctx: ServiceContext, exchange: Exchange, text: string): Pr
     scriptsMode: request.scriptsMode,
     assets: outcomes,
   });
-  if (!built.ok) throw new HttpError(422, 'not_a_place', built.message);
+  if (!built.ok) throw built.missing ? notFound('preview') : new HttpError(422, 'not_a_place', built.message);
+  if (exchange.aborted) return; // nobody would learn the project's id
   const projectId = await ctx.projects.saveSerialized(built.json, { owner: exchange.user!, assets: built.assetHashes });
   const failures = outcomes.filter((outcome) => !outcome.ok).map((outcome) => ({ id: outcome.id, reason: (outcome as { reason: string }).reason }));
   sendJson(exchange, 200, {
