@@ -122,8 +122,8 @@ test('unknown chunks and unknown property types are skipped with warnings', () =
   assert.equal(dom.instances.length, 1);
   assert.equal(dom.instances[0]!.className, 'Folder');
   assert.equal(dom.roots.length, 1);
-  assert.ok(dom.warnings.some((w) => /unknown chunk "ABCD"/.test(w)), dom.warnings.join('; '));
-  assert.ok(dom.warnings.some((w) => /Fizz.*unknown type id 0x7e/.test(w)), dom.warnings.join('; '));
+  assert.ok(dom.warnings.some((w) => /unknown chunk: "ABCD"/.test(w)), dom.warnings.join('; '));
+  assert.ok(dom.warnings.some((w) => /unknown type: Fizz of class id 0: type id 0x7e/.test(w)), dom.warnings.join('; '));
 });
 
 test('a parent cycle is an error, not a hang', () => {
@@ -136,4 +136,32 @@ test('a parent cycle is an error, not a hang', () => {
 test('neither binary nor XML is a clear error', () => {
   assert.throws(() => decode(new TextEncoder().encode('PK\u0003\u0004 zip file')), (e: unknown) => e instanceof DecodeError && /not a Roblox place/.test(e.message));
   assert.throws(() => decode(new Uint8Array(0)), /empty/);
+});
+
+test('hostile inputs found in review fail fast with a DecodeError', async () => {
+  // A 94-byte file whose ZSTD block declares ~98k sequences of ~65k-byte matches (made one JS decoder spin for minutes).
+  const zstdSpin = Buffer.from('3c726f626c6f782189ff0d0a1a0a000000000000000000000000000000000000585858581500000060ea00000000000028b52ffd003865000000ffffff5400003400000001454e44000000000009000000000000003c2f726f626c6f783e', 'hex');
+  assert.throws(() => decode(zstdSpin), (e: unknown) => e instanceof DecodeError && /ZSTD/.test(e.message));
+  // A ZSTD chunk of 10 MB of zeros in a few hundred bytes: over the whole-file expansion cap.
+  const { compress } = await import('@bokuweb/zstd-wasm');
+  const zeros = compress(new Uint8Array(10 << 20), 19);
+  const bomb = concat(header(0, 0), chunk('META', zeros, zeros.length, 10 << 20), END);
+  assert.throws(() => decode(bomb), (e: unknown) => e instanceof DecodeError && /expand/.test(e.message));
+  // Comment runs before the root once made the format sniff backtrack exponentially.
+  assert.throws(() => decode(new TextEncoder().encode('<!---->'.repeat(40) + 'x')), /not a Roblox place/);
+  assert.equal(decode(new TextEncoder().encode('<?xml version="1.0"?>\n<!-- a -->\n<roblox version="4"></roblox>')).format, 'xml');
+  // A 100,000-instance parent cycle: found with one walk, not one walk per instance.
+  const count = 100_000;
+  const zigzag = (n: number) => (n >= 0 ? 2 * n : -2 * n - 1);
+  const interleave = (values: number[]) => {
+    const out = new Uint8Array(values.length * 4);
+    values.forEach((v, i) => { for (let b = 0; b < 4; b++) out[b * values.length + i] = (v >>> (24 - 8 * b)) & 0xff; });
+    return out;
+  };
+  const deltas = (refs: number[]) => refs.map((r, i) => zigzag(r - (i ? refs[i - 1]! : 0)));
+  const refs = Array.from({ length: count }, (_, i) => i);
+  const parents = refs.map((r) => (r + 1) % count);
+  const inst = concat(Uint8Array.of(0, 0, 0, 0, 6, 0, 0, 0), new TextEncoder().encode('Folder'), Uint8Array.of(0), new Uint8Array(new Uint32Array([count]).buffer), interleave(deltas(refs)));
+  const prnt = concat(Uint8Array.of(0), new Uint8Array(new Uint32Array([count]).buffer), interleave(deltas(refs)), interleave(deltas(parents)));
+  assert.throws(() => decode(concat(header(1, count), chunk('INST', inst), chunk('PRNT', prnt), END)), /cycle/);
 });

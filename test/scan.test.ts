@@ -2,7 +2,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { decompress as zstdDecompress } from 'fzstd';
+import { decompress as zstdDecompress, init as initZstd } from '@bokuweb/zstd-wasm';
+
+await initZstd();
 import {
   scanScript, FINDING_CODES, isHangRisk, MAX_FINDINGS_PER_SCRIPT, type Finding, type FindingCode, type ScanOptions,
 } from '../src/scan/index.js';

@@ -12,7 +12,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { uncompressSync } from 'lz4-napi';
-import { decompress as zstdDecompress } from 'fzstd';
+import { decompress as zstdDecompress, init as initZstd } from '@bokuweb/zstd-wasm';
+
+await initZstd();
 import { decodeBinary } from '../src/parser/binary.js';
 import { decode } from '../src/parser/index.js';
 import type { Column, Dom, Instance, PropertyTable } from '../src/parser/dom.js';
@@ -68,7 +70,7 @@ function columnarDom(className: string, rows: number, properties: Record<string,
 
 interface RawChunk { name: string; compressedLength: number; data: Uint8Array }
 
-/** The file's chunks, decompressed with lz4-napi / fzstd directly: checks the writer's framing independently of the decoder. */
+/** The file's chunks, decompressed with lz4-napi / libzstd (wasm) directly: checks the writer's framing independently of the decoder. */
 function rawChunks(bytes: Uint8Array): RawChunk[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const chunks: RawChunk[] = [];

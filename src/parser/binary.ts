@@ -13,6 +13,7 @@ import { readReferents } from './interleave.js';
 import { resolveLimits, type DecodeLimits } from './limits.js';
 import { checkCount, cursor, readBytes, readText, readU32, readU8, type Cursor } from './reader.js';
 import { typeName } from './types.js';
+import { warn, warningLines, type WarningLog } from './warnings.js';
 import type { PropType, Value } from './values.js';
 
 export interface MetaChunk { kind: 'META'; entries: [string, string][] }
@@ -58,18 +59,18 @@ function readInst(c: Cursor, limits: DecodeLimits): InstChunk {
   return { kind: 'INST', classId, className, objectFormat, referents };
 }
 
-function readProp(c: Cursor, limits: DecodeLimits, classCounts: Map<number, number>, warnings: string[]): PropChunk {
+function readProp(c: Cursor, limits: DecodeLimits, classCounts: Map<number, number>, warnings: WarningLog): PropChunk {
   const classId = readU32(c);
   const name = readText(c, limits.maxStringBytes, 'property name');
   const typeId = readU8(c);
   const type = typeName(typeId);
   const count = classCounts.get(classId);
   if (type === undefined) {
-    warnings.push(`skipped property ${name} of class id ${classId}: unknown type id 0x${typeId.toString(16).padStart(2, '0')}`);
+    warn(warnings, 'skipped property of unknown type', `${name} of class id ${classId}: type id 0x${typeId.toString(16).padStart(2, '0')}`);
     return { kind: 'PROP', classId, name, typeId };
   }
   if (count === undefined) {
-    warnings.push(`skipped property ${name}: class id ${classId} has no INST chunk before it`);
+    warn(warnings, 'skipped property of a class with no INST chunk before it', `${name} of class id ${classId}`);
     return { kind: 'PROP', classId, name, typeId, type };
   }
   const column = readColumn(type, c, { count, maxStringBytes: limits.maxStringBytes, maxSequenceLength: limits.maxSequenceLength });
@@ -90,7 +91,7 @@ function readPrnt(c: Cursor, limits: DecodeLimits): PrntChunk {
  * Decodes one chunk. Errors gain the chunk's name and file offset (and the property
  * being read), and anything that is not a DecodeError becomes one.
  */
-function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<number, number>, classNames: Map<number, string>, warnings: string[]): DecodedChunk {
+function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<number, number>, classNames: Map<number, string>, warnings: WarningLog): DecodedChunk {
   const c = cursor(raw.data);
   const context: DecodeErrorContext = { chunk: raw.name, offset: raw.offset };
   try {
@@ -116,7 +117,7 @@ function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<numbe
       case 'PRNT': return readPrnt(c, limits);
       case 'END': return { kind: 'END' };
       default:
-        warnings.push(`skipped unknown chunk ${JSON.stringify(raw.name)} at byte offset ${raw.offset}`);
+        warn(warnings, 'skipped unknown chunk', `${JSON.stringify(raw.name)} at byte offset ${raw.offset}`);
         return { kind: 'unknown', name: raw.name, length: raw.data.length };
     }
   } catch (error) {
@@ -126,7 +127,7 @@ function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<numbe
 }
 
 /** Runs the framing and per-chunk readers; `visit` sees each decoded chunk in order. */
-function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: string[], visit: (chunk: DecodedChunk, raw: RawChunk) => void): FileHeader {
+function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLog, visit: (chunk: DecodedChunk, raw: RawChunk) => void): FileHeader {
   const header = readHeader(bytes, limits);
   const classCounts = new Map<number, number>();
   const classNames = new Map<number, string>();
@@ -141,14 +142,14 @@ function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: string[],
     }
     visit(chunk, raw);
   }
-  if (classCounts.size !== header.classCount) warnings.push(`header declares ${header.classCount} classes, file has ${classCounts.size}`);
-  if (instances !== header.instanceCount) warnings.push(`header declares ${header.instanceCount} instances, file has ${instances}`);
+  if (classCounts.size !== header.classCount) warn(warnings, 'header class count differs', `header ${header.classCount}, file ${classCounts.size}`);
+  if (instances !== header.instanceCount) warn(warnings, 'header instance count differs', `header ${header.instanceCount}, file ${instances}`);
   return header;
 }
 
 export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>): Dom {
   const limits = resolveLimits(options);
-  const warnings: string[] = [];
+  const warnings: WarningLog = new Map();
   const metadata: [string, string][] = [];
   let sharedStrings: Uint8Array[] = [];
   const instances: Instance[] = [];
@@ -180,7 +181,7 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
       case 'PROP': {
         const owner = tables.get(chunk.classId);
         if (!owner || !chunk.column) break;
-        if (owner.table.columns.has(chunk.name)) warnings.push(`property ${owner.className}.${chunk.name} appears twice; the last one wins`);
+        if (owner.table.columns.has(chunk.name)) warn(warnings, 'property appears twice, the last one wins', `${owner.className}.${chunk.name}`);
         (owner.table.columns as Map<string, Column>).set(chunk.name, chunk.column);
         if (chunk.name === 'Name') {
           for (const member of owner.members) {
@@ -202,11 +203,11 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
   for (const { children, parents } of links) {
     for (let i = 0; i < children.length; i++) {
       const child = find(children[i]!);
-      if (!child) { warnings.push(`PRNT names unknown child referent ${children[i]}`); continue; }
-      if (child.parent || rootSet.has(child)) { warnings.push(`PRNT links referent ${children[i]} twice; the first link wins`); continue; }
+      if (!child) { warn(warnings, 'PRNT names an unknown child', `referent ${children[i]}`); continue; }
+      if (child.parent || rootSet.has(child)) { warn(warnings, 'PRNT links a child twice, the first link wins', `referent ${children[i]}`); continue; }
       const parentRef = parents[i]!;
       const parent = parentRef === -1 ? undefined : find(parentRef);
-      if (parentRef !== -1 && !parent) warnings.push(`PRNT gives referent ${children[i]} an unknown parent ${parentRef}; kept as a root`);
+      if (parentRef !== -1 && !parent) warn(warnings, 'PRNT names an unknown parent, child kept as a root', `referent ${children[i]}, parent ${parentRef}`);
       if (parent) {
         child.parent = parent;
         parent.children.push(child);
@@ -219,7 +220,7 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
   for (const instance of instances) if (!instance.parent && !rootSet.has(instance)) roots.push(instance);
   checkAcyclic(instances, roots, links[0]?.offset);
 
-  return { format: 'binary', metadata, sharedStrings, instances, roots, byReferent, warnings };
+  return { format: 'binary', metadata, sharedStrings, instances, roots, byReferent, warnings: warningLines(warnings) };
 }
 
 /** Studio numbers referents 0..n-1: then an array lookup beats the Map on every PRNT link. */
@@ -234,19 +235,15 @@ function referentLookup(instances: Instance[], byReferent: Map<number, Instance>
 
 /** Every instance must hang under a root; one that does not sits on a parent cycle. */
 function checkAcyclic(instances: Instance[], roots: Instance[], offset?: number): void {
-  let reached = 0;
+  const reached = new Set<Instance>();
   const stack = [...roots];
   while (stack.length) {
     const at = stack.pop()!;
-    reached++;
+    reached.add(at);
     for (const child of at.children) stack.push(child);
   }
-  if (reached !== instances.length) {
-    const stuck = instances.find((instance) => {
-      let at: Instance | null = instance;
-      for (let steps = 0; at && steps <= instances.length; steps++) at = at.parent;
-      return at !== null;
-    });
+  if (reached.size !== instances.length) {
+    const stuck = instances.find((instance) => !reached.has(instance));
     throw new DecodeError(`PRNT links form a cycle (referent ${stuck?.referent})`, { chunk: 'PRNT', offset });
   }
 }
@@ -261,7 +258,7 @@ export interface ChunkView {
 
 export function decodeBinaryChunks(bytes: Uint8Array, options?: Partial<DecodeLimits>): ChunkView {
   const limits = resolveLimits(options);
-  const warnings: string[] = [];
+  const warnings: WarningLog = new Map();
   const chunks: unknown[] = [];
   const header = walkChunks(bytes, limits, warnings, (chunk) => {
     switch (chunk.kind) {
@@ -287,5 +284,5 @@ export function decodeBinaryChunks(bytes: Uint8Array, options?: Partial<DecodeLi
       case 'unknown': chunks.push({ [chunk.name]: { len: chunk.length } }); break;
     }
   });
-  return { num_types: header.classCount, num_instances: header.instanceCount, chunks, warnings };
+  return { num_types: header.classCount, num_instances: header.instanceCount, chunks, warnings: warningLines(warnings) };
 }

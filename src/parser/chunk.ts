@@ -4,10 +4,10 @@
  * 0, else an LZ4 block or, when it starts with 28 B5 2F FD, a ZSTD frame.
  */
 import { uncompressSync } from 'lz4-napi';
-import { decompress as zstdDecompress } from 'fzstd';
 import { DecodeError } from './errors.js';
 import { HEADER_SIZE } from './header.js';
 import type { DecodeLimits } from './limits.js';
+import { decompressZstd } from './zstd.js';
 
 export type Compression = 'none' | 'lz4' | 'zstd';
 
@@ -27,6 +27,7 @@ const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
 const LZ4_MAX_RATIO = 255;
 const ZSTD_MAX_RATIO = 4096;
 const RATIO_SLACK = 64 * 1024;
+const EXPANSION_SLACK = 1024 * 1024;
 
 function chunkName(bytes: Uint8Array, at: number): string {
   let end = at + 4;
@@ -92,6 +93,9 @@ function frameChunks(bytes: Uint8Array, limits: DecodeLimits): Frame[] {
     if (total > limits.maxTotalBytes) {
       throw new DecodeError(`decompressed file size exceeds the limit of ${limits.maxTotalBytes} bytes`, context);
     }
+    if (total > bytes.length * limits.maxExpansion + EXPANSION_SLACK) {
+      throw new DecodeError(`chunks expand to more than ${limits.maxExpansion}× the file's size`, context);
+    }
     frames.push({ name, offset: pos, compressedLength, uncompressedLength });
     pos = dataStart + storedLength;
     if (name === 'END') return frames;
@@ -112,9 +116,10 @@ export function* readChunks(bytes: Uint8Array, limits: DecodeLimits): Generator<
     let data: Uint8Array;
     try {
       data = compression === 'zstd'
-        ? zstdDecompress(stored, new Uint8Array(uncompressedLength))
+        ? decompressZstd(stored, uncompressedLength)
         : decompressLz4(stored, uncompressedLength);
     } catch (error) {
+      if (error instanceof DecodeError) throw error.withContext(context);
       throw new DecodeError(`corrupt ${compression.toUpperCase()} data: ${(error as Error)?.message ?? String(error)}`, context);
     }
     if (data.length !== uncompressedLength) {

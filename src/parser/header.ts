@@ -20,8 +20,26 @@ function startsWith(bytes: Uint8Array, prefix: Uint8Array, at = 0): boolean {
 /** binary: `<roblox!` + signature; xml: `<roblox` followed by whitespace or `>` (after a BOM, whitespace, an XML declaration or comments). */
 export function sniffFormat(bytes: Uint8Array): 'binary' | 'xml' | undefined {
   if (startsWith(bytes, MAGIC)) return 'binary';
-  const head = new TextDecoder('latin1').decode(bytes.subarray(0, 4096)).replace(/^\uFEFF|^\u00EF\u00BB\u00BF/, '');
-  return /^\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*)*<roblox[\s>]/.test(head) ? 'xml' : undefined;
+  // A linear scan, not a regex: backtracking over crafted comment runs can take minutes.
+  const head = new TextDecoder('latin1').decode(bytes.subarray(0, 64 * 1024));
+  let at = head.startsWith('\u00EF\u00BB\u00BF') ? 3 : head.startsWith('\uFEFF') ? 1 : 0;
+  const skipSpace = (): void => { while (at < head.length && /\s/.test(head[at]!)) at++; };
+  skipSpace();
+  if (head.startsWith('<?xml', at)) {
+    const end = head.indexOf('?>', at);
+    if (end < 0) return undefined;
+    at = end + 2;
+    skipSpace();
+  }
+  while (head.startsWith('<!--', at)) {
+    const end = head.indexOf('-->', at + 4);
+    if (end < 0) return undefined;
+    at = end + 3;
+    skipSpace();
+  }
+  if (!head.startsWith('<roblox', at)) return undefined;
+  const next = head[at + 7];
+  return next === '>' || (next !== undefined && /\s/.test(next)) ? 'xml' : undefined;
 }
 
 export function readHeader(bytes: Uint8Array, limits: DecodeLimits): FileHeader {

@@ -8,6 +8,11 @@ export interface DecodeLimits {
   maxChunkBytes: number;
   /** Largest sum of uncompressed chunk sizes (the decompressed file). */
   maxTotalBytes: number;
+  /**
+   * Largest ratio of decompressed to file size (plus 1 MiB): real places stay under
+   * ~110×, so a few KB can never stand for gigabytes of columns and instances.
+   */
+  maxExpansion: number;
   /** Most instances in one file (header count, INST counts, XML Items). */
   maxInstances: number;
   /** Most classes (INST chunks). */
@@ -23,6 +28,7 @@ export interface DecodeLimits {
 export const DEFAULT_LIMITS: DecodeLimits = Object.freeze({
   maxChunkBytes: 1 << 30,
   maxTotalBytes: 2 ** 31 - 1,
+  maxExpansion: 256,
   maxInstances: 10_000_000,
   maxClasses: 100_000,
   maxStringBytes: 256 << 20,

@@ -7,6 +7,7 @@ import { DecodeError } from '../errors.js';
 import type { DecodeLimits } from '../limits.js';
 import type { Property } from '../values.js';
 import { startIndexOf, type XmlNode } from './tree.js';
+import type { WarningLog } from '../warnings.js';
 
 export interface DecodeContext {
   readonly limits: DecodeLimits;
@@ -33,18 +34,7 @@ export function fail(ctx: DecodeContext, message: string): never {
   });
 }
 
-/** Repeated warnings are counted, so a large file cannot flood the list. */
-export type WarningLog = Map<string, { count: number; example: string }>;
-
-export function warn(log: WarningLog, kind: string, example: string): void {
-  const entry = log.get(kind);
-  if (entry) entry.count++;
-  else log.set(kind, { count: 1, example });
-}
-
-export function warningLines(log: WarningLog): string[] {
-  return [...log].map(([kind, { count, example }]) => (count === 1 ? `${kind}: ${example}` : `${kind}: ${count} times, e.g. ${example}`));
-}
+export { warn, warningLines, type WarningLog } from '../warnings.js';
 
 /** Decodes one property element's children; undefined when the property is skipped (with a warning). */
 export type Decoder = (children: XmlNode[], ctx: DecodeContext) => Property | undefined;
