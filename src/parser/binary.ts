@@ -167,7 +167,7 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
         const { referents, className } = chunk;
         for (let row = 0; row < referents.length; row++) {
           const referent = referents[row]!;
-          const instance: Instance = { referent, className, name: '', parent: null, children: [], table, row };
+          const instance: Instance = { referent, className, name: '', parent: null, children: NO_CHILDREN, table, row };
           const before = byReferent.size;
           if (byReferent.set(referent, instance).size === before) {
             throw new DecodeError(`referent ${referent} is used by two instances`, { chunk: 'INST', offset: raw.offset });
@@ -210,7 +210,9 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
       if (parentRef !== -1 && !parent) warn(warnings, 'PRNT names an unknown parent, child kept as a root', `referent ${children[i]}, parent ${parentRef}`);
       if (parent) {
         child.parent = parent;
-        parent.children.push(child);
+        // Most instances are leaves: they share one empty array until they get a child.
+        if (parent.children === NO_CHILDREN) (parent as { children: Instance[] }).children = [child];
+        else parent.children.push(child);
       } else {
         rootSet.add(child);
         roots.push(child);
@@ -222,6 +224,8 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
 
   return { format: 'binary', metadata, sharedStrings, instances, roots, byReferent, warnings: warningLines(warnings) };
 }
+
+const NO_CHILDREN: Instance[] = Object.freeze([]) as unknown as Instance[];
 
 /** Studio numbers referents 0..n-1: then an array lookup beats the Map on every PRNT link. */
 function referentLookup(instances: Instance[], byReferent: Map<number, Instance>): (referent: number) => Instance | undefined {
@@ -235,17 +239,24 @@ function referentLookup(instances: Instance[], byReferent: Map<number, Instance>
 
 /** Every instance must hang under a root; one that does not sits on a parent cycle. */
 function checkAcyclic(instances: Instance[], roots: Instance[], offset?: number): void {
-  const reached = new Set<Instance>();
+  let reached = 0;
   const stack = [...roots];
   while (stack.length) {
     const at = stack.pop()!;
-    reached.add(at);
+    reached++;
     for (const child of at.children) stack.push(child);
   }
-  if (reached.size !== instances.length) {
-    const stuck = instances.find((instance) => !reached.has(instance));
-    throw new DecodeError(`PRNT links form a cycle (referent ${stuck?.referent})`, { chunk: 'PRNT', offset });
+  if (reached === instances.length) return;
+  // Only a broken file pays for finding which instance is stuck.
+  const seen = new Set<Instance>();
+  const walk = [...roots];
+  while (walk.length) {
+    const at = walk.pop()!;
+    seen.add(at);
+    for (const child of at.children) walk.push(child);
   }
+  const stuck = instances.find((instance) => !seen.has(instance));
+  throw new DecodeError(`PRNT links form a cycle (referent ${stuck?.referent})`, { chunk: 'PRNT', offset });
 }
 
 /** The chunk view of ../shared/conformance/README.md (without its `file` member). */
