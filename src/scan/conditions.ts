@@ -5,7 +5,7 @@
  */
 import { type TokenStream, kindAt, wordAt } from './lexer.js';
 import {
-  NAME, NUMBER, STRING, LPAREN, RPAREN, DOT, COMMA, ASSIGN, KW_DO,
+  NAME, NUMBER, STRING, LPAREN, RPAREN, DOT, COMMA, ASSIGN,
   KW_NOT, KW_TRUE, KW_FALSE, KW_NIL, KW_AND, KW_OR, CONCAT, COMPARE, ARITH, DOUBLE_COLON, COLON,
   LBRACKET, LBRACE, INTERP_BEGIN,
 } from './kinds.js';
