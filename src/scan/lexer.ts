@@ -264,35 +264,23 @@ function lexInto(source: string, cs: Uint16Array, n: number): boolean {
           width = 0;
           break;
         case 96: // `
-          kind = STRING;
           start = p + 1;
           line = ln;
-          end = p = interpolatedEnd(cs, start, n);
+          kind = interpolatedPiece(cs, start, n, STRING, INTERP_BEGIN);
           ln = line;
-          if (cs[p] === 96) {
-            p++;
-          } else if (cs[p] === 123) {
-            kind = INTERP_BEGIN;
-            pushBrace(1);
-            p++;
-          }
+          end = pieceEnd;
+          p = pieceNext;
           width = 0;
           break;
         case 125: // }
           if (braceDepth > 0 && braces[--braceDepth] === 1) {
             // The end of an interpolation hole: the backtick string goes on.
-            kind = INTERP_END;
             start = p + 1;
             line = ln;
-            end = p = interpolatedEnd(cs, start, n);
+            kind = interpolatedPiece(cs, start, n, INTERP_END, INTERP_MID);
             ln = line;
-            if (cs[p] === 96) {
-              p++;
-            } else if (cs[p] === 123) {
-              kind = INTERP_MID;
-              pushBrace(1);
-              p++;
-            }
+            end = pieceEnd;
+            p = pieceNext;
             width = 0;
           } else {
             kind = RBRACE;
@@ -544,6 +532,28 @@ function quotedEnd(cs: Uint16Array, p: number, n: number, quote: number): number
  * backtick, an interpolation hole `{`, or (unterminated, as Luau allows no
  * raw newline there) the end of the line.
  */
+/** Set by interpolatedPiece: where the piece's text ends, and where lexing resumes. */
+let pieceEnd = 0;
+let pieceNext = 0;
+
+/**
+ * One piece of a backtick string, from `from` (just after a backtick or a hole's `}`):
+ * `closed` when a backtick ends it, `hole` when `{` opens an interpolation (pushed).
+ */
+function interpolatedPiece(cs: Uint16Array, from: number, n: number, closed: number, hole: number): number {
+  let p = (pieceEnd = interpolatedEnd(cs, from, n));
+  let kind = closed;
+  if (cs[p] === 96) {
+    p++;
+  } else if (cs[p] === 123) {
+    kind = hole;
+    pushBrace(1);
+    p++;
+  }
+  pieceNext = p;
+  return kind;
+}
+
 function interpolatedEnd(cs: Uint16Array, p: number, n: number): number {
   while (p < n) {
     const c = cs[p];
