@@ -5,13 +5,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { PLACES_DIR } from './support/paths.js';
 import {
-  ANALYZE, CREATE, HEALTH, analyze, as, assertErrorBody, expectError, getJson, multipartBody, postJson, rawRequest, startService,
+  ANALYZE, CREATE, HEALTH, analyze, as, assertErrorBody, expectError, getJson, multipartBody, openUpload, postJson, rawRequest, startService,
   upload, uploadsIn, waitUntil, type Service,
 } from './support/service.js';
 
@@ -194,14 +193,7 @@ describe('analyze errors', () => {
 
   test('a client that goes away mid-upload leaves no temp file, and the service stays healthy', async () => {
     const body = multipartBody(BOUNDARY, [{ name: 'file', fileName: PLACE_NAME, data: PLACE }]);
-    const request = httpRequest({
-      host: '127.0.0.1',
-      port: service.port,
-      method: 'POST',
-      path: ANALYZE,
-      agent: false,
-      headers: { ...alice, 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`, 'Content-Length': body.length + 50_000 },
-    });
+    const request = openUpload(service, BOUNDARY, body, alice, body.length + 50_000);
     request.on('error', () => {}); // the destroy below
     request.write(body.subarray(0, body.length - 100));
     await waitUntil(async () => (await uploadsIn(service)).length === 1, 'the upload reached its temp file');

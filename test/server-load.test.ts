@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { PLACES_DIR, TEST_FILES_DIR } from './support/paths.js';
 import {
-  ANALYZE, HEALTH, as, getJson, multipartBody, startService, upload, uploadsIn, waitUntil, type RawResponse, type Service,
+  HEALTH, as, getJson, multipartBody, openUpload, startService, upload, uploadsIn, waitUntil, type RawResponse, type Service,
 } from './support/service.js';
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
@@ -107,14 +107,7 @@ test('close() stops accepting but lets an upload in flight finish', async () => 
 
     const bytes = readFileSync(join(PLACES_DIR, 'booga.rbxl')); // 1.5 MB
     const body = multipartBody(BOUNDARY, [{ name: 'file', fileName: 'booga.rbxl', data: bytes }]);
-    const request = httpRequest({
-      host: '127.0.0.1',
-      port: service.port,
-      method: 'POST',
-      path: ANALYZE,
-      agent: false,
-      headers: { ...as('ann'), 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`, 'Content-Length': body.length },
-    });
+    const request = openUpload(service, BOUNDARY, body, as('ann'));
     const answer = responseOf(request);
     request.write(body.subarray(0, body.length - 1000));
     await waitUntil(async () => (await uploadsIn(service)).length === 1, 'the upload reached its temp file');

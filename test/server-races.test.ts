@@ -6,12 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { encode } from '../src/parser/writer/index.js';
 import { generatePlace } from '../bench/generate.js';
 import { PLACES_DIR } from './support/paths.js';
-import { ANALYZE, HEALTH, as, multipartBody, rawRequest, startService, upload, uploadsIn, waitUntil } from './support/service.js';
+import { ANALYZE, HEALTH, as, multipartBody, openUpload, rawRequest, startService, upload, uploadsIn, waitUntil } from './support/service.js';
 
 const BOUNDARY = 'race-test-boundary-81c2';
 
@@ -23,10 +22,7 @@ test('a client leaving does not fail others waiting on the analysis of the same 
     await waitUntil(async () => (await fetch(service.url + HEALTH).then((r) => r.json())).workers.running > 0, 'the worker to be busy');
     const place = Buffer.concat([readFileSync(join(PLACES_DIR, 'booga.rbxl')), Buffer.from('race')]);
     const body = multipartBody(BOUNDARY, [{ name: 'file', fileName: 'booga.rbxl', data: place }]);
-    const alice = httpRequest({
-      host: '127.0.0.1', port: service.port, method: 'POST', path: ANALYZE, agent: false,
-      headers: { ...as('alice'), 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`, 'Content-Length': body.length },
-    });
+    const alice = openUpload(service, BOUNDARY, body, as('alice'));
     alice.on('error', () => {});
     alice.end(body);
     // Alice's file is complete and her analysis queued once it sits in the uploads folder and she is waiting.

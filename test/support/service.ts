@@ -184,6 +184,22 @@ export function rawRequest(service: Service, options: RawRequestOptions): Promis
   });
 }
 
+/**
+ * Starts a multipart upload of `body` through node:http and returns the request
+ * unfinished, so a test can write it in parts, stall it or destroy it mid-way.
+ * `contentLength` may claim more than `body` holds.
+ */
+export function openUpload(service: Service, boundary: string, body: Uint8Array, headers: Record<string, string>, contentLength = body.length) {
+  return httpRequest({
+    host: '127.0.0.1',
+    port: service.port,
+    method: 'POST',
+    path: ANALYZE,
+    agent: false,
+    headers: { ...headers, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': contentLength },
+  });
+}
+
 export function multipartBody(boundary: string, parts: { name: string; fileName?: string; data: Uint8Array | string }[], close = true): Buffer {
   const pieces: Buffer[] = [];
   for (const part of parts) {
