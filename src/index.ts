@@ -6,5 +6,5 @@ export { DEFAULT_LIMITS, type DecodeLimits } from './parser/limits.js';
 export type { Dom, Instance, Column, PropertyTable, DomDump } from './parser/dom.js';
 export { getProperty, getValue, propertyNames, fullName, descendants, toDump, stringifyDump } from './parser/dom.js';
 export type * from './parser/values.js';
-export { scanScript, FINDING_CODES, isHangRisk, type Finding, type FindingCode, type ScanOptions } from './scan/index.js';
+export { scanScript, scanScriptBytes, FINDING_CODES, isHangRisk, type Finding, type FindingCode, type ScanOptions } from './scan/index.js';
 export { encode, EncodeError, type EncodeOptions } from './parser/writer/index.js';

@@ -6,13 +6,14 @@ import { decompress as zstdDecompress, init as initZstd } from '@bokuweb/zstd-wa
 
 await initZstd();
 import {
-  scanScript, FINDING_CODES, isHangRisk, MAX_FINDINGS_PER_SCRIPT, type Finding, type FindingCode, type ScanOptions,
+  scanScript, scanScriptBytes, FINDING_CODES, isHangRisk, MAX_FINDINGS_PER_SCRIPT, type Finding, type FindingCode, type ScanOptions,
 } from '../src/scan/index.js';
 import {
-  tokenize, NAME, NUMBER, STRING, INTERP_BEGIN, INTERP_MID, INTERP_END, LPAREN, RPAREN, LBRACE, RBRACE, LBRACKET,
+  tokenize, tokenText, NAME, NUMBER, STRING, INTERP_BEGIN, INTERP_MID, INTERP_END, LPAREN, RPAREN, LBRACE, RBRACE, LBRACKET,
   RBRACKET, COLON, ASSIGN, COMPOUND_ASSIGN, ARROW, DOUBLE_COLON, CONCAT, ELLIPSIS, ARITH, COMPARE,
   KW_WHILE, KW_TRUE, KW_DO, KW_END, KW_LOCAL,
 } from '../src/scan/tokenizer.js';
+import { scannerMemoryBytes } from '../src/scan/wasm.js';
 import { PLACES_DIR, TEST_FILES_DIR } from './support/paths.js';
 
 type Expected = Array<[FindingCode, number]>;
@@ -334,7 +335,7 @@ describe('tokenizer', () => {
   function texts(source: string): string[] {
     const t = tokenize(source);
     const out: string[] = [];
-    for (let i = 1; i < t.count; i++) out.push(source.slice(t.start[i], t.end[i]));
+    for (let i = 1; i < t.count; i++) out.push(tokenText(t, i));
     return out;
   }
 
@@ -364,7 +365,7 @@ describe('tokenizer', () => {
     const t = tokenize(source);
     const strings: Array<[string, number]> = [];
     for (let i = 1; i < t.count; i++) {
-      if (t.kind[i] === STRING) strings.push([source.slice(t.start[i], t.end[i]), t.line[i]]);
+      if (t.kind[i] === STRING) strings.push([tokenText(t, i), t.line[i]]);
     }
     assert.deepEqual(strings, [['x\\"y', 1], ['z', 1], ['\nlong ]] ', 1], ['e\\\nf', 2]]);
     assert.equal(t.line[t.count - 1], 3); // `g` after the string continued over a newline
@@ -376,6 +377,14 @@ describe('tokenizer', () => {
       NAME, LPAREN, INTERP_BEGIN, NAME, LBRACKET, LBRACE, NUMBER, RBRACE, RBRACKET, INTERP_MID,
       INTERP_BEGIN, NAME, INTERP_END, INTERP_END, RPAREN, NAME,
     ]);
+  });
+
+  test('offsets are UTF-8 byte offsets; non-ASCII characters start no token', () => {
+    const source = 'é = "ü😀" -- ö\nx';
+    const t = tokenize(source);
+    assert.deepEqual(Array.from(t.start.subarray(1, t.count)), [3, 6, 20]);
+    assert.deepEqual(texts(source), ['=', 'ü😀', 'x']);
+    assert.deepEqual(Array.from(t.line.subarray(1, t.count)), [1, 1, 2]);
   });
 
   test('comments produce no tokens', () => {
@@ -468,6 +477,48 @@ describe('malformed sources never throw', () => {
       const source = parts.join(random() < 0.5 ? ' ' : '');
       assertWellFormed(scanScript(source, SERVER_SCRIPT), source);
     }
+  });
+});
+
+describe('scanning bytes', () => {
+  const options: ScanOptions = { className: 'Script', runContext: 'Server' };
+
+  test('the bytes of a source give the same findings as its text', () => {
+    const alphabet = [
+      'while true do', 'end', 'wait()', 'task.wait()', ' ', '\n', '"', "'", '`', '{', '}', '[[', ']]', '--', '--[[',
+      'repeat', 'until false', 'local function f()', 'f()', 'local wait = 1', ':connect(', 'game:GetService("HttpService")',
+      'game.Players.LocalPlayer', 'require(123)', 'loadstring', '(', ')', 'break', 'é', '😀', '\ud800', '\\', '\r\n', '\0',
+    ];
+    const random = prng(7);
+    let compared = 0;
+    for (let round = 0; round < 3000; round++) {
+      const parts: string[] = [];
+      const length = 1 + Math.floor(random() * 60);
+      for (let i = 0; i < length; i++) parts.push(alphabet[Math.floor(random() * alphabet.length)]);
+      const source = parts.join('');
+      const fromText = scanScript(source, options);
+      assert.deepEqual(scanScriptBytes(Buffer.from(source, 'utf8'), options), fromText, JSON.stringify(source));
+      compared += fromText.length;
+    }
+    assert.ok(compared > 1000, `the sources produced findings to compare (${compared})`);
+  });
+
+  test('bytes that are not UTF-8 start no token and keep line numbers', () => {
+    const source = Buffer.concat([Buffer.from([0xff, 0xc3, 0x28, 0xe2, 0x82]), Buffer.from('\nwhile true do end\n"\xfe" wait()')]);
+    assert.deepEqual(scanScriptBytes(source, options).map((f) => [f.code, f.line]), [['loop_without_yield', 2], ['deprecated_global', 3]]);
+  });
+
+  test('blank bytes (whitespace, BOM, no-break space) are an empty source', () => {
+    const blank = Buffer.from('\ufeff \t\r\n\u00a0\n', 'utf8');
+    assert.deepEqual(scanScriptBytes(blank, options).map((f) => f.code), ['external_code']);
+    assert.deepEqual(scanScript(blank.toString('utf8'), options).map((f) => f.code), ['external_code']);
+  });
+
+  test('scanning a large source grows the scanner memory, which is then given back', () => {
+    // ~900k tokens: past the scanner's usual few hundred kilobytes, below its token limit.
+    const source = 'x\n'.repeat(900_000) + 'while true do end';
+    assert.deepEqual(scan(source, options), [['loop_without_yield', 900_001]]);
+    assert.ok(scannerMemoryBytes() <= 64 << 20, `memory after a large scan: ${scannerMemoryBytes()} bytes`);
   });
 });
 

@@ -52,15 +52,9 @@ export function isHangRisk(code: FindingCode): boolean {
 /** A script full of one pattern gives at most this many findings (the first ones by line). */
 export const MAX_FINDINGS_PER_SCRIPT = 100;
 
-// Codes by index in FINDING_CODES, which the checks pass to addFinding (no
-// string lookup per finding).
-export const LOOP_WITHOUT_YIELD = 0;
-export const EXTERNAL_CODE = 1;
-export const DYNAMIC_CODE = 2;
-export const LOCAL_PLAYER_ON_SERVER = 3;
-export const PLATFORM_SERVICE = 4;
-export const DEPRECATED_GLOBAL = 5;
-export const LEGACY_METHOD = 6;
+export {
+  LOOP_WITHOUT_YIELD, EXTERNAL_CODE, DYNAMIC_CODE, LOCAL_PLAYER_ON_SERVER, PLATFORM_SERVICE, DEPRECATED_GLOBAL, LEGACY_METHOD,
+} from './constants.js';
 
 /** Codes fit in 3 bits of the key: key = line * 8 + code index, so keys sort by line then priority. */
 const KEY_SPAN = 8;

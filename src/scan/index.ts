@@ -1,13 +1,12 @@
 /**
  * Script findings: what in a script may hang the game, cannot run outside
- * Roblox, or uses old API. `scanScript` is synchronous, never throws on any
- * source text, and reads the source once (lexer.ts), then walks the tokens
- * that matter once (checks.ts), then checks the few loops that look endless
- * (loops.ts).
+ * Roblox, or uses old API. `scanScript` is synchronous and never throws on
+ * any source text. The source's bytes are lexed and their tokens walked once
+ * in WebAssembly (assembly/, run by wasm.ts); the few loops that look endless
+ * are then confirmed (loops.ts) and the findings described here.
  */
-import { lex, releaseLargeBuffers, kindAt, wordAt, startAt, endAt, lineAt } from './lexer.js';
+import { type ScanOutput, scanText, scanBytes, releaseLargeMemory, kindAt, wordAt, startAt, endAt, lineAt, FINDING_STRIDE } from './wasm.js';
 import { KW_WHILE, KW_REPEAT, KW_FOR } from './kinds.js';
-import { walkTokens } from './checks.js';
 import { confirmLoops } from './loops.js';
 import { WORD_INSTEAD, WORD_METHOD_INSTEAD, WORD_TEXT, WORD_COUNT } from './words.js';
 import {
@@ -74,34 +73,47 @@ function describeWord(code: number, text: string, word: number): string {
 export function scanScript(source: string, options?: ScanOptions): Finding[] {
   options ??= {};
   const text = typeof source === 'string' ? source : '';
+  return scanWith(isBlank(text), options, (localPlayerIsNil) => scanText(text, localPlayerIsNil));
+}
+
+/**
+ * `scanScript` over a source's UTF-8 bytes as a file holds them, without
+ * making a string of them first: the analysis reads every script this way.
+ * The findings are the same as for the decoded text.
+ */
+export function scanScriptBytes(source: Uint8Array, options?: ScanOptions): Finding[] {
+  options ??= {};
+  return scanWith(isBlankBytes(source), options, (localPlayerIsNil) => scanBytes(source, localPlayerIsNil));
+}
+
+function scanWith(blank: boolean, options: ScanOptions, scan: (localPlayerIsNil: boolean) => ScanOutput): Finding[] {
   const linkedSource = typeof options.linkedSource === 'string' ? options.linkedSource.trim() : '';
   const sink = newSink();
 
   if (linkedSource !== '') addFinding(sink, EXTERNAL_CODE, 1, SUBJECT_LINKED_SOURCE);
-  if (isBlank(text)) {
+  if (blank) {
     addFinding(sink, EXTERNAL_CODE, 1, SUBJECT_EMPTY_SOURCE);
     return finishFindings(sink, (_code, subject) => describeWithoutTokens(subject, linkedSource));
   }
 
-  const tokens = lex(text);
-  const { funcs, loops } = walkTokens(tokens, sink, runsOnServer(options));
-  for (const loop of confirmLoops(tokens, funcs, loops)) {
-    addFinding(sink, LOOP_WITHOUT_YIELD, lineAt(tokens.data, loop.token), loop.token);
-  }
+  const t = scan(runsOnServer(options));
+  const found = t.findings;
+  for (let o = 0; o < found.length; o += FINDING_STRIDE) addFinding(sink, found[o], found[o + 1], found[o + 2]);
+  const tokens = t.tokens;
+  for (const loop of confirmLoops(t)) addFinding(sink, LOOP_WITHOUT_YIELD, lineAt(tokens, loop), loop);
 
-  const data = tokens.data;
   const findings = finishFindings(sink, (code: number, subject: number): string => {
     if (subject < 0) return describeWithoutTokens(subject, linkedSource);
     if (code === LOOP_WITHOUT_YIELD) {
-      const keyword = kindAt(data, subject);
+      const keyword = kindAt(tokens, subject);
       return loopMessage(keyword === KW_REPEAT ? 'repeat' : keyword === KW_FOR ? 'for' : keyword === KW_WHILE ? 'while' : '');
     }
-    const word = wordAt(data, subject);
+    const word = wordAt(tokens, subject);
     if (word !== 0) return wordMessage(code, word);
     // A string naming a service, or the number in `require(<number>)`.
-    return describeWord(code, text.slice(startAt(data, subject), endAt(data, subject)), 0);
+    return describeWord(code, t.bytes.toString('utf8', startAt(tokens, subject), endAt(tokens, subject)), 0);
   });
-  releaseLargeBuffers();
+  releaseLargeMemory();
   return findings;
 }
 
@@ -109,6 +121,18 @@ function isBlank(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c !== 32 && c !== 9 && c !== 10 && c !== 13 && c !== 11 && c !== 12 && c !== 0xfeff && c !== 0xa0) return false;
+  }
+  return true;
+}
+
+/** Blank as UTF-8: ASCII whitespace, U+FEFF (EF BB BF) and U+00A0 (C2 A0). */
+function isBlankBytes(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (c === 32 || c === 9 || c === 10 || c === 13 || c === 11 || c === 12) continue;
+    if (c === 0xef && bytes[i + 1] === 0xbb && bytes[i + 2] === 0xbf) i += 2;
+    else if (c === 0xc2 && bytes[i + 1] === 0xa0) i += 1;
+    else return false;
   }
   return true;
 }

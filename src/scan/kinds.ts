@@ -1,16 +1,30 @@
 /**
- * Token kinds of the scanner. Keywords are 10..30 and come from words.ts,
- * where the word table that recognises them is built.
+ * Token kinds of the scanner. Constants only: the WebAssembly scanner
+ * (assembly/) compiles this same file, so both sides agree on every number.
  */
-import {
-  KW_AND, KW_BREAK, KW_DO, KW_ELSE, KW_ELSEIF, KW_END, KW_FALSE, KW_FOR, KW_FUNCTION, KW_IF, KW_IN,
-  KW_LOCAL, KW_NIL, KW_NOT, KW_OR, KW_REPEAT, KW_RETURN, KW_THEN, KW_TRUE, KW_UNTIL, KW_WHILE,
-} from './words.js';
 
-export {
-  KW_AND, KW_BREAK, KW_DO, KW_ELSE, KW_ELSEIF, KW_END, KW_FALSE, KW_FOR, KW_FUNCTION, KW_IF, KW_IN,
-  KW_LOCAL, KW_NIL, KW_NOT, KW_OR, KW_REPEAT, KW_RETURN, KW_THEN, KW_TRUE, KW_UNTIL, KW_WHILE,
-};
+// Keywords are 10..30; words.ts maps their text to these kinds.
+export const KW_AND = 10;
+export const KW_BREAK = 11;
+export const KW_DO = 12;
+export const KW_ELSE = 13;
+export const KW_ELSEIF = 14;
+export const KW_END = 15;
+export const KW_FALSE = 16;
+export const KW_FOR = 17;
+export const KW_FUNCTION = 18;
+export const KW_IF = 19;
+export const KW_IN = 20;
+export const KW_LOCAL = 21;
+export const KW_NIL = 22;
+export const KW_NOT = 23;
+export const KW_OR = 24;
+export const KW_REPEAT = 25;
+export const KW_RETURN = 26;
+export const KW_THEN = 27;
+export const KW_TRUE = 28;
+export const KW_UNTIL = 29;
+export const KW_WHILE = 30;
 
 // `continue`, `type` and `export` are contextual in Luau and stay names.
 export const EOF = 0;
@@ -46,6 +60,3 @@ export const ARITH = 57;
 /** Any other ASCII punctuation (`?`, `|`, `&`, `@`, ...). */
 export const OTHER = 58;
 
-export function isKeyword(kind: number): boolean {
-  return kind >= KW_AND && kind <= KW_WHILE;
-}

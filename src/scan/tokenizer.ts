@@ -1,22 +1,24 @@
 /**
  * The scanner's tokens as one array per field, for tests and debugging. The
- * checks read the lexer's interleaved stream directly (lexer.ts); this view
- * copies it out, so it stays valid after the next scan.
+ * scan reads the WebAssembly module's interleaved stream directly (wasm.ts);
+ * this view copies it out, so it stays valid after the next scan.
  */
-import { lex, kindAt, wordAt, startAt, endAt, lineAt } from './lexer.js';
+import { Buffer } from 'node:buffer';
+import { scanText, kindAt, wordAt, startAt, endAt, lineAt } from './wasm.js';
 
 export * from './kinds.js';
 
 export interface Tokens {
-  source: string;
-  /** The source had more tokens (or characters) than the scanner keeps; only its beginning was read. */
+  /** The source as the scanner read it: UTF-8 bytes. */
+  bytes: Buffer;
+  /** The source had more tokens (or bytes) than the scanner reads; only its beginning was read. */
   truncated: boolean;
   /** Index one past the last real token; tokens are 1..count-1 (0 and count.. are EOF). */
   count: number;
   kind: Uint8Array;
   /** Interned word id for names and keywords (words.ts), 0 for anything else. */
   word: Uint16Array;
-  /** Offsets in the source; for strings, of their contents. */
+  /** Byte offsets in `bytes`; for strings, of their contents. */
   start: Int32Array;
   end: Int32Array;
   /** 1-based line on which the token starts. */
@@ -24,11 +26,11 @@ export interface Tokens {
 }
 
 export function tokenize(source: string): Tokens {
-  const stream = lex(source);
-  const { data, count } = stream;
+  const stream = scanText(source, false);
+  const { tokens: data, count } = stream;
   const size = count + 1;
   const tokens: Tokens = {
-    source,
+    bytes: Buffer.from(stream.bytes),
     truncated: stream.truncated,
     count,
     kind: new Uint8Array(size),
@@ -45,4 +47,9 @@ export function tokenize(source: string): Tokens {
     tokens.line[i] = lineAt(data, i);
   }
   return tokens;
+}
+
+/** The text of token `i`. */
+export function tokenText(tokens: Tokens, i: number): string {
+  return tokens.bytes.toString('utf8', tokens.start[i], tokens.end[i]);
 }

@@ -5,16 +5,16 @@
  * Word 0 means "an identifier of no interest".
  */
 
-/** A global that Roblox deprecated (or removed); a local of the same name shadows it. */
-export const ROLE_DEPRECATED_GLOBAL = 1;
-/** A global that runs or rewrites code at run time; shadowable like the above. */
-export const ROLE_DYNAMIC = 2;
-/** A lowercase method name from Roblox's early API (`:connect`, `:clone`, ...). */
-export const ROLE_LEGACY_METHOD = 4;
-/** A service backed by Roblox's cloud, which works only on Roblox servers. */
-export const ROLE_PLATFORM_SERVICE = 8;
-/** Roles of globals that a local, parameter or user definition of the same name hides. */
-export const ROLE_SHADOWABLE = ROLE_DEPRECATED_GLOBAL | ROLE_DYNAMIC;
+import {
+  KW_AND, KW_BREAK, KW_DO, KW_ELSE, KW_ELSEIF, KW_END, KW_FALSE, KW_FOR, KW_FUNCTION, KW_IF, KW_IN,
+  KW_LOCAL, KW_NIL, KW_NOT, KW_OR, KW_REPEAT, KW_RETURN, KW_THEN, KW_TRUE, KW_UNTIL, KW_WHILE,
+  NAME,
+} from './kinds.js';
+import {
+  ROLE_DEPRECATED_GLOBAL, ROLE_DYNAMIC, ROLE_LEGACY_METHOD, ROLE_PLATFORM_SERVICE, ROLE_SHADOWABLE,
+} from './constants.js';
+
+export { ROLE_DEPRECATED_GLOBAL, ROLE_DYNAMIC, ROLE_LEGACY_METHOD, ROLE_PLATFORM_SERVICE, ROLE_SHADOWABLE };
 
 interface WordSpec {
   text: string;
@@ -27,29 +27,6 @@ interface WordSpec {
   method?: string;
 }
 
-// Keyword token kinds. They live here (not in tokenizer.ts) because the word
-// table is built from them; tokenizer.ts re-exports them with the other kinds.
-export const KW_AND = 10;
-export const KW_BREAK = 11;
-export const KW_DO = 12;
-export const KW_ELSE = 13;
-export const KW_ELSEIF = 14;
-export const KW_END = 15;
-export const KW_FALSE = 16;
-export const KW_FOR = 17;
-export const KW_FUNCTION = 18;
-export const KW_IF = 19;
-export const KW_IN = 20;
-export const KW_LOCAL = 21;
-export const KW_NIL = 22;
-export const KW_NOT = 23;
-export const KW_OR = 24;
-export const KW_REPEAT = 25;
-export const KW_RETURN = 26;
-export const KW_THEN = 27;
-export const KW_TRUE = 28;
-export const KW_UNTIL = 29;
-export const KW_WHILE = 30;
 
 const SPECS: WordSpec[] = [
   { text: 'and', keyword: KW_AND },
@@ -149,7 +126,8 @@ const SPECS: WordSpec[] = [
   { text: 'InvokeClient' },
 ];
 
-const TABLE_BITS = 11;
+/** log2 of the slot count; the WebAssembly scanner's table has the same size (assembly/tables.ts). */
+export const TABLE_BITS = 11;
 
 const table = new Uint8Array(1 << TABLE_BITS);
 /** By word id (index 0 unused): text, token kind, roles, replacement. */
@@ -245,35 +223,6 @@ function packTail(chars: Uint16Array, start: number, length: number): number {
   return (chars[start + 4] | (chars[start + 5] << 7) | (chars[start + 6] << 14) | (chars[start + 7] << 21)) & TAIL_MASK[length];
 }
 
-/**
- * The id of the identifier `chars[start, end)`, or 0 when it is not a known
- * word. `end > start`, the identifier is ASCII (as the tokenizer reads them)
- * and `chars` has at least KEY_CHARS readable units from `start`.
- */
-export function lookupWord(chars: Uint16Array, start: number, end: number): number {
-  const length = end - start;
-  if (length > MAX_WORD_LENGTH) return 0;
-  const head = packHead(chars, start, length);
-  const tail = packTail(chars, start, length);
-  const id = table[slotOf(head, tail, length, SEED)];
-  if (wordHead[id] !== head || wordTail[id] !== tail || wordLength[id] !== length) return 0;
-  return length <= KEY_CHARS || longTailMatches(id, chars, start + KEY_CHARS, length - KEY_CHARS) ? id : 0;
-}
-
-/** The id of arbitrary text (string contents), which unlike an identifier may hold non-ASCII characters. */
-export function lookupText(chars: Uint16Array, start: number, end: number): number {
-  if (end <= start || end - start > MAX_WORD_LENGTH) return 0;
-  // A character above 127 would spill out of its seven bits in the key.
-  for (let i = start; i < end; i++) if (chars[i] > 127) return 0;
-  return lookupWord(chars, start, end);
-}
-
-function longTailMatches(id: number, chars: Uint16Array, from: number, count: number): boolean {
-  const offset = longOffset[id];
-  for (let i = 0; i < count; i++) if (longChars[offset + i] !== chars[from + i]) return false;
-  return true;
-}
-
 function idOf(text: string): number {
   const id = WORD_TEXT.indexOf(text);
   if (id <= 0) throw new Error(`scan word table has no entry for ${text}`);
@@ -297,3 +246,29 @@ export const W_INVOKE_CLIENT = idOf('InvokeClient');
 /** Shortest and longest platform service names, so string literals are looked up only when they could match. */
 export const SERVICE_NAME_MIN = Math.min(...SPECS.filter((s) => (s.roles ?? 0) & ROLE_PLATFORM_SERVICE).map((s) => s.text.length));
 export const SERVICE_NAME_MAX = Math.max(...SPECS.filter((s) => (s.roles ?? 0) & ROLE_PLATFORM_SERVICE).map((s) => s.text.length));
+
+/** Word ids the WebAssembly scanner recognises by position, in the order assembly/word-ids.ts reads them, then the service name lengths. */
+export const POSITIONAL_WORD_IDS = [
+  W_WAIT, W_WAIT_UPPER, W_TASK, W_COROUTINE, W_YIELD, W_SYNCHRONIZE, W_DESYNCHRONIZE, W_REQUIRE, W_LOCAL_PLAYER,
+  W_MATH, W_HUGE, W_INVOKE_SERVER, W_INVOKE_CLIENT, SERVICE_NAME_MIN, SERVICE_NAME_MAX,
+];
+
+/**
+ * The word table as the WebAssembly scanner takes it (wasm.ts copies it in
+ * once): slots, per-word kind, roles and key, the characters of longer
+ * words, the key masks and the hash multiplier.
+ */
+export const WORD_TABLE = {
+  slots: table,
+  kind: Uint8Array.from(WORD_KEYWORD, (keyword) => keyword || NAME),
+  roles: Uint8Array.from(WORD_ROLES),
+  head: wordHead,
+  tail: wordTail,
+  length: wordLength,
+  longOffset,
+  longChars: Uint8Array.from(longChars),
+  headMask: HEAD_MASK,
+  tailMask: TAIL_MASK,
+  seed: SEED | 0,
+  longest: MAX_WORD_LENGTH,
+};

@@ -1,0 +1,121 @@
+/**
+ * The WebAssembly scanner's exports: the host (wasm.ts) configures the word
+ * table once, then per script writes the source's bytes at `reserve(n)` and
+ * calls `scan`, and reads the results through `results()`.
+ *
+ * Memory: fixed tables in static data (tables.ts, blocks.ts), then one
+ * script's regions from __heap_base: its source, the token stream and the
+ * walk's stacks and outputs. Memory grows for a large script and never
+ * shrinks; the host drops the instance when it has grown large.
+ */
+import {
+  buildCharTables, WORD_SLOTS, WORD_KIND, WORD_ROLES, WORD_HEAD, WORD_TAIL, WORD_LENGTH, WORD_LONG_OFFSET,
+  WORD_LONG_CHARS, HEAD_MASK, TAIL_MASK, MAX_WORDS, MAX_LONG_CHARS, MAX_KEYED_LENGTH, WORD_TABLE_BITS,
+} from './tables';
+import { setWordTable } from './words';
+import { setWordIds } from './word-ids';
+import { lex, SOURCE_PADDING, tokenCount, notableCount, truncated, lastLine } from './lexer';
+import { TOKEN_BYTES, TOKEN_PADDING, useTokens } from './token';
+import { walk, findingCount, funcCount, loopCount, FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS } from './walk';
+
+/** At most this many tokens of one source are read (a Luau source of several megabytes); the rest is not scanned. */
+export const MAX_TOKENS: i32 = 1 << 20;
+
+buildCharTables();
+
+/** Results of the last scan, as i32s: see RESULT_* in wasm.ts. */
+const RESULTS: usize = memory.data(64, 16);
+/** Word ids and service name lengths passed by the host (setWordIds). */
+const IDS: usize = memory.data(64, 16);
+
+const HEAP: usize = (__heap_base + 15) & ~15;
+
+@inline function align(p: usize): usize {
+  return (p + 15) & ~15;
+}
+
+/** Grows memory so that it reaches at least `end`. */
+function ensure(end: usize): void {
+  const have = <usize>memory.size() << 16;
+  if (end > have) {
+    const pages = <i32>((end - have + 0xffff) >> 16);
+    if (memory.grow(pages) < 0) unreachable();
+  }
+}
+
+/** Pointers to the tables the host fills, in the order of TABLES in wasm.ts. */
+export function tables(): usize {
+  const list = RESULTS;
+  store<u32>(list, <u32>WORD_SLOTS, 0);
+  store<u32>(list, <u32>WORD_KIND, 4);
+  store<u32>(list, <u32>WORD_ROLES, 8);
+  store<u32>(list, <u32>WORD_HEAD, 12);
+  store<u32>(list, <u32>WORD_TAIL, 16);
+  store<u32>(list, <u32>WORD_LENGTH, 20);
+  store<u32>(list, <u32>WORD_LONG_OFFSET, 24);
+  store<u32>(list, <u32>WORD_LONG_CHARS, 28);
+  store<u32>(list, <u32>HEAD_MASK, 32);
+  store<u32>(list, <u32>TAIL_MASK, 36);
+  store<u32>(list, <u32>IDS, 40);
+  store<i32>(list, MAX_WORDS, 44);
+  store<i32>(list, MAX_LONG_CHARS, 48);
+  store<i32>(list, MAX_KEYED_LENGTH, 52);
+  store<i32>(list, WORD_TABLE_BITS, 56);
+  store<i32>(list, MAX_TOKENS, 60);
+  return list;
+}
+
+/** Takes the word table and ids the host wrote into `tables()`. */
+export function configure(seed: i32, longestWord: i32): void {
+  setWordTable(seed, longestWord);
+  setWordIds(IDS);
+}
+
+export function results(): usize {
+  return RESULTS;
+}
+
+/** Room for a source of `n` bytes (and its zero padding, which this writes); returns where to write it. */
+export function reserve(n: i32): usize {
+  ensure(HEAP + <usize>n + SOURCE_PADDING);
+  memory.fill(HEAP + <usize>n, 0, SOURCE_PADDING);
+  return HEAP;
+}
+
+/** Lexes and walks the `n` bytes written at `reserve(n)`. */
+export function scan(n: i32, localPlayerIsNil: bool): void {
+  const source = HEAP;
+  // Every token takes at least one byte: n + 1 real slots at most, plus the sentinel and padding.
+  const capacity = min(n + 2 + TOKEN_PADDING, MAX_TOKENS);
+  const tokens = align(source + <usize>n + SOURCE_PADDING);
+  const notable = align(tokens + <usize>capacity * TOKEN_BYTES);
+  const braces = align(notable + (<usize>capacity << 2));
+  ensure(braces + <usize>capacity);
+  lex(source, n, tokens, notable, capacity, braces);
+
+  // The walk's regions, sized by the tokens actually read.
+  const count = tokenCount + TOKEN_PADDING;
+  const blocks = align(braces + <usize>capacity);
+  const declared = align(blocks + <usize>count * 20);
+  const brackets = align(declared + (<usize>count << 2));
+  const ifs = align(brackets + <usize>count);
+  const findings = align(ifs + (<usize>count << 2));
+  const funcs = align(findings + <usize>count * 2 * FINDING_FIELDS * 4);
+  const loops = align(funcs + <usize>count * FUNC_FIELDS * 4);
+  ensure(loops + <usize>count * LOOP_FIELDS * 4);
+  useTokens(tokens);
+  walk(source, tokenCount, notable, notableCount, localPlayerIsNil, blocks, declared, brackets, ifs, findings, funcs, loops);
+
+  store<i32>(RESULTS, tokenCount, 0);
+  store<i32>(RESULTS, notableCount, 4);
+  store<i32>(RESULTS, truncated ? 1 : 0, 8);
+  store<i32>(RESULTS, lastLine, 12);
+  store<u32>(RESULTS, <u32>tokens, 16);
+  store<u32>(RESULTS, <u32>notable, 20);
+  store<u32>(RESULTS, <u32>findings, 24);
+  store<i32>(RESULTS, findingCount, 28);
+  store<u32>(RESULTS, <u32>funcs, 32);
+  store<i32>(RESULTS, funcCount, 36);
+  store<u32>(RESULTS, <u32>loops, 40);
+  store<i32>(RESULTS, loopCount, 44);
+}

@@ -1,0 +1,56 @@
+/**
+ * Word lookup over the source bytes, with the perfect-hash table words.ts
+ * builds (see there for the key: length and the first eight characters,
+ * seven bits each). Identifiers are ASCII, so a byte reads as a character.
+ */
+import {
+  WORD_SLOTS, WORD_HEAD, WORD_TAIL, WORD_LENGTH, WORD_LONG_OFFSET, WORD_LONG_CHARS, HEAD_MASK, TAIL_MASK,
+  WORD_TABLE_BITS,
+} from './tables';
+
+/** Set by `configure`: the hash multiplier words.ts found, and the longest word. */
+export let wordSeed: i32 = 0;
+export let maxWordLength: i32 = 0;
+
+export function setWordTable(seed: i32, longest: i32): void {
+  wordSeed = seed;
+  maxWordLength = longest;
+}
+
+/** Characters of a key; the source is padded so that many can be read from any identifier start. */
+export const KEY_CHARS = 8;
+
+@inline function packHead(p: usize, length: i32): i32 {
+  return (<i32>load<u8>(p) | (<i32>load<u8>(p, 1) << 7) | (<i32>load<u8>(p, 2) << 14) | (<i32>load<u8>(p, 3) << 21))
+    & load<i32>(HEAD_MASK + (<usize>length << 2));
+}
+
+@inline function packTail(p: usize, length: i32): i32 {
+  return (<i32>load<u8>(p, 4) | (<i32>load<u8>(p, 5) << 7) | (<i32>load<u8>(p, 6) << 14) | (<i32>load<u8>(p, 7) << 21))
+    & load<i32>(TAIL_MASK + (<usize>length << 2));
+}
+
+/** The id of the ASCII identifier of `length` bytes at `p`, or 0 when it is not a known word. */
+export function lookupWord(p: usize, length: i32): i32 {
+  if (length > maxWordLength) return 0;
+  const head = packHead(p, length);
+  const tail = packTail(p, length);
+  const slot = <u32>((head ^ (tail * 0x01000193) ^ length) * wordSeed) >> (32 - WORD_TABLE_BITS);
+  const id = <i32>load<u8>(WORD_SLOTS + <usize>slot);
+  const entry = <usize>id << 2;
+  if (load<i32>(WORD_HEAD + entry) != head || load<i32>(WORD_TAIL + entry) != tail || load<i32>(WORD_LENGTH + entry) != length) return 0;
+  if (length <= KEY_CHARS) return id;
+  const long = WORD_LONG_CHARS + <usize>load<i32>(WORD_LONG_OFFSET + entry);
+  for (let i = 0; i < length - KEY_CHARS; i++) {
+    if (load<u8>(long + <usize>i) != load<u8>(p + <usize>(KEY_CHARS + i))) return 0;
+  }
+  return id;
+}
+
+/** The id of arbitrary bytes (a string's contents), which unlike an identifier may hold non-ASCII characters. */
+export function lookupText(p: usize, length: i32): i32 {
+  if (length <= 0 || length > maxWordLength) return 0;
+  // A byte above 127 would spill out of its seven bits in the key.
+  for (let i = 0; i < length; i++) if (load<u8>(p + <usize>i) > 127) return 0;
+  return lookupWord(p, length);
+}

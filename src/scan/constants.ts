@@ -1,0 +1,25 @@
+/**
+ * Numbers the JavaScript side and the WebAssembly scanner (assembly/) share,
+ * beside the token kinds (kinds.ts). Constants only: both compilers read this file.
+ */
+
+// Finding codes by their index in FINDING_CODES (findings.ts), most severe first.
+export const LOOP_WITHOUT_YIELD = 0;
+export const EXTERNAL_CODE = 1;
+export const DYNAMIC_CODE = 2;
+export const LOCAL_PLAYER_ON_SERVER = 3;
+export const PLATFORM_SERVICE = 4;
+export const DEPRECATED_GLOBAL = 5;
+export const LEGACY_METHOD = 6;
+
+// Word roles (words.ts), bits of a word's entry in the word table.
+/** A global that Roblox deprecated (or removed); a local of the same name shadows it. */
+export const ROLE_DEPRECATED_GLOBAL = 1;
+/** A global that runs or rewrites code at run time; shadowable like the above. */
+export const ROLE_DYNAMIC = 2;
+/** A lowercase method name from Roblox's early API (`:connect`, `:clone`, ...). */
+export const ROLE_LEGACY_METHOD = 4;
+/** A service backed by Roblox's cloud, which works only on Roblox servers. */
+export const ROLE_PLATFORM_SERVICE = 8;
+/** Roles of globals that a local, parameter or user definition of the same name hides. */
+export const ROLE_SHADOWABLE = 3; // ROLE_DEPRECATED_GLOBAL | ROLE_DYNAMIC
