@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
+import { getBytes } from '../src/parser/dom.js';
+import { encode } from '../src/parser/writer/index.js';
 import { analyzeDom, MAX_SCRIPTS_AT_RISK, MAX_WARNINGS, type Report } from '../src/project/index.js';
 import { FINDING_CODES, isHangRisk } from '../src/scan/index.js';
 import { handDom, part, type HandNode } from './support/hand-dom.js';
@@ -260,6 +262,28 @@ test('analyzeDom over the real places agrees with the corpus README', async () =
   }
 });
 
+test('analyzeDom: scripts read as bytes from a binary file report as the same scripts read as text', () => {
+  const sources = [
+    'print(1)\nprint(2)\n', '', '   \n\t', 'while true do end\n-- é ü 😀\nwait(1)', 'game.Players.LocalPlayer:connect()\n\n',
+    'local s = "HttpService"\rgame:GetService(s)', 'x = [[\n\n]] spawn(f)',
+  ];
+  const children: HandNode[] = sources.map((source, i) => script(i % 2 ? 'Script' : 'LocalScript', `S${i}`, source));
+  children.push({ class: 'Script', name: 'Bytes', props: { Source: ['String', { base64: Buffer.from([0x70, 0xff, 0x0a, 0x77, 0x61, 0x69, 0x74, 0x28, 0x29]).toString('base64') }] } });
+  const dom = handDom([{ class: 'Workspace', children }]);
+  const fromText = analyzeDom(dom, OPTIONS).report;
+  const decoded = decode(encode(dom));
+  assert.ok(getBytes(decoded.instances.find((i) => i.name === 'S0')!, 'Source'), 'the binary decoder keeps the source bytes');
+  const fromBytes = analyzeDom(decoded, OPTIONS).report;
+  for (const key of ['scripts_total', 'scripts_linked', 'script_lines_total', 'scripts_flagged', 'script_findings'] as const) {
+    assert.deepEqual(fromBytes[key], fromText[key], key);
+  }
+  // A binary file stores instances by class, so DOM order (the order within a rank) differs.
+  const byPath = (report: Report) => [...report.scripts_at_risk].sort((a, b) => a.path.localeCompare(b.path));
+  assert.deepEqual(byPath(fromBytes), byPath(fromText));
+  assert.deepEqual([...fromBytes.warnings].sort(), [...fromText.warnings].sort());
+  assert.ok(fromText.scripts_flagged >= 5 && fromText.script_lines_total > 10, 'the sources exercise the checks');
+});
+
 test('analyzeDom: a binary file and its XML twin give the same counts', async () => {
   const { TEST_FILES_DIR } = await import('./support/paths.js');
   for (const name of ['baseplate-566', 'two-imagebuttons', 'imagelabel-content', 'two-particleemitters', 'default-inserted-modulescript', 'three-unique-parts']) {
@@ -269,7 +293,10 @@ test('analyzeDom: a binary file and its XML twin give the same counts', async ()
       return analyzeDom(decode(bytes), { fileName: name, fileSize: 0 }).report;
     }));
     const [binary, xml] = reports as [Report, Report];
-    for (const key of ['scripts_total', 'parts_total', 'assets_total', 'assets', 'assets_builtin', 'assets_other', 'scripts_by_run_context', 'bounds', 'terrain'] as const) {
+    for (const key of [
+      'scripts_total', 'parts_total', 'assets_total', 'assets', 'assets_builtin', 'assets_other', 'scripts_by_run_context', 'bounds', 'terrain',
+      'script_lines_total', 'scripts_linked', 'scripts_flagged', 'script_findings', 'scripts_at_risk',
+    ] as const) {
       assert.deepEqual(xml[key], binary[key], `${name}: ${key}`);
     }
   }

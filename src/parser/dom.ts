@@ -12,6 +12,8 @@ export interface Column {
   readonly length: number;
   /** The value of one row, in the shapes of values.ts. */
   get(row: number): Value;
+  /** String and Bytecode columns of binary files: a row's bytes as the file holds them, without decoding (a view, not a copy). */
+  bytes?(row: number): Uint8Array;
 }
 
 export interface PropertyTable {
@@ -64,6 +66,11 @@ export function getProperty(instance: Instance, name: string): Property | undefi
 
 export function getValue(instance: Instance, name: string): Value | undefined {
   return instance.table.columns.get(name)?.get(instance.row);
+}
+
+/** A String property's bytes as the file holds them, when the decoder kept them (binary files); undefined otherwise. */
+export function getBytes(instance: Instance, name: string): Uint8Array | undefined {
+  return instance.table.columns.get(name)?.bytes?.(instance.row);
 }
 
 export function propertyNames(instance: Instance): string[] {

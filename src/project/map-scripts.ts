@@ -2,8 +2,8 @@
  * The scripts of a decoded place, read once into plain records that the report and
  * the project document share: source text, enabled state, run context, linked code.
  */
-import { Buffer } from 'node:buffer';
-import { fullName, getValue, type Dom, type Instance } from '../parser/dom.js';
+import { Buffer, isUtf8 } from 'node:buffer';
+import { fullName, getBytes, getValue, type Dom, type Instance } from '../parser/dom.js';
 import type { Value } from '../parser/values.js';
 import { uriOf } from '../assets/refs.js';
 import { isScriptClass, RUN_CONTEXTS, type ScriptClass } from './classes.js';
@@ -15,8 +15,14 @@ export interface MapScript {
   name: string;
   /** Full name in the tree. */
   path: string;
-  /** The source as text. Non-UTF-8 bytes (rare) are decoded with U+FFFD replacements. */
-  source: string;
+  /**
+   * The source as text. Non-UTF-8 bytes (rare) are decoded with U+FFFD
+   * replacements. Read from a binary file, it is decoded on first use: the
+   * analysis scans `bytes` and never needs it.
+   */
+  readonly source: string;
+  /** The source's bytes as a binary file holds them (a view into the decoded chunk), or undefined for XML files. */
+  bytes: Uint8Array | undefined;
   /** The file held the source as bytes that are not valid UTF-8. */
   nonUtf8: boolean;
   /** The map's own state: false when `Disabled` is true (or `Enabled` false). ModuleScripts are always enabled. */
@@ -41,19 +47,38 @@ export function readMapScripts(dom: Dom): MapScript[] {
 }
 
 function readMapScript(instance: Instance, className: ScriptClass): MapScript {
-  const { text: source, nonUtf8 } = textOf(getValue(instance, 'Source'));
   const linkedUri = uriOf(getValue(instance, 'LinkedSource'))?.trim();
   const linkedSource = linkedUri ? linkedUri : undefined;
-  return {
+  const common = {
     instance,
     className,
     name: instance.name,
     path: fullName(instance),
-    source,
-    nonUtf8,
     enabled: className === 'ModuleScript' ? true : readEnabled(instance),
     runContext: readRunContext(instance),
     linkedSource,
+  };
+  const bytes = getBytes(instance, 'Source');
+  if (bytes !== undefined) {
+    let text: string | undefined;
+    return {
+      ...common,
+      get source(): string {
+        text ??= Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
+        return text;
+      },
+      bytes,
+      nonUtf8: !isUtf8(bytes),
+      linked: linkedSource !== undefined || isBlankBytes(bytes),
+      lines: countLineBytes(bytes),
+    };
+  }
+  const { text: source, nonUtf8 } = textOf(getValue(instance, 'Source'));
+  return {
+    ...common,
+    source,
+    bytes: undefined,
+    nonUtf8,
     linked: linkedSource !== undefined || isBlank(source),
     lines: countLines(source),
   };
@@ -98,6 +123,22 @@ export function countLines(source: string): number {
   let lines = 1;
   for (let at = source.indexOf('\n'); at !== -1; at = source.indexOf('\n', at + 1)) lines++;
   return source.endsWith('\n') ? lines - 1 : lines;
+}
+
+/** countLines over UTF-8 bytes (a newline is the byte 0x0A in any UTF-8 text). */
+export function countLineBytes(bytes: Uint8Array): number {
+  if (bytes.length === 0) return 0;
+  let lines = 1;
+  for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) lines++;
+  return bytes[bytes.length - 1] === 10 ? lines - 1 : lines;
+}
+
+function isBlankBytes(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (c !== 32 && c !== 9 && c !== 10 && c !== 13 && c !== 12 && c !== 11) return false;
+  }
+  return true;
 }
 
 function isBlank(text: string): boolean {

@@ -8,7 +8,7 @@
 import { collectAssetRefs, parseAssetUri, uriOf, type AssetKind } from '../assets/refs.js';
 import { getValue, type Column, type Dom, type Instance, type PropertyTable } from '../parser/dom.js';
 import type { Vec3 } from '../parser/values.js';
-import { FINDING_CODES, isHangRisk, scanScript, type Finding } from '../scan/index.js';
+import { FINDING_CODES, isHangRisk, scanScript, scanScriptBytes, type Finding } from '../scan/index.js';
 import { BASE_PART_CLASSES, CSG_CLASSES, MESH_OBJECT_CLASSES, SCRIPT_CLASSES, type ScriptClass } from './classes.js';
 import { addPartBox, asCFrame, asVec3, finishBounds, newBounds, type Bounds } from './geometry.js';
 import { readMapScripts, stringByteLength, type MapScript } from './map-scripts.js';
@@ -215,13 +215,18 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
   };
 }
 
-/** The scanner's findings for one map script (the same call the project document uses). */
+/**
+ * The scanner's findings for one map script (the same call the project
+ * document uses). A binary file's source is scanned as the bytes it holds,
+ * so the analysis never turns its scripts into strings.
+ */
 export function scanMapScript(script: MapScript): Finding[] {
-  return scanScript(script.source, {
+  const options = {
     className: script.className,
     runContext: script.runContext,
     ...(script.linkedSource !== undefined ? { linkedSource: script.linkedSource } : {}),
-  });
+  };
+  return script.bytes !== undefined ? scanScriptBytes(script.bytes, options) : scanScript(script.source, options);
 }
 
 const CODE_RANK = new Map<string, number>(FINDING_CODES.map((code, index) => [code, isHangRisk(code) ? index - FINDING_CODES.length : index]));

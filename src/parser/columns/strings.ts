@@ -22,5 +22,8 @@ export function readStringColumn(c: Cursor, ctx: ColumnContext, type: PropType =
     ends[i] = at + length;
   }
   const data = c.bytes;
-  return column(type, ctx.count, (row) => bytesToStringValue(data, starts[row], ends[row]));
+  return {
+    ...column(type, ctx.count, (row) => bytesToStringValue(data, starts[row], ends[row])),
+    bytes: (row) => data.subarray(starts[row], ends[row]),
+  };
 }
