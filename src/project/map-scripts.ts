@@ -6,6 +6,7 @@ import { Buffer, isUtf8 } from 'node:buffer';
 import { fullName, getBytes, getValue, type Dom, type Instance } from '../parser/dom.js';
 import type { Value } from '../parser/values.js';
 import { uriOf } from '../assets/refs.js';
+import { countSourceLines } from '../scan/wasm.js';
 import { isScriptClass, RUN_CONTEXTS, type ScriptClass } from './classes.js';
 import type { RunContextName } from './scripts.js';
 
@@ -60,18 +61,7 @@ function readMapScript(instance: Instance, className: ScriptClass): MapScript {
   };
   const bytes = getBytes(instance, 'Source');
   if (bytes !== undefined) {
-    let text: string | undefined;
-    return {
-      ...common,
-      get source(): string {
-        text ??= Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
-        return text;
-      },
-      bytes,
-      nonUtf8: !isUtf8(bytes),
-      linked: linkedSource !== undefined || isBlankBytes(bytes),
-      lines: countLineBytes(bytes),
-    };
+    return new BinaryMapScript(common, bytes, linkedSource !== undefined || isBlankBytes(bytes));
   }
   const { text: source, nonUtf8 } = textOf(getValue(instance, 'Source'));
   return {
@@ -82,6 +72,47 @@ function readMapScript(instance: Instance, className: ScriptClass): MapScript {
     linked: linkedSource !== undefined || isBlank(source),
     lines: countLines(source),
   };
+}
+
+type ScriptFields = Pick<MapScript, 'instance' | 'className' | 'name' | 'path' | 'enabled' | 'runContext' | 'linkedSource'>;
+
+/**
+ * A script read from a binary file: its source stays bytes until something
+ * asks for the text (a class, so the lazy getter lives on one prototype
+ * rather than on every record).
+ */
+class BinaryMapScript implements MapScript {
+  readonly instance: Instance;
+  readonly className: ScriptClass;
+  readonly name: string;
+  readonly path: string;
+  readonly enabled: boolean;
+  readonly runContext: RunContextName;
+  readonly linkedSource: string | undefined;
+  readonly bytes: Uint8Array;
+  readonly nonUtf8: boolean;
+  readonly linked: boolean;
+  readonly lines: number;
+  #text: string | undefined;
+
+  constructor(fields: ScriptFields, bytes: Uint8Array, linked: boolean) {
+    this.instance = fields.instance;
+    this.className = fields.className;
+    this.name = fields.name;
+    this.path = fields.path;
+    this.enabled = fields.enabled;
+    this.runContext = fields.runContext;
+    this.linkedSource = fields.linkedSource;
+    this.bytes = bytes;
+    this.nonUtf8 = !isUtf8(bytes);
+    this.linked = linked;
+    this.lines = countSourceLines(bytes);
+  }
+
+  get source(): string {
+    this.#text ??= Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length).toString('utf8');
+    return this.#text;
+  }
 }
 
 function readEnabled(instance: Instance): boolean {
@@ -123,14 +154,6 @@ export function countLines(source: string): number {
   let lines = 1;
   for (let at = source.indexOf('\n'); at !== -1; at = source.indexOf('\n', at + 1)) lines++;
   return source.endsWith('\n') ? lines - 1 : lines;
-}
-
-/** countLines over UTF-8 bytes (a newline is the byte 0x0A in any UTF-8 text). */
-export function countLineBytes(bytes: Uint8Array): number {
-  if (bytes.length === 0) return 0;
-  let lines = 1;
-  for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) lines++;
-  return bytes[bytes.length - 1] === 10 ? lines - 1 : lines;
 }
 
 function isBlankBytes(bytes: Uint8Array): boolean {

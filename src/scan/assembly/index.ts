@@ -119,3 +119,20 @@ export function scan(n: i32, localPlayerIsNil: bool): void {
   store<u32>(RESULTS, <u32>loops, 40);
   store<i32>(RESULTS, loopCount, 44);
 }
+
+/** How many `\n` bytes the `n` bytes written at `reserve(n)` hold, sixteen at a time. */
+export function countNewlines(n: i32): i32 {
+  const newline = i8x16.splat(10);
+  const end = HEAP + <usize>n;
+  let p = HEAP;
+  let count = 0;
+  while (p + 16 <= end) {
+    count += <i32>popcnt(i8x16.bitmask(i8x16.eq(v128.load(p), newline)));
+    p += 16;
+  }
+  while (p < end) {
+    if (load<u8>(p) == 10) count++;
+    p++;
+  }
+  return count;
+}
