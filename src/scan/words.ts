@@ -141,18 +141,22 @@ export const WORD_METHOD_INSTEAD: (string | undefined)[] = [undefined];
 export const MAX_WORD_LENGTH = Math.max(...SPECS.map((spec) => spec.text.length));
 
 /**
- * A word is found by its length and its first eight characters packed seven
- * bits each into two integers (`head` holds characters 0-3, `tail` 4-7).
- * Identifiers are ASCII, so for words of up to eight characters (every
- * keyword) that key is the whole text and a match needs no character loop;
- * longer words compare their remaining characters. The key is built without
- * branches: characters past the identifier's end are masked off by length.
+ * A word is found by its length and its first eight characters, one byte
+ * each, as two little-endian 32-bit integers (`head` holds characters 0-3,
+ * `tail` 4-7): the scanner reads each with one unaligned load and masks off
+ * what lies past the identifier's end by its length. For words of up to
+ * eight characters (every keyword) the key is the whole text, so a match
+ * needs no character loop; longer words compare their remaining characters.
  */
 const HEAD_MASK = new Int32Array(MAX_WORD_LENGTH + 1);
 const TAIL_MASK = new Int32Array(MAX_WORD_LENGTH + 1);
 for (let length = 0; length <= MAX_WORD_LENGTH; length++) {
-  HEAD_MASK[length] = (1 << (7 * Math.min(length, 4))) - 1;
-  TAIL_MASK[length] = (1 << (7 * Math.max(0, Math.min(length, 8) - 4))) - 1;
+  HEAD_MASK[length] = byteMask(Math.min(length, 4));
+  TAIL_MASK[length] = byteMask(Math.max(0, Math.min(length, 8) - 4));
+}
+/** The low `bytes` bytes of an i32 set. */
+function byteMask(bytes: number): number {
+  return bytes >= 4 ? -1 : (1 << (8 * bytes)) - 1;
 }
 const wordHead = new Int32Array(SPECS.length + 1);
 const wordTail = new Int32Array(SPECS.length + 1);
@@ -216,11 +220,11 @@ const SEED = fillTable();
 export const WORD_COUNT = WORD_TEXT.length;
 
 function packHead(chars: Uint16Array, start: number, length: number): number {
-  return (chars[start] | (chars[start + 1] << 7) | (chars[start + 2] << 14) | (chars[start + 3] << 21)) & HEAD_MASK[length];
+  return (chars[start] | (chars[start + 1] << 8) | (chars[start + 2] << 16) | (chars[start + 3] << 24)) & HEAD_MASK[length];
 }
 
 function packTail(chars: Uint16Array, start: number, length: number): number {
-  return (chars[start + 4] | (chars[start + 5] << 7) | (chars[start + 6] << 14) | (chars[start + 7] << 21)) & TAIL_MASK[length];
+  return (chars[start + 4] | (chars[start + 5] << 8) | (chars[start + 6] << 16) | (chars[start + 7] << 24)) & TAIL_MASK[length];
 }
 
 function idOf(text: string): number {

@@ -1,7 +1,7 @@
 /**
  * Word lookup over the source bytes, with the perfect-hash table words.ts
- * builds (see there for the key: length and the first eight characters,
- * seven bits each). Identifiers are ASCII, so a byte reads as a character.
+ * builds (see there for the key: length and the first eight bytes, read as
+ * two little-endian i32s).
  */
 import {
   WORD_SLOTS, WORD_HEAD, WORD_TAIL, WORD_LENGTH, WORD_LONG_OFFSET, WORD_LONG_CHARS, HEAD_MASK, TAIL_MASK,
@@ -21,13 +21,11 @@ export function setWordTable(seed: i32, longest: i32): void {
 export const KEY_CHARS = 8;
 
 @inline function packHead(p: usize, length: i32): i32 {
-  return (<i32>load<u8>(p) | (<i32>load<u8>(p, 1) << 7) | (<i32>load<u8>(p, 2) << 14) | (<i32>load<u8>(p, 3) << 21))
-    & load<i32>(HEAD_MASK + (<usize>length << 2));
+  return load<i32>(p) & load<i32>(HEAD_MASK + (<usize>length << 2));
 }
 
 @inline function packTail(p: usize, length: i32): i32 {
-  return (<i32>load<u8>(p, 4) | (<i32>load<u8>(p, 5) << 7) | (<i32>load<u8>(p, 6) << 14) | (<i32>load<u8>(p, 7) << 21))
-    & load<i32>(TAIL_MASK + (<usize>length << 2));
+  return load<i32>(p, 4) & load<i32>(TAIL_MASK + (<usize>length << 2));
 }
 
 /** The id of the ASCII identifier of `length` bytes at `p`, or 0 when it is not a known word. */
@@ -47,10 +45,8 @@ export function lookupWord(p: usize, length: i32): i32 {
   return id;
 }
 
-/** The id of arbitrary bytes (a string's contents), which unlike an identifier may hold non-ASCII characters. */
+/** The id of arbitrary bytes (a string's contents); the key holds whole bytes, so non-ASCII text matches no word. */
 export function lookupText(p: usize, length: i32): i32 {
-  if (length <= 0 || length > maxWordLength) return 0;
-  // A byte above 127 would spill out of its seven bits in the key.
-  for (let i = 0; i < length; i++) if (load<u8>(p + <usize>i) > 127) return 0;
+  if (length <= 0) return 0;
   return lookupWord(p, length);
 }
