@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { decompress as zstdDecompress, init as initZstd } from '@bokuweb/zstd-wasm';
 
@@ -13,7 +14,7 @@ import {
   RBRACKET, COLON, ASSIGN, COMPOUND_ASSIGN, ARROW, DOUBLE_COLON, CONCAT, ELLIPSIS, ARITH, COMPARE,
   KW_WHILE, KW_TRUE, KW_DO, KW_END, KW_LOCAL,
 } from '../src/scan/tokenizer.js';
-import { scannerMemoryBytes } from '../src/scan/wasm.js';
+import { scannerMemoryBytes, MAX_SOURCE_BYTES } from '../src/scan/wasm.js';
 import { PLACES_DIR, TEST_FILES_DIR } from './support/paths.js';
 
 type Expected = Array<[FindingCode, number]>;
@@ -512,6 +513,26 @@ describe('scanning bytes', () => {
     const blank = Buffer.from('\ufeff \t\r\n\u00a0\n', 'utf8');
     assert.deepEqual(scanScriptBytes(blank, options).map((f) => f.code), ['external_code']);
     assert.deepEqual(scanScript(blank.toString('utf8'), options).map((f) => f.code), ['external_code']);
+  });
+
+  test('a source cut at the byte limit inside a character ends there, not in the bytes an earlier script left', () => {
+    // The earlier script leaves `ait` just where the later one is cut before its 4-byte emoji.
+    scanScript(' '.repeat(MAX_SOURCE_BYTES - 3) + 'ait x', options);
+    const cut = ' '.repeat(MAX_SOURCE_BYTES - 4) + 'w😀\nwait()';
+    assert.deepEqual(scan(cut, options), []);
+    assert.equal(tokenize(cut).truncated, true);
+  });
+
+  test('when the scanner cannot grow its memory, the scan reports nothing read instead of throwing', () => {
+    // A child process whose WebAssembly memories may not pass 16 MB (256 pages); this source needs about 23 MB.
+    const script = [
+      `import { scanScript } from ${JSON.stringify(new URL('../src/scan/index.js', import.meta.url).href)};`,
+      "const big = scanScript('a '.repeat(900000) + 'wait()', { className: 'Script' });",
+      "const after = scanScript('wait()', { className: 'Script' });",
+      'console.log(JSON.stringify([big.length, after.map((f) => f.code)]));',
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--wasm-max-mem-pages=256', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.deepEqual(JSON.parse(out), [0, ['deprecated_global']]);
   });
 
   test('scanning a large source grows the scanner memory, which is then given back', () => {

@@ -83,7 +83,8 @@ export function scanScript(source: string, options?: ScanOptions): Finding[] {
  */
 export function scanScriptBytes(source: Uint8Array, options?: ScanOptions): Finding[] {
   options ??= {};
-  return scanWith(isBlankBytes(source), options, (localPlayerIsNil) => scanBytes(source, localPlayerIsNil));
+  const bytes = source instanceof Uint8Array ? source : new Uint8Array(0);
+  return scanWith(isBlankBytes(bytes), options, (localPlayerIsNil) => scanBytes(bytes, localPlayerIsNil));
 }
 
 function scanWith(blank: boolean, options: ScanOptions, scan: (localPlayerIsNil: boolean) => ScanOutput): Finding[] {

@@ -138,7 +138,14 @@ function run(length: number, write: (memory: Buffer, offset: number, room: numbe
   const at = scanner.reserve(room);
   if (scanner.memory.buffer !== memoryBuffer) refreshViews();
   const written = write(heap, at, room);
-  scanner.scan(written, localPlayerIsNil ? 1 : 0);
+  try {
+    scanner.scan(written, localPlayerIsNil ? 1 : 0);
+  } catch {
+    // The module traps only when its memory cannot grow (the host is out of
+    // memory): start a fresh instance and report the source as not read.
+    instantiate();
+    return unread(length);
+  }
   if (scanner.memory.buffer !== memoryBuffer) refreshViews();
   const r = words.subarray(resultsAt, resultsAt + 12);
   const count = r[0];
@@ -152,6 +159,14 @@ function run(length: number, write: (memory: Buffer, offset: number, room: numbe
     funcs: words.subarray(r[8] >> 2, (r[8] >> 2) + r[9] * FUNC_STRIDE),
     loops: words.subarray(r[10] >> 2, (r[10] >> 2) + r[11] * LOOP_STRIDE),
   };
+}
+
+const NO_TOKENS = new Int32Array(8 * TOKEN_STRIDE);
+
+/** The result of a scan that could not run: no tokens, no findings, truncated. */
+function unread(length: number): ScanOutput {
+  const empty = new Int32Array(0);
+  return { bytes: Buffer.alloc(0), count: 1, truncated: length > 0, lastLine: 1, tokens: NO_TOKENS, findings: empty, funcs: empty, loops: empty };
 }
 
 /** Scans `source` (encoded as UTF-8). */

@@ -1,8 +1,9 @@
 /**
- * The words the scanner cares about, interned at tokenization time: each
- * identifier is looked up here once, by a key packed from its length and
- * characters (no string is sliced), so the checks compare small integers.
- * Word 0 means "an identifier of no interest".
+ * The words the scanner cares about, and the perfect-hash table that interns
+ * them: the WebAssembly lexer (assembly/words.ts) looks each identifier up
+ * once, by a key built from its length and bytes, so the walk compares
+ * small integers. This file is the one list of words; wasm.ts copies the
+ * table into the module. Word 0 means "an identifier of no interest".
  */
 
 import {
@@ -165,8 +166,8 @@ const wordLength = new Int32Array(SPECS.length + 1);
 const longChars = new Uint16Array(SPECS.reduce((sum, spec) => sum + Math.max(0, spec.text.length - 8), 0));
 const longOffset = new Int32Array(SPECS.length + 1);
 
-/** Characters a key is built from: `chars` must hold this many readable units from any identifier start. */
-export const KEY_CHARS = 8;
+/** Characters a key is built from (the lexer's source padding lets it read this many from any identifier start). */
+const KEY_CHARS = 8;
 
 function slotOf(head: number, tail: number, length: number, seed: number): number {
   return Math.imul(head ^ Math.imul(tail, 0x01000193) ^ length, seed) >>> (32 - TABLE_BITS);

@@ -75,16 +75,17 @@ export function results(): usize {
   return RESULTS;
 }
 
-/** Room for a source of `n` bytes (and its zero padding, which this writes); returns where to write it. */
+/** Room for a source of up to `n` bytes and its padding; returns where to write it. */
 export function reserve(n: i32): usize {
   ensure(HEAP + <usize>n + SOURCE_PADDING);
-  memory.fill(HEAP + <usize>n, 0, SOURCE_PADDING);
   return HEAP;
 }
 
-/** Lexes and walks the `n` bytes written at `reserve(n)`. */
+/** Lexes and walks the `n` bytes written at `reserve` (with room for at least `n`). */
 export function scan(n: i32, localPlayerIsNil: bool): void {
   const source = HEAP;
+  // The padding goes right after the bytes scanned: what lies beyond is an earlier script's.
+  memory.fill(source + <usize>n, 0, SOURCE_PADDING);
   // Every token takes at least one byte: n + 1 real slots at most, plus the sentinel and padding.
   const capacity = min(n + 2 + TOKEN_PADDING, MAX_TOKENS);
   const tokens = align(source + <usize>n + SOURCE_PADDING);
@@ -93,8 +94,9 @@ export function scan(n: i32, localPlayerIsNil: bool): void {
   ensure(braces + <usize>capacity);
   lex(source, n, tokens, notable, capacity, braces);
 
-  // The walk's regions, sized by the tokens actually read.
-  const count = tokenCount + TOKEN_PADDING;
+  // The walk's regions: every entry (block, local, bracket, `if` expression,
+  // function, loop, finding) comes from a notable token it visits.
+  const count = notableCount + TOKEN_PADDING;
   const blocks = align(braces + <usize>capacity);
   const declared = align(blocks + <usize>count * 20);
   const brackets = align(declared + (<usize>count << 2));

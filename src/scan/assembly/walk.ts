@@ -144,7 +144,7 @@ function isAsyncCall(opener: i32): bool {
  * Walks the `count` tokens (lexed from the bytes at `source`) once, visiting
  * the `notableCount` listed at `notable`. `localPlayerIsNil` says the script
  * runs on the server, where Players.LocalPlayer is nil. The regions have room
- * for `count` entries each (findings for three per token).
+ * for an entry per notable token (findings for two; a token gives at most one).
  */
 export function walk(
   source: usize, count: i32, notable: usize, notableCount: i32, localPlayerIsNil: bool,
