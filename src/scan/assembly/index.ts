@@ -23,7 +23,7 @@ export const MAX_TOKENS: i32 = 1 << 20;
 
 buildCharTables();
 
-/** Results of the last scan, as i32s: see RESULT_* in wasm.ts. */
+/** Results of the last scan, as i32s in the order `scan` stores them (wasm.ts `run` reads them); `tables` lists its pointers here first. */
 const RESULTS: usize = memory.data(64, 16);
 /** Word ids and service name lengths passed by the host (setWordIds). */
 const IDS: usize = memory.data(64, 16);
@@ -43,7 +43,7 @@ function ensure(end: usize): void {
   }
 }
 
-/** Pointers to the tables the host fills, in the order of TABLES in wasm.ts. */
+/** Pointers to the tables the host fills and the module's limits, in the order wasm.ts `instantiate` reads them. */
 export function tables(): usize {
   const list = RESULTS;
   store<u32>(list, <u32>WORD_SLOTS, 0);

@@ -20,7 +20,7 @@ export let wordInvokeClient = 0;
 export let serviceNameMin = 0;
 export let serviceNameMax = 0;
 
-/** Word ids in the order of WORD_IDS in the host's wasm.ts. */
+/** Word ids in the order of POSITIONAL_WORD_IDS in words.ts (the host writes them at `ids`). */
 export function setWordIds(ids: usize): void {
   wordWait = load<i32>(ids, 0);
   wordWaitUpper = load<i32>(ids, 4);
