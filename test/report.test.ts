@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { getBytes } from '../src/parser/dom.js';
 import { encode } from '../src/parser/writer/index.js';
-import { analyzeDom, MAX_SCRIPTS_AT_RISK, MAX_WARNINGS, type Report } from '../src/project/index.js';
+import { analyzeDom, readMapScripts, scanMapScript, scanMapScripts, MAX_SCRIPTS_AT_RISK, MAX_WARNINGS, type Report } from '../src/project/index.js';
 import { FINDING_CODES, isHangRisk } from '../src/scan/index.js';
 import { handDom, part, type HandNode } from './support/hand-dom.js';
 import { PLACES_DIR } from './support/paths.js';
@@ -282,6 +282,38 @@ test('analyzeDom: scripts read as bytes from a binary file report as the same sc
   assert.deepEqual(byPath(fromBytes), byPath(fromText));
   assert.deepEqual([...fromBytes.warnings].sort(), [...fromText.warnings].sort());
   assert.ok(fromText.scripts_flagged >= 5 && fromText.script_lines_total > 10, 'the sources exercise the checks');
+});
+
+test('scanMapScripts: copies of a script share one scan; any difference in source or options scans again', () => {
+  const killBrick = 'script.Parent.Touched:connect(function(hit)\n\twait(1)\nend)\nlocal p = game.Players.LocalPlayer\n';
+  // Same length as killBrick, without the deprecated `wait`.
+  const nearCopy = killBrick.replace('wait(1)', 'tick(1)');
+  const children: HandNode[] = [
+    script('Script', 'A', killBrick),
+    script('Script', 'B', killBrick),
+    script('Script', 'C', nearCopy),
+    script('LocalScript', 'D', killBrick), // LocalPlayer is fine in a LocalScript
+    script('Script', 'E', killBrick, { RunContext: ['Enum', 2] }), // a client Script: likewise
+    script('Script', 'F', killBrick, { LinkedSource: ['Content', { Uri: 'rbxassetid://7' }] }),
+    script('Script', 'G', killBrick),
+  ];
+  for (const dom of [handDom([{ class: 'Workspace', children }]), decode(encode(handDom([{ class: 'Workspace', children }])))]) {
+    const scripts = readMapScripts(dom);
+    const byName = new Map(scripts.map((s, i) => [s.name, i]));
+    const shared = scanMapScripts(scripts);
+    // Every script gets what scanning it alone gives.
+    scripts.forEach((s, i) => assert.deepEqual(shared[i], scanMapScript(s), s.name));
+    const of = (name: string) => shared[byName.get(name)!]!;
+    assert.equal(of('B'), of('A'), 'an exact copy shares the first scan');
+    assert.equal(of('G'), of('A'));
+    for (const other of ['C', 'D', 'E', 'F']) assert.notEqual(of(other), of('A'), `${other} is scanned on its own`);
+    assert.ok(of('A').some((f) => f.code === 'local_player_on_server'));
+    assert.ok(!of('D').some((f) => f.code === 'local_player_on_server'));
+    assert.ok(!of('E').some((f) => f.code === 'local_player_on_server'));
+    assert.ok(of('F').some((f) => f.code === 'external_code'));
+    assert.ok(of('A').some((f) => f.code === 'deprecated_global'));
+    assert.ok(!of('C').some((f) => f.code === 'deprecated_global'), 'the near copy has its own findings');
+  }
 });
 
 test('analyzeDom: a binary file and its XML twin give the same counts', async () => {

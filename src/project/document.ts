@@ -7,7 +7,8 @@ import type { AssetOutcome } from '../assets/download.js';
 import type { AssetFailureReason } from '../assets/errors.js';
 import type { Dom } from '../parser/dom.js';
 import { readMapScripts } from './map-scripts.js';
-import { findingCodes, scanMapScript } from './report.js';
+import { findingCodes } from './report.js';
+import { scanMapScripts } from './script-findings.js';
 import { buildScene, type Scene } from './scene.js';
 import { applyScriptsMode, packScript, type ProjectScript, type ScriptsMode } from './scripts.js';
 
@@ -75,7 +76,9 @@ export function buildProject(dom: Dom, options: BuildProjectOptions): ProjectDoc
  * its finding codes in the metadata line.
  */
 export function packMapScripts(dom: Dom): ProjectScript[] {
-  return readMapScripts(dom).map((script) => ({
+  const scripts = readMapScripts(dom);
+  const findingsByScript = scanMapScripts(scripts);
+  return scripts.map((script, index) => ({
     name: script.name,
     class: script.className,
     path: script.path,
@@ -87,7 +90,7 @@ export function packMapScripts(dom: Dom): ProjectScript[] {
         run_context: script.runContext,
         enabled: script.enabled,
         linked: script.linked,
-        findings: findingCodes(scanMapScript(script)),
+        findings: findingCodes(findingsByScript[index]!),
       },
       script.source,
     ),

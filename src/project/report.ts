@@ -8,10 +8,13 @@
 import { collectAssetRefs, parseAssetUri, uriOf, type AssetKind } from '../assets/refs.js';
 import { getValue, type Column, type Dom, type Instance, type PropertyTable } from '../parser/dom.js';
 import type { Vec3 } from '../parser/values.js';
-import { FINDING_CODES, isHangRisk, scanScript, scanScriptBytes, type Finding } from '../scan/index.js';
+import { FINDING_CODES, isHangRisk, type Finding } from '../scan/index.js';
 import { BASE_PART_CLASSES, CSG_CLASSES, MESH_OBJECT_CLASSES, SCRIPT_CLASSES, type ScriptClass } from './classes.js';
 import { addPartBox, asCFrame, asVec3, finishBounds, newBounds, type Bounds } from './geometry.js';
 import { readMapScripts, stringByteLength, type MapScript } from './map-scripts.js';
+import { scanMapScripts } from './script-findings.js';
+
+export { scanMapScript, scanMapScripts } from './script-findings.js';
 
 /** At most this many entries in `scripts_at_risk`. */
 export const MAX_SCRIPTS_AT_RISK = 200;
@@ -177,7 +180,9 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
   let linked = 0;
   let lines = 0;
 
-  for (const script of scripts) {
+  const findingsByScript = scanMapScripts(scripts);
+  for (let index = 0; index < scripts.length; index++) {
+    const script = scripts[index]!;
     byClass[script.className]++;
     byRunContext[script.runContext] = (byRunContext[script.runContext] ?? 0) + 1;
     if (!script.enabled) disabled++;
@@ -185,7 +190,7 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
     lines += script.lines;
     if (script.nonUtf8) warnings.push(`script ${script.path}: source is not valid UTF-8; scanned with replacement characters`);
 
-    const found = scanMapScript(script);
+    const found = findingsByScript[index]!;
     if (found.length === 0) continue;
     for (const finding of found) findings[finding.code] = (findings[finding.code] ?? 0) + 1;
     const ordered = orderFindings(found);
@@ -213,20 +218,6 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
     findings,
     atRisk,
   };
-}
-
-/**
- * The scanner's findings for one map script (the same call the project
- * document uses). A binary file's source is scanned as the bytes it holds,
- * so the analysis never turns its scripts into strings.
- */
-export function scanMapScript(script: MapScript): Finding[] {
-  const options = {
-    className: script.className,
-    runContext: script.runContext,
-    ...(script.linkedSource !== undefined ? { linkedSource: script.linkedSource } : {}),
-  };
-  return script.bytes !== undefined ? scanScriptBytes(script.bytes, options) : scanScript(script.source, options);
 }
 
 const CODE_RANK = new Map<string, number>(FINDING_CODES.map((code, index) => [code, isHangRisk(code) ? index - FINDING_CODES.length : index]));
