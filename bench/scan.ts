@@ -14,6 +14,7 @@ import type { Dom } from '../src/parser/dom.js';
 import { encode } from '../src/parser/writer/index.js';
 import { readMapScripts } from '../src/project/map-scripts.js';
 import { analyzeDom, scanMapScript, scanMapScripts } from '../src/project/report.js';
+import { buildProject } from '../src/project/document.js';
 import { scanScript } from '../src/scan/index.js';
 import { generatePlace } from './generate.js';
 import { corpusInputs, fmt, machine, table } from './support.js';
@@ -53,8 +54,16 @@ bench.add('risk pass over strings', () => {
   for (const { source, options } of texts) scanScript(source, options);
 });
 bench.add('decode + whole analysis', () => { analyzeDom(decode(bytes), { fileName: 'bench.rbxl', fileSize: bytes.length }); });
+// create's worker task: decode again, build the project document, serialise it.
+const { scriptCodes, assets } = analyzeDom(dom, { fileName: 'bench.rbxl', fileSize: bytes.length });
+const buildOptions = {
+  title: '', owner: 'bench', createdAt: new Date(0), previewHash: '0'.repeat(64), fileName: 'bench.rbxl', fileSize: bytes.length,
+  scriptsMode: 'enabled' as const, assets: assets.map(({ id, kind }) => ({ id, kind, ok: false as const, reason: 'no_credentials' as const })),
+};
+bench.add('create build, scripts scanned again', () => { JSON.stringify(buildProject(decode(bytes), buildOptions)); });
+bench.add('create build, codes from the analysis', () => { JSON.stringify(buildProject(decode(bytes), { ...buildOptions, scriptCodes })); });
 await bench.run();
-const [decodeMs, eagerMs, readMs, scanMs, textMs, analyzeMs] = bench.tasks.map((task) => (task.result as { latency: { mean: number } }).latency.mean) as [number, number, number, number, number, number];
+const [decodeMs, eagerMs, readMs, scanMs, textMs, analyzeMs, rescanBuildMs, storedBuildMs] = bench.tasks.map((task) => (task.result as { latency: { mean: number } }).latency.mean) as [number, number, number, number, number, number, number, number];
 const rate = (ms: number) => fmt(sourceBytes / 1e6 / (ms / 1000));
 
 process.stdout.write(`\nScript risk pass on ${machine()}\n`);
@@ -69,6 +78,8 @@ process.stdout.write(table(['step', 'mean ms', 'MB of source/s'], [
   ['risk pass / lazy decode', `${fmt(scanMs / decodeMs, 2)}×`, ''],
   ['risk pass / materialised decode', `${fmt(scanMs / eagerMs, 2)}×`, ''],
   ['risk pass / whole analysis', `${fmt((100 * scanMs) / analyzeMs, 0)}%`, ''],
+  ['create\'s build (decode, document, JSON), every script scanned again', fmt(rescanBuildMs, 1), ''],
+  ['create\'s build with the finding codes the analysis kept', fmt(storedBuildMs, 1), ''],
 ]) + '\n');
 
 // Real places: what share of the analysis the risk pass is where the code is real.

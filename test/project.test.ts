@@ -9,6 +9,7 @@ import {
   type ProjectScript, type ScriptMeta, type ScenePart, type SceneNode, type SceneGroup,
 } from '../src/project/index.js';
 import type { AssetOutcome } from '../src/assets/download.js';
+import { FINDING_CODES } from '../src/scan/index.js';
 import { handDom, part } from './support/hand-dom.js';
 import { PLACES_DIR } from './support/paths.js';
 
@@ -316,6 +317,25 @@ test('buildProject: the three script modes', () => {
   assert.deepEqual(skipped.scripts, []);
   assert.equal(skipped.title, 'Named');
   assert.equal(skipped.scene.parts, 1);
+});
+
+test('buildProject: finding codes come from the analysis when they fit the map; otherwise scripts are scanned', () => {
+  const dom = scriptedDom();
+  const { scriptCodes } = analyzeDom(dom, { fileName: 'p.rbxl', fileSize: 1 });
+  assert.equal(scriptCodes.length, 3);
+  const findingsOf = (codes?: unknown) =>
+    buildProject(dom, { ...options('enabled'), ...(codes === undefined ? {} : { scriptCodes: codes as number[] }) })
+      .scripts.map((s) => readScriptMeta(s.code).findings);
+  const scanned = findingsOf();
+  assert.deepEqual(scanned[0], ['loop_without_yield']);
+  assert.deepEqual(findingsOf(scriptCodes), scanned);
+  // Several codes come back in the order a scan gives them: hang risks first, then by priority.
+  const bits = (codes: string[]) => codes.reduce((sum, code) => sum | (1 << FINDING_CODES.indexOf(code as never)), 0);
+  assert.deepEqual(findingsOf([bits(['legacy_method', 'platform_service', 'loop_without_yield']), 0, 0])[0],
+    ['loop_without_yield', 'platform_service', 'legacy_method']);
+  for (const wrong of [[0, 0], [0, 0, 0, 0], [-1, 0, 0], [0.5, 0, 0], [1 << FINDING_CODES.length, 0, 0], ['0', 0, 0], null]) {
+    assert.deepEqual(findingsOf(wrong), scanned, JSON.stringify(wrong));
+  }
 });
 
 // ---------- real places ----------

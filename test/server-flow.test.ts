@@ -11,6 +11,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { fullName, getValue } from '../src/parser/dom.js';
+import { FINDING_CODES } from '../src/scan/index.js';
 import { PLACES_DIR } from './support/paths.js';
 import {
   CREATE, HEALTH, analyze, as, assertErrorBody, create, expectError, getJson, postJson, startService, upload, uploadsIn,
@@ -257,6 +258,37 @@ describe('dedupe of a second upload', () => {
       assert.equal(doc.body.title, own, 'the default title comes from this user\'s file name');
       assert.equal(doc.body.source.file_name, `${own}.rbxl`);
     }
+  });
+
+  test('create takes each script\'s finding codes from the stored analysis; a preview without them is scanned again', async () => {
+    const first = await analyze(service, variant('codes'), 'codes.rbxl', as('cy'));
+    const previewJson = join(service.dataDir, 'previews', `${first.preview_hash}.json`);
+    const stored = JSON.parse(await readFile(previewJson, 'utf8'));
+    assert.equal(stored.scriptCodes.length, MAP_SCRIPTS.length);
+    const findingsByPath = async (): Promise<string[][]> => {
+      const created = await create(service, { preview_hash: first.preview_hash }, as('cy'));
+      const doc = await getJson(service, `/api-rbxl/projects/${created.project_id}`, as('cy'));
+      return (doc.body.scripts as PackedScript[])
+        .map((script) => [script.path, ...(unpack(script.code).meta.findings as string[])])
+        .sort((a, b) => a.join().localeCompare(b.join()));
+    };
+    const fromAnalysis = await findingsByPath();
+    assert.ok(fromAnalysis.some((entry) => entry.length > 1), 'the place has scripts with findings');
+
+    const rewrite = async (scriptCodes: unknown): Promise<void> => {
+      await writeFile(previewJson, JSON.stringify({ ...stored, scriptCodes }));
+    };
+    // Stored before codes were kept: every script is scanned, with the same result.
+    await rewrite(undefined);
+    assert.deepEqual(await findingsByPath(), fromAnalysis);
+    // Codes that do not fit the map (another length, bits no code has) are not trusted either.
+    for (const wrong of [[], [...stored.scriptCodes, 0], stored.scriptCodes.map(() => 1 << 20), 'x']) {
+      await rewrite(wrong);
+      assert.deepEqual(await findingsByPath(), fromAnalysis, JSON.stringify(wrong).slice(0, 40));
+    }
+    // Codes that fit are what the packed scripts carry (a marker no scan gives: dynamic_code everywhere).
+    await rewrite(stored.scriptCodes.map(() => 1 << FINDING_CODES.indexOf('dynamic_code')));
+    assert.ok((await findingsByPath()).every(([, ...codes]) => codes.length === 1 && codes[0] === 'dynamic_code'));
   });
 
   test('the same file uploaded by two users at once: one preview, both may create', async () => {

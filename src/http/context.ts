@@ -74,7 +74,7 @@ export async function createContext(config: Config, hooks: ExchangeHooks): Promi
         const result = await pool.analyze({ path: upload.path, fileName: upload.fileName, fileSize: upload.size });
         if (!result.ok) throw new HttpError(422, 'not_a_place', result.message);
         return previews.put({
-          hash: upload.sha256, report: result.report, assets: result.assets, fileName: upload.fileName,
+          hash: upload.sha256, report: result.report, assets: result.assets, scriptCodes: result.scriptCodes, fileName: upload.fileName,
           fileSize: upload.size, format: result.format, uploaders: [upload.user], fileNames: { [upload.user]: upload.fileName },
         }, upload.path);
       })();

@@ -6,8 +6,8 @@ import type { AssetKind } from '../assets/refs.js';
 import type { AssetOutcome } from '../assets/download.js';
 import type { AssetFailureReason } from '../assets/errors.js';
 import type { Dom } from '../parser/dom.js';
-import { readMapScripts } from './map-scripts.js';
-import { findingCodes } from './report.js';
+import { readMapScripts, type MapScript } from './map-scripts.js';
+import { codesOfBits, findingCodes, isScriptCodes } from './report.js';
 import { scanMapScripts } from './script-findings.js';
 import { buildScene, type Scene } from './scene.js';
 import { applyScriptsMode, packScript, type ProjectScript, type ScriptsMode } from './scripts.js';
@@ -48,6 +48,12 @@ export interface BuildProjectOptions {
   scriptsMode: ScriptsMode;
   /** The download outcome of each of the map's assets. */
   assets: readonly AssetOutcome[];
+  /**
+   * The analysis's `scriptCodes` for this file. Used when they fit the map
+   * (one entry per script); otherwise, as for a preview stored before they
+   * were kept, every script is scanned again.
+   */
+  scriptCodes?: readonly number[];
 }
 
 export function buildProject(dom: Dom, options: BuildProjectOptions): ProjectDocument {
@@ -67,7 +73,7 @@ export function buildProject(dom: Dom, options: BuildProjectOptions): ProjectDoc
     scene: buildScene(dom),
     assets: options.assets.map(projectAsset),
     // `skip` imports none: no need to scan or pack them.
-    scripts: options.scriptsMode === 'skip' ? [] : applyScriptsMode(packMapScripts(dom), options.scriptsMode),
+    scripts: options.scriptsMode === 'skip' ? [] : applyScriptsMode(packMapScripts(dom, options.scriptCodes), options.scriptsMode),
   };
 }
 
@@ -75,9 +81,11 @@ export function buildProject(dom: Dom, options: BuildProjectOptions): ProjectDoc
  * Every script of the map packed as the map has it (its own enabled state), with
  * its finding codes in the metadata line.
  */
-export function packMapScripts(dom: Dom): ProjectScript[] {
+export function packMapScripts(dom: Dom, scriptCodes?: readonly number[]): ProjectScript[] {
   const scripts = readMapScripts(dom);
-  const findingsByScript = scanMapScripts(scripts);
+  const codesOf = isScriptCodes(scriptCodes, scripts.length)
+    ? (index: number) => codesOfBits(scriptCodes[index]!)
+    : scannedCodes(scripts);
   return scripts.map((script, index) => ({
     name: script.name,
     class: script.className,
@@ -90,11 +98,16 @@ export function packMapScripts(dom: Dom): ProjectScript[] {
         run_context: script.runContext,
         enabled: script.enabled,
         linked: script.linked,
-        findings: findingCodes(findingsByScript[index]!),
+        findings: codesOf(index),
       },
       script.source,
     ),
   }));
+}
+
+function scannedCodes(scripts: readonly MapScript[]): (index: number) => string[] {
+  const findingsByScript = scanMapScripts(scripts);
+  return (index) => findingCodes(findingsByScript[index]!);
 }
 
 /** A blank title becomes the file name without its directory and extension ("Untitled" when nothing is left). */

@@ -1,6 +1,6 @@
 /** From a decoded DOM to the analyze report and the project document. */
 export {
-  analyzeDom, findingCodes, orderFindings, scanMapScript, scanMapScripts,
+  analyzeDom, codeBits, codesOfBits, findingCodes, isScriptCodes, orderFindings, scanMapScript, scanMapScripts,
   MAX_SCRIPTS_AT_RISK, MAX_WARNINGS,
   type Analysis, type AnalysisAsset, type AnalyzeOptions, type Report, type ScriptAtRisk, type TerrainSummary,
   type RunContextCounts,

@@ -91,6 +91,12 @@ export interface Analysis {
   report: Report;
   /** The downloadable asset ids, in order of first use: the create step's download list. */
   assets: AnalysisAsset[];
+  /**
+   * Each map script's finding codes (see `codeBits`), in the order
+   * `readMapScripts` gives: the create step puts them in the packed scripts
+   * instead of scanning every script again.
+   */
+  scriptCodes: number[];
 }
 
 export interface AnalyzeOptions {
@@ -156,7 +162,7 @@ export function analyzeDom(dom: Dom, { fileName, fileSize }: AnalyzeOptions): An
     bounds,
     warnings: capWarnings(warnings),
   };
-  return { report, assets: refs.ids.map(({ id, kind }) => ({ id, kind })) };
+  return { report, assets: refs.ids.map(({ id, kind }) => ({ id, kind })), scriptCodes: scripts.codes };
 }
 
 interface ScriptSummary {
@@ -169,6 +175,7 @@ interface ScriptSummary {
   flagged: number;
   findings: Record<string, number>;
   atRisk: ScriptAtRisk[];
+  codes: number[];
 }
 
 function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSummary {
@@ -181,6 +188,7 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
   let lines = 0;
 
   const findingsByScript = scanMapScripts(scripts);
+  const codes = findingsByScript.map(codeBits);
   for (let index = 0; index < scripts.length; index++) {
     const script = scripts[index]!;
     byClass[script.className]++;
@@ -217,6 +225,7 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
     flagged: flaggedScripts.length,
     findings,
     atRisk,
+    codes,
   };
 }
 
@@ -234,6 +243,28 @@ export function orderFindings(findings: readonly Finding[]): Finding[] {
 /** Unique finding codes, hang risks first: what a packed script's metadata carries. */
 export function findingCodes(findings: readonly Finding[]): string[] {
   return [...new Set(orderFindings(findings).map((finding) => finding.code))];
+}
+
+/** The codes of `findings` as one number: bit i for FINDING_CODES[i]. */
+export function codeBits(findings: readonly Finding[]): number {
+  let bits = 0;
+  for (const finding of findings) bits |= 1 << FINDING_CODES.indexOf(finding.code);
+  return bits;
+}
+
+/** FINDING_CODES by rank (hang risks first), the order `findingCodes` gives. */
+const CODES_BY_RANK = [...FINDING_CODES].sort((a, b) => codeRank(a) - codeRank(b));
+
+/** `findingCodes` of the findings whose `codeBits` are `bits`. */
+export function codesOfBits(bits: number): string[] {
+  return CODES_BY_RANK.filter((code) => (bits & (1 << FINDING_CODES.indexOf(code))) !== 0);
+}
+
+/** Whether `value` can be the `scriptCodes` of a map of `scriptCount` scripts. */
+export function isScriptCodes(value: unknown, scriptCount: number): value is number[] {
+  const all = (1 << FINDING_CODES.length) - 1;
+  return Array.isArray(value) && value.length === scriptCount
+    && value.every((bits) => Number.isInteger(bits) && bits >= 0 && (bits & ~all) === 0);
 }
 
 function summariseTerrain(terrain: Instance | undefined): TerrainSummary {

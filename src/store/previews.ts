@@ -29,6 +29,8 @@ export interface Preview {
   uploaders: string[];
   /** The name each uploader gave the file, so nobody sees another user's file name. */
   fileNames?: Record<string, string>;
+  /** Each map script's finding codes, from the analysis (absent in previews stored before they were kept). */
+  scriptCodes?: number[];
   /** Milliseconds since the epoch (the store's clock). */
   createdAt: number;
   expiresAt: number;

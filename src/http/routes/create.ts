@@ -93,6 +93,7 @@ async function create(ctx: ServiceContext, exchange: Exchange, text: string): Pr
     fileSize: preview.fileSize,
     scriptsMode: request.scriptsMode,
     assets: outcomes,
+    ...(preview.scriptCodes !== undefined ? { scriptCodes: preview.scriptCodes } : {}),
   });
   if (!built.ok) throw built.missing ? notFound('preview') : new HttpError(422, 'not_a_place', built.message);
   if (exchange.aborted) return; // nobody would learn the project's id
