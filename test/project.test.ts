@@ -333,7 +333,7 @@ test('buildProject: finding codes come from the analysis when they fit the map; 
   const bits = (codes: string[]) => codes.reduce((sum, code) => sum | (1 << FINDING_CODES.indexOf(code as never)), 0);
   assert.deepEqual(findingsOf([bits(['legacy_method', 'platform_service', 'loop_without_yield']), 0, 0])[0],
     ['loop_without_yield', 'platform_service', 'legacy_method']);
-  for (const wrong of [[0, 0], [0, 0, 0, 0], [-1, 0, 0], [0.5, 0, 0], [1 << FINDING_CODES.length, 0, 0], ['0', 0, 0], null]) {
+  for (const wrong of [[0, 0], [0, 0, 0, 0], [-1, 0, 0], [0.5, 0, 0], [1 << FINDING_CODES.length, 0, 0], [2 ** 32, 0, 0], ['0', 0, 0], null]) {
     assert.deepEqual(findingsOf(wrong), scanned, JSON.stringify(wrong));
   }
 });

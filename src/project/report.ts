@@ -264,7 +264,7 @@ export function codesOfBits(bits: number): string[] {
 export function isScriptCodes(value: unknown, scriptCount: number): value is number[] {
   const all = (1 << FINDING_CODES.length) - 1;
   return Array.isArray(value) && value.length === scriptCount
-    && value.every((bits) => Number.isInteger(bits) && bits >= 0 && (bits & ~all) === 0);
+    && value.every((bits) => Number.isInteger(bits) && bits >= 0 && bits <= all);
 }
 
 function summariseTerrain(terrain: Instance | undefined): TerrainSummary {
