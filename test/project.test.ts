@@ -6,10 +6,11 @@ import { decode } from '../src/parser/index.js';
 import {
   applyScriptsMode, buildProject, buildScene, packScript, packedSource, parseScriptsMode, patchScriptEnabled,
   projectTitle, readScriptMeta, ProjectError, analyzeDom,
-  type ProjectScript, type ScriptMeta, type ScenePart, type SceneNode, type SceneGroup,
+  type ProjectScript, type ScriptCodes, type ScriptMeta, type ScenePart, type SceneNode, type SceneGroup,
 } from '../src/project/index.js';
 import type { AssetOutcome } from '../src/assets/download.js';
 import { FINDING_CODES } from '../src/scan/index.js';
+import { SCANNER_VERSION } from '../src/scan/version.js';
 import { handDom, part } from './support/hand-dom.js';
 import { PLACES_DIR } from './support/paths.js';
 
@@ -319,21 +320,26 @@ test('buildProject: the three script modes', () => {
   assert.equal(skipped.scene.parts, 1);
 });
 
-test('buildProject: finding codes come from the analysis when they fit the map; otherwise scripts are scanned', () => {
+test('buildProject: finding codes come from the analysis when this scanner found them and they fit the map; otherwise scripts are scanned', () => {
   const dom = scriptedDom();
   const { scriptCodes } = analyzeDom(dom, { fileName: 'p.rbxl', fileSize: 1 });
-  assert.equal(scriptCodes.length, 3);
+  assert.equal(scriptCodes.bits.length, 3);
+  assert.equal(scriptCodes.scanner, SCANNER_VERSION);
   const findingsOf = (codes?: unknown) =>
-    buildProject(dom, { ...options('enabled'), ...(codes === undefined ? {} : { scriptCodes: codes as number[] }) })
+    buildProject(dom, { ...options('enabled'), ...(codes === undefined ? {} : { scriptCodes: codes as ScriptCodes }) })
       .scripts.map((s) => readScriptMeta(s.code).findings);
+  const withBits = (bits: unknown) => ({ scanner: SCANNER_VERSION, bits });
   const scanned = findingsOf();
   assert.deepEqual(scanned[0], ['loop_without_yield']);
   assert.deepEqual(findingsOf(scriptCodes), scanned);
   // Several codes come back in the order a scan gives them: hang risks first, then by priority.
   const bits = (codes: string[]) => codes.reduce((sum, code) => sum | (1 << FINDING_CODES.indexOf(code as never)), 0);
-  assert.deepEqual(findingsOf([bits(['legacy_method', 'platform_service', 'loop_without_yield']), 0, 0])[0],
-    ['loop_without_yield', 'platform_service', 'legacy_method']);
-  for (const wrong of [[0, 0], [0, 0, 0, 0], [-1, 0, 0], [0.5, 0, 0], [1 << FINDING_CODES.length, 0, 0], [2 ** 32, 0, 0], ['0', 0, 0], null]) {
+  const marked = [bits(['legacy_method', 'platform_service', 'loop_without_yield']), 0, 0];
+  assert.deepEqual(findingsOf(withBits(marked))[0], ['loop_without_yield', 'platform_service', 'legacy_method']);
+  // Codes another scanner found (a deploy since the analysis) are not used.
+  assert.deepEqual(findingsOf({ scanner: 'an-older-scanner', bits: marked }), scanned);
+  const wrongBits = [[0, 0], [0, 0, 0, 0], [-1, 0, 0], [0.5, 0, 0], [1 << FINDING_CODES.length, 0, 0], [2 ** 32, 0, 0], ['0', 0, 0], null];
+  for (const wrong of [...wrongBits.map(withBits), marked, null, 'x']) {
     assert.deepEqual(findingsOf(wrong), scanned, JSON.stringify(wrong));
   }
 });

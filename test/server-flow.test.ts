@@ -264,7 +264,7 @@ describe('dedupe of a second upload', () => {
     const first = await analyze(service, variant('codes'), 'codes.rbxl', as('cy'));
     const previewJson = join(service.dataDir, 'previews', `${first.preview_hash}.json`);
     const stored = JSON.parse(await readFile(previewJson, 'utf8'));
-    assert.equal(stored.scriptCodes.length, MAP_SCRIPTS.length);
+    assert.equal(stored.scriptCodes.bits.length, MAP_SCRIPTS.length);
     const findingsByPath = async (): Promise<string[][]> => {
       const created = await create(service, { preview_hash: first.preview_hash }, as('cy'));
       const doc = await getJson(service, `/api-rbxl/projects/${created.project_id}`, as('cy'));
@@ -281,13 +281,14 @@ describe('dedupe of a second upload', () => {
     // Stored before codes were kept: every script is scanned, with the same result.
     await rewrite(undefined);
     assert.deepEqual(await findingsByPath(), fromAnalysis);
-    // Codes that do not fit the map (another length, bits no code has) are not trusted either.
-    for (const wrong of [[], [...stored.scriptCodes, 0], stored.scriptCodes.map(() => 1 << 20), 'x']) {
+    // Codes another scanner found, or that do not fit the map (another length, bits no code has), are not trusted either.
+    const { scanner, bits } = stored.scriptCodes as { scanner: string; bits: number[] };
+    for (const wrong of [{ scanner: 'older', bits }, { scanner, bits: [] }, { scanner, bits: [...bits, 0] }, { scanner, bits: bits.map(() => 1 << 20) }, bits, 'x']) {
       await rewrite(wrong);
       assert.deepEqual(await findingsByPath(), fromAnalysis, JSON.stringify(wrong).slice(0, 40));
     }
     // Codes that fit are what the packed scripts carry (a marker no scan gives: dynamic_code everywhere).
-    await rewrite(stored.scriptCodes.map(() => 1 << FINDING_CODES.indexOf('dynamic_code')));
+    await rewrite({ scanner, bits: bits.map(() => 1 << FINDING_CODES.indexOf('dynamic_code')) });
     assert.ok((await findingsByPath()).every(([, ...codes]) => codes.length === 1 && codes[0] === 'dynamic_code'));
   });
 

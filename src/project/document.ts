@@ -7,7 +7,7 @@ import type { AssetOutcome } from '../assets/download.js';
 import type { AssetFailureReason } from '../assets/errors.js';
 import type { Dom } from '../parser/dom.js';
 import { readMapScripts, type MapScript } from './map-scripts.js';
-import { codesOfBits, findingCodes, isScriptCodes } from './report.js';
+import { codesOfBits, findingCodes, isScriptCodes, type ScriptCodes } from './report.js';
 import { scanMapScripts } from './script-findings.js';
 import { buildScene, type Scene } from './scene.js';
 import { applyScriptsMode, packScript, type ProjectScript, type ScriptsMode } from './scripts.js';
@@ -49,11 +49,11 @@ export interface BuildProjectOptions {
   /** The download outcome of each of the map's assets. */
   assets: readonly AssetOutcome[];
   /**
-   * The analysis's `scriptCodes` for this file. Used when they fit the map
-   * (one entry per script); otherwise, as for a preview stored before they
-   * were kept, every script is scanned again.
+   * The analysis's `scriptCodes` for this file. Used when the same scanner
+   * found them and they fit the map (one entry per script); otherwise, as for
+   * a preview stored before they were kept, every script is scanned again.
    */
-  scriptCodes?: readonly number[];
+  scriptCodes?: ScriptCodes;
 }
 
 export function buildProject(dom: Dom, options: BuildProjectOptions): ProjectDocument {
@@ -81,10 +81,10 @@ export function buildProject(dom: Dom, options: BuildProjectOptions): ProjectDoc
  * Every script of the map packed as the map has it (its own enabled state), with
  * its finding codes in the metadata line.
  */
-export function packMapScripts(dom: Dom, scriptCodes?: readonly number[]): ProjectScript[] {
+export function packMapScripts(dom: Dom, scriptCodes?: ScriptCodes): ProjectScript[] {
   const scripts = readMapScripts(dom);
   const codesOf = isScriptCodes(scriptCodes, scripts.length)
-    ? (index: number) => codesOfBits(scriptCodes[index]!)
+    ? (index: number) => codesOfBits(scriptCodes.bits[index]!)
     : scannedCodes(scripts);
   return scripts.map((script, index) => ({
     name: script.name,

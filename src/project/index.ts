@@ -2,7 +2,7 @@
 export {
   analyzeDom, codeBits, codesOfBits, findingCodes, isScriptCodes, orderFindings, scanMapScript, scanMapScripts,
   MAX_SCRIPTS_AT_RISK, MAX_WARNINGS,
-  type Analysis, type AnalysisAsset, type AnalyzeOptions, type Report, type ScriptAtRisk, type TerrainSummary,
+  type Analysis, type AnalysisAsset, type ScriptCodes, type AnalyzeOptions, type Report, type ScriptAtRisk, type TerrainSummary,
   type RunContextCounts,
 } from './report.js';
 export {

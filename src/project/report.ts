@@ -9,6 +9,7 @@ import { collectAssetRefs, parseAssetUri, uriOf, type AssetKind } from '../asset
 import { getValue, type Column, type Dom, type Instance, type PropertyTable } from '../parser/dom.js';
 import type { Vec3 } from '../parser/values.js';
 import { FINDING_CODES, isHangRisk, type Finding } from '../scan/index.js';
+import { SCANNER_VERSION } from '../scan/version.js';
 import { BASE_PART_CLASSES, CSG_CLASSES, MESH_OBJECT_CLASSES, SCRIPT_CLASSES, type ScriptClass } from './classes.js';
 import { addPartBox, asCFrame, asVec3, finishBounds, newBounds, type Bounds } from './geometry.js';
 import { readMapScripts, stringByteLength, type MapScript } from './map-scripts.js';
@@ -91,12 +92,16 @@ export interface Analysis {
   report: Report;
   /** The downloadable asset ids, in order of first use: the create step's download list. */
   assets: AnalysisAsset[];
-  /**
-   * Each map script's finding codes (see `codeBits`), in the order
-   * `readMapScripts` gives: the create step puts them in the packed scripts
-   * instead of scanning every script again.
-   */
-  scriptCodes: number[];
+  /** Each map script's finding codes: the create step packs them instead of scanning every script again. */
+  scriptCodes: ScriptCodes;
+}
+
+/** The finding codes of a map's scripts, and which scanner found them. */
+export interface ScriptCodes {
+  /** The scanner's SCANNER_VERSION: codes from another scanner are not used. */
+  scanner: string;
+  /** One `codeBits` per script, in the order `readMapScripts` gives. */
+  bits: number[];
 }
 
 export interface AnalyzeOptions {
@@ -162,7 +167,7 @@ export function analyzeDom(dom: Dom, { fileName, fileSize }: AnalyzeOptions): An
     bounds,
     warnings: capWarnings(warnings),
   };
-  return { report, assets: refs.ids.map(({ id, kind }) => ({ id, kind })), scriptCodes: scripts.codes };
+  return { report, assets: refs.ids.map(({ id, kind }) => ({ id, kind })), scriptCodes: { scanner: SCANNER_VERSION, bits: scripts.codes } };
 }
 
 interface ScriptSummary {
@@ -260,11 +265,13 @@ export function codesOfBits(bits: number): string[] {
   return CODES_BY_RANK.filter((code) => (bits & (1 << FINDING_CODES.indexOf(code))) !== 0);
 }
 
-/** Whether `value` can be the `scriptCodes` of a map of `scriptCount` scripts. */
-export function isScriptCodes(value: unknown, scriptCount: number): value is number[] {
+/** Whether `value` is the `scriptCodes` of this scanner for a map of `scriptCount` scripts. */
+export function isScriptCodes(value: unknown, scriptCount: number): value is ScriptCodes {
+  if (typeof value !== 'object' || value === null) return false;
+  const { scanner, bits } = value as Partial<ScriptCodes>;
   const all = (1 << FINDING_CODES.length) - 1;
-  return Array.isArray(value) && value.length === scriptCount
-    && value.every((bits) => Number.isInteger(bits) && bits >= 0 && bits <= all);
+  return scanner === SCANNER_VERSION && Array.isArray(bits) && bits.length === scriptCount
+    && bits.every((entry) => Number.isInteger(entry) && entry >= 0 && entry <= all);
 }
 
 function summariseTerrain(terrain: Instance | undefined): TerrainSummary {

@@ -29,8 +29,8 @@ export interface Preview {
   uploaders: string[];
   /** The name each uploader gave the file, so nobody sees another user's file name. */
   fileNames?: Record<string, string>;
-  /** Each map script's finding codes, from the analysis (absent in previews stored before they were kept). */
-  scriptCodes?: number[];
+  /** Each map script's finding codes and the scanner that found them (absent in previews stored before they were kept). */
+  scriptCodes?: { scanner: string; bits: number[] };
   /** Milliseconds since the epoch (the store's clock). */
   createdAt: number;
   expiresAt: number;
