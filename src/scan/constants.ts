@@ -23,3 +23,11 @@ export const ROLE_LEGACY_METHOD = 4;
 export const ROLE_PLATFORM_SERVICE = 8;
 /** Roles of globals that a local, parameter or user definition of the same name hides. */
 export const ROLE_SHADOWABLE = 3; // ROLE_DEPRECATED_GLOBAL | ROLE_DYNAMIC
+
+// The walk's output records, as i32s each (assembly/walk.ts writes them, wasm.ts reads them).
+/** A finding: code index, line, subject token. */
+export const FINDING_FIELDS = 3;
+/** A function: `function` token, name token, last name token, closing token, parent record, yields. */
+export const FUNC_FIELDS = 6;
+/** A candidate loop: keyword token, closing token, function record. */
+export const LOOP_FIELDS = 3;

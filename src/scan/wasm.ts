@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { Buffer } from 'node:buffer';
 import { WORD_TABLE, POSITIONAL_WORD_IDS, TABLE_BITS } from './words.js';
+import { FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS } from './constants.js';
 
 interface ScannerExports {
   memory: WebAssembly.Memory;
@@ -44,9 +45,9 @@ export interface ScanOutput {
 }
 
 export const TOKEN_STRIDE = 4;
-export const FINDING_STRIDE = 3;
-export const FUNC_STRIDE = 6;
-export const LOOP_STRIDE = 3;
+export const FINDING_STRIDE = FINDING_FIELDS;
+export const FUNC_STRIDE = FUNC_FIELDS;
+export const LOOP_STRIDE = LOOP_FIELDS;
 
 // Token accessors over ScanOutput.tokens.
 export function kindAt(tokens: Int32Array, token: number): number {

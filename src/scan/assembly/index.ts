@@ -16,7 +16,8 @@ import { setWordTable } from './words';
 import { setWordIds } from './word-ids';
 import { lex, SOURCE_PADDING, tokenCount, notableCount, truncated, lastLine } from './lexer';
 import { TOKEN_BYTES, TOKEN_PADDING, useTokens } from './token';
-import { walk, findingCount, funcCount, loopCount, FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS } from './walk';
+import { walk, findingCount, funcCount, loopCount } from './walk';
+import { FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS } from '../constants';
 
 /** At most this many tokens of one source are read (a Luau source of several megabytes); the rest is not scanned. */
 export const MAX_TOKENS: i32 = 1 << 20;

@@ -22,7 +22,7 @@ import {
 } from '../kinds';
 import {
   LEGACY_METHOD, LOCAL_PLAYER_ON_SERVER, PLATFORM_SERVICE, DEPRECATED_GLOBAL, DYNAMIC_CODE, EXTERNAL_CODE,
-  ROLE_DEPRECATED_GLOBAL, ROLE_LEGACY_METHOD, ROLE_PLATFORM_SERVICE, ROLE_SHADOWABLE,
+  ROLE_DEPRECATED_GLOBAL, ROLE_LEGACY_METHOD, ROLE_PLATFORM_SERVICE, ROLE_SHADOWABLE, FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS,
 } from '../constants';
 import { WORD_ROLES } from './tables';
 import { kindAt, wordAt, startAt, endAt, lineAt } from './token';
@@ -39,9 +39,6 @@ import {
 } from './blocks';
 import { whileConditionTruth, untilConditionTruth, countsToHuge, TRUTHY, FALSY } from './conditions';
 
-export const FINDING_FIELDS = 3;
-export const FUNC_FIELDS = 6;
-export const LOOP_FIELDS = 3;
 
 // What an open bracket is, to tell table constructors from calls and groups.
 const PAREN: u8 = 1;
