@@ -1,0 +1,92 @@
+/**
+ * Object keys: what a valid key is (the same rule for every store, so a key that works on
+ * disk works on S3) and the layout the service stores its state under.
+ *
+ *   previews/<hash>/place                        the uploaded map file
+ *   previews/<hash>/analysis.json                the analysis of those bytes (write-once-or-identical)
+ *   previews/<hash>/uploaders/<user>.<expires>   one object per upload: {"user", "file_name", "uploaded_at"}
+ *   projects/<id>/document.json                  the project document
+ *   projects/<id>/meta.json                      {"owner", "assets", "created_at", "document_bytes"}; written last
+ *   assets/sha256/<aa>/<sha256>                  asset bytes, content-addressed (aa = first two hex digits)
+ *   assets/sha256/<aa>/<sha256>.json             {"sha256", "size", "content_type"}
+ *   assets/ids/<id>.json                         {"id", "sha256"}: which bytes an asset id gave
+ *   leases/<name>                                {"holder", "expires_at"}: who runs a fleet-wide job now
+ *
+ * `<hash>` and `<sha256>` are lowercase hex SHA-256; `<user>` is the SHA-256 of the user id
+ * (ids may hold any character, keys may not); `<expires>` is the entry's expiry in
+ * milliseconds since the epoch, zero-padded to 13 digits, so a listing of a preview's
+ * uploaders tells who may use it until when without reading an object.
+ */
+import { createHash } from 'node:crypto';
+
+/** Longest key, leaving room for an S3 prefix within S3's 1024 bytes. */
+export const MAX_KEY_LENGTH = 512;
+/** Segments of letters, digits, `.`, `_`, `-`, not starting with `.` (names starting with `.` are the disk store's temp and lock files). */
+const SEGMENT = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
+/** A list prefix: whole segments, then possibly the start of one. */
+const PREFIX = /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]*\/)*(?:[A-Za-z0-9_-][A-Za-z0-9._-]*)?$/;
+const SHA256 = /^[0-9a-f]{64}$/;
+const PROJECT_ID = /^p_[a-z2-7]{20}$/;
+const ASSET_ID = /^\d{1,20}$/;
+const EXPIRY_DIGITS = 13;
+
+export function isValidKey(key: string): boolean {
+  return key.length > 0 && key.length <= MAX_KEY_LENGTH && key.split('/').every((segment) => SEGMENT.test(segment));
+}
+
+/** Throws a TypeError on a malformed key: keys come from our own code, never from a request as they are. */
+export function checkKey(key: string): string {
+  if (!isValidKey(key)) throw new TypeError(`not a valid object key: ${JSON.stringify(key)}`);
+  return key;
+}
+
+export function checkPrefix(prefix: string): string {
+  if (prefix.length > MAX_KEY_LENGTH || !PREFIX.test(prefix)) throw new TypeError(`not a valid key prefix: ${JSON.stringify(prefix)}`);
+  return prefix;
+}
+
+function check(value: string, pattern: RegExp, what: string): string {
+  if (!pattern.test(value)) throw new TypeError(`not ${what}: ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** The key segment standing for a user id. */
+export function userKey(userId: string): string {
+  return createHash('sha256').update(userId, 'utf8').digest('hex');
+}
+
+export const previewKeys = {
+  prefix: (hash: string): string => `previews/${check(hash, SHA256, 'a SHA-256')}/`,
+  place: (hash: string): string => `${previewKeys.prefix(hash)}place`,
+  analysis: (hash: string): string => `${previewKeys.prefix(hash)}analysis.json`,
+  uploaders: (hash: string): string => `${previewKeys.prefix(hash)}uploaders/`,
+  /** Every entry of one user under one preview (list it to check ownership). */
+  uploaderEntries: (hash: string, userId: string): string => `${previewKeys.uploaders(hash)}${userKey(userId)}.`,
+  uploader: (hash: string, userId: string, expiresAt: number): string => `${previewKeys.uploaderEntries(hash, userId)}${formatExpiry(expiresAt)}`,
+};
+
+/** What an uploader entry's key says: whose it is and until when. Undefined for a key that is not one. */
+export function parseUploaderKey(key: string): { hash: string; user: string; expiresAt: number } | undefined {
+  const match = /^previews\/([0-9a-f]{64})\/uploaders\/([0-9a-f]{64})\.(\d{13})$/.exec(key);
+  if (match === null) return undefined;
+  return { hash: match[1]!, user: match[2]!, expiresAt: Number(match[3]) };
+}
+
+function formatExpiry(expiresAt: number): string {
+  if (!Number.isSafeInteger(expiresAt) || expiresAt < 0 || expiresAt >= 10 ** EXPIRY_DIGITS) throw new RangeError(`not an expiry time: ${expiresAt}`);
+  return String(expiresAt).padStart(EXPIRY_DIGITS, '0');
+}
+
+export const projectKeys = {
+  prefix: (id: string): string => `projects/${check(id, PROJECT_ID, 'a project id')}/`,
+  document: (id: string): string => `${projectKeys.prefix(id)}document.json`,
+  meta: (id: string): string => `${projectKeys.prefix(id)}meta.json`,
+};
+
+export const assetKeys = {
+  bytes: (sha256: string): string => `assets/sha256/${check(sha256, SHA256, 'a SHA-256').slice(0, 2)}/${sha256}`,
+  meta: (sha256: string): string => `${assetKeys.bytes(sha256)}.json`,
+  id: (id: string): string => `assets/ids/${check(id, ASSET_ID, 'an asset id')}.json`,
+};
+
+export const leaseKey = (name: string): string => checkKey(`leases/${name}`);

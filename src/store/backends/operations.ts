@@ -1,0 +1,46 @@
+/** Operations any object store supports, built on the interface: every page of a listing, and a read-modify-write that loses no update. */
+import { StoreUnavailableError } from './errors.js';
+import type { ObjectInfo, ObjectStore } from './types.js';
+
+/** Every object under `prefix`, page by page, in key order. */
+export async function* listAll(store: ObjectStore, prefix: string, pageSize?: number): AsyncGenerator<ObjectInfo> {
+  let cursor: string | undefined;
+  do {
+    const page = await store.list(prefix, { ...(cursor === undefined ? {} : { cursor }), ...(pageSize === undefined ? {} : { limit: pageSize }) });
+    yield* page.objects;
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+}
+
+export interface UpdateOptions {
+  /** Tries before giving up with `StoreUnavailableError` (busy). */
+  attempts?: number;
+  maxBytes?: number;
+}
+
+/**
+ * Reads `key`, computes its next value with `change` (given undefined when absent; returning
+ * undefined means no write), and writes it only if nobody wrote in between (`If-Match` /
+ * `If-None-Match: *`), reading again on a changed ETag. Where the store's conditions are
+ * not atomic across clients (see `capabilities()`), two instances can still overwrite each
+ * other: keep state that must not be lost as one object per entry instead.
+ * Returns the value written (or left as it was).
+ */
+export async function readModifyWrite(
+  store: ObjectStore,
+  key: string,
+  change: (current: Buffer | undefined) => Uint8Array | string | undefined,
+  options: UpdateOptions = {},
+): Promise<Uint8Array | string | Buffer | undefined> {
+  const attempts = options.attempts ?? 16;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const current = await store.get(key, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
+    const next = change(current?.body);
+    if (next === undefined) return current?.body;
+    const result = await store.put(key, next, current === undefined ? { ifNoneMatch: '*' } : { ifMatch: current.etag });
+    if (result.written) return next;
+    // Someone else wrote first: back off a little (jittered) so contenders spread out.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+  }
+  throw new StoreUnavailableError(`object store busy (update ${key}): the object kept changing over ${attempts} tries`, 'update', key, 'busy', 1);
+}

@@ -1,0 +1,330 @@
+/**
+ * The S3 object store, over the official AWS SDK v3: AWS S3 or any S3-compatible store
+ * (MinIO, Ceph RGW, R2, Garage, s3rver in tests). Keys live under the configured prefix.
+ *
+ * Bounds: every request has a connect timeout and an idle timeout (`timeoutMs`), the SDK
+ * retries network errors, 5xx and throttling at most `maxAttempts` times, and small
+ * operations (head, get, put of bytes, delete, list, check) also have a deadline of
+ * `timeoutMs × maxAttempts` in all. Files go up by multipart upload (`@aws-sdk/lib-storage`)
+ * when larger than one part; a failed upload is aborted, so the key never holds a part of it.
+ *
+ * Conditional writes: S3 itself honours `If-None-Match: *` and `If-Match` on PUT and on
+ * completing a multipart upload (AWS since 2024, MinIO, Ceph RGW); s3rver and some others
+ * ignore them and overwrite. `capabilities()` finds out once, by a probe object, unless
+ * configured; where the store does not honour them, the check is made here (HEAD, then
+ * PUT) under a per-key lock: atomic between callers in this process only.
+ */
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type PutObjectCommandInput,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { S3StoreConfig } from './config.js';
+import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError } from './errors.js';
+import { guardStream } from './guard-stream.js';
+import { createKeyedLock } from './keyed-lock.js';
+import { checkKey, checkPrefix } from './keys.js';
+import type { Capabilities, ListOptions, ListPage, ObjectInfo, ObjectStore, ObjectStream, PutFileOptions, Reachability, StoredObject, WriteOptions, WriteResult } from './types.js';
+
+/** Parts uploaded at once per file: memory per upload is this × the part size. */
+const UPLOAD_QUEUE = 4;
+const MAX_PAGE = 1000;
+const MAX_SOCKETS = 64;
+
+export function createS3Store(config: S3StoreConfig): ObjectStore {
+  const { bucket, prefix, timeoutMs, maxAttempts } = config;
+  checkPrefix(prefix);
+  const agentOptions = { keepAlive: true, maxSockets: MAX_SOCKETS };
+  const client = new S3Client({
+    region: config.region,
+    ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+    forcePathStyle: config.forcePathStyle,
+    ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
+    maxAttempts,
+    requestHandler: {
+      connectionTimeout: Math.min(timeoutMs, 3000),
+      socketTimeout: timeoutMs,
+      httpAgent: new HttpAgent(agentOptions),
+      httpsAgent: new HttpsAgent(agentOptions),
+    },
+    // Other stores often reject the newest default checksums (aws-chunked trailers); send them only where S3 requires them.
+    ...(config.endpoint === undefined ? {} : { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }),
+  });
+  const localLock = createKeyedLock();
+  const operationDeadlineMs = timeoutMs * maxAttempts + 1000;
+
+  const objectKey = (key: string): string => prefix + checkKey(key);
+  const deadline = (): AbortSignal => AbortSignal.timeout(operationDeadlineMs);
+
+  function infoOf(key: string, size: number | undefined, etag: string | undefined, lastModified: Date | undefined): ObjectInfo {
+    return { key, size: size ?? 0, etag: normaliseEtag(etag), lastModified: lastModified?.getTime() ?? 0 };
+  }
+
+  let probe: Promise<Capabilities> | undefined;
+  function capabilities(): Promise<Capabilities> {
+    if (config.conditionalWrites !== 'auto') {
+      const on = config.conditionalWrites === 'on';
+      return Promise.resolve({ atomicCreate: on, atomicReplace: on });
+    }
+    probe ??= probeConditionalWrites().catch((error: unknown) => {
+      probe = undefined; // an unreachable store is asked again next time
+      throw error;
+    });
+    return probe;
+  }
+
+  /** Writes a probe object three times: plainly, with `If-None-Match: *`, and with a wrong `If-Match`. A store that honours them refuses the last two. */
+  async function probeConditionalWrites(): Promise<Capabilities> {
+    const Key = `${prefix}.conditional-write-probe-${randomBytes(8).toString('hex')}`;
+    const refused = async (input: Partial<PutObjectCommandInput>): Promise<boolean> => {
+      try {
+        await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'probe', ...input }), { abortSignal: deadline() });
+        return false;
+      } catch (error) {
+        if (isConditionFailure(error)) return true;
+        if (s3Status(error) === 501 || s3Code(error) === 'NotImplemented') return false;
+        throw error;
+      }
+    };
+    try {
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'probe' }), { abortSignal: deadline() });
+      const atomicCreate = await refused({ IfNoneMatch: '*' });
+      const atomicReplace = await refused({ IfMatch: '"0123456789abcdef0123456789abcdef"' });
+      return { atomicCreate, atomicReplace };
+    } catch (error) {
+      throw fromS3Error(error, 'capabilities', undefined);
+    } finally {
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key }), { abortSignal: deadline() }).catch(() => {});
+    }
+  }
+
+  async function head(key: string): Promise<ObjectInfo | undefined> {
+    const Key = objectKey(key);
+    try {
+      const answer = await client.send(new HeadObjectCommand({ Bucket: bucket, Key }), { abortSignal: deadline() });
+      return infoOf(key, answer.ContentLength, answer.ETag, answer.LastModified);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw fromS3Error(error, 'head', key);
+    }
+  }
+
+  async function openStream(operation: string, key: string, signal?: AbortSignal): Promise<ObjectStream | undefined> {
+    const Key = objectKey(key);
+    try {
+      const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key }), signal === undefined ? {} : { abortSignal: signal });
+      const body = guardStream(answer.Body as Readable, (error) => fromS3Error(error, operation, key));
+      return { ...infoOf(key, answer.ContentLength, answer.ETag, answer.LastModified), body };
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw fromS3Error(error, operation, key);
+    }
+  }
+
+  async function get(key: string, getOptions: { maxBytes?: number } = {}): Promise<StoredObject | undefined> {
+    const started = Date.now();
+    const object = await openStream('get', key, deadline());
+    if (object === undefined) return undefined;
+    const { body, ...info } = object;
+    if (getOptions.maxBytes !== undefined && info.size > getOptions.maxBytes) {
+      body.destroy();
+      throw tooLargeError('get', key, info.size, getOptions.maxBytes);
+    }
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => body.destroy(timeoutError('get', key, Date.now() - started)), Math.max(1, operationDeadlineMs - (Date.now() - started)));
+    try {
+      for await (const chunk of body) chunks.push(chunk as Buffer);
+    } finally {
+      clearTimeout(timer);
+    }
+    return { ...info, body: Buffer.concat(chunks) };
+  }
+
+  function getStream(key: string): Promise<ObjectStream | undefined> {
+    return openStream('getStream', key);
+  }
+
+  /** Runs a conditional write: sent as is where the store decides conditions, else checked here first. */
+  async function conditionally(operation: string, key: string, condition: WriteOptions, write: (native: Partial<PutObjectCommandInput>) => Promise<string | undefined>): Promise<WriteResult> {
+    const conditional = condition.ifNoneMatch === '*' || condition.ifMatch !== undefined;
+    const send = async (native: Partial<PutObjectCommandInput>): Promise<WriteResult> => {
+      try {
+        return { written: true, etag: normaliseEtag(await write(native)) };
+      } catch (error) {
+        if (conditional && isConditionFailure(error)) return { written: false };
+        throw fromS3Error(error, operation, key);
+      }
+    };
+    if (!conditional) return send({});
+    const { atomicCreate, atomicReplace } = await capabilities();
+    const native = condition.ifNoneMatch === '*' ? atomicCreate : atomicReplace;
+    if (native) {
+      return send(condition.ifNoneMatch === '*' ? { IfNoneMatch: '*' } : { IfMatch: quoteEtag(condition.ifMatch!) });
+    }
+    return localLock(key, async () => {
+      const current = await head(key);
+      if (condition.ifNoneMatch === '*' && current !== undefined) return { written: false };
+      if (condition.ifMatch !== undefined && current?.etag !== normaliseEtag(condition.ifMatch)) return { written: false };
+      return send({});
+    });
+  }
+
+  async function put(key: string, body: Uint8Array | string, condition: WriteOptions = {}): Promise<WriteResult> {
+    const Key = objectKey(key);
+    const Body = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    return conditionally('put', key, condition, async (native) => {
+      const answer = await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body, ContentLength: Body.byteLength, ...native }), { abortSignal: deadline() });
+      return answer.ETag;
+    });
+  }
+
+  async function putFile(key: string, path: string, fileOptions: PutFileOptions = {}): Promise<WriteResult> {
+    const Key = objectKey(key);
+    let size: number;
+    try {
+      size = (await stat(path)).size;
+    } catch (error) {
+      throw new StoreError(`cannot read ${path} to upload it: ${(error as Error).message}`, 'putFile', key, { cause: error });
+    }
+    const result = await conditionally('putFile', key, fileOptions, async (native) => {
+      const body = createReadStream(path);
+      const upload = new Upload({
+        client,
+        params: { Bucket: bucket, Key, Body: body, ContentLength: size, ...native },
+        partSize: config.partSize,
+        queueSize: UPLOAD_QUEUE,
+        // Aborted here rather than by lib-storage, which would throw the abort's error in place of the upload's.
+        leavePartsOnError: true,
+      });
+      try {
+        return (await upload.done()).ETag;
+      } catch (error) {
+        // A multipart upload is invisible until completed, so the key never holds part of it;
+        // aborting frees its parts. If the store cannot be reached now, sweepIncomplete or the
+        // bucket's lifecycle rule (AbortIncompleteMultipartUpload) frees them later.
+        if (upload.uploadId !== undefined) {
+          await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key, UploadId: upload.uploadId }), { abortSignal: deadline() }).catch(() => {});
+        }
+        throw error;
+      } finally {
+        body.destroy();
+      }
+    });
+    if (fileOptions.moveSource === true) await rm(path, { force: true });
+    return result;
+  }
+
+  async function remove(key: string): Promise<void> {
+    const Key = objectKey(key);
+    try {
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key }), { abortSignal: deadline() });
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw fromS3Error(error, 'delete', key);
+    }
+  }
+
+  async function list(listPrefix: string, listOptions: ListOptions = {}): Promise<ListPage> {
+    checkPrefix(listPrefix);
+    const limit = Math.max(1, Math.min(listOptions.limit ?? MAX_PAGE, MAX_PAGE));
+    try {
+      const answer = await client.send(new ListObjectsV2Command({
+        Bucket: bucket,
+        Prefix: prefix + listPrefix,
+        MaxKeys: limit,
+        ...(listOptions.cursor === undefined ? {} : { ContinuationToken: listOptions.cursor }),
+      }), { abortSignal: deadline() });
+      const objects = (answer.Contents ?? [])
+        .filter((object) => object.Key?.startsWith(prefix + listPrefix) === true)
+        .map((object) => infoOf(object.Key!.slice(prefix.length), object.Size, object.ETag, object.LastModified));
+      return answer.IsTruncated === true && answer.NextContinuationToken !== undefined ? { objects, cursor: answer.NextContinuationToken } : { objects };
+    } catch (error) {
+      throw fromS3Error(error, 'list', listPrefix);
+    }
+  }
+
+  async function check(): Promise<Reachability> {
+    const started = performance.now();
+    try {
+      // Listing proves the bucket, the credentials and the network, with the least permission (s3:ListBucket on the prefix).
+      await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: 1 }), { abortSignal: AbortSignal.timeout(timeoutMs) });
+      return { ok: true, latencyMs: performance.now() - started };
+    } catch (error) {
+      const mapped = fromS3Error(error, 'check', undefined);
+      return { ok: false, latencyMs: performance.now() - started, reason: 'reason' in mapped ? String(mapped.reason) : 'error', message: mapped.message };
+    }
+  }
+
+  async function sweepIncomplete(olderThanMs: number): Promise<number> {
+    const cutoff = Date.now() - olderThanMs;
+    let aborted = 0;
+    let KeyMarker: string | undefined;
+    let UploadIdMarker: string | undefined;
+    try {
+      for (;;) {
+        const answer = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, KeyMarker, UploadIdMarker }), { abortSignal: deadline() });
+        for (const upload of answer.Uploads ?? []) {
+          if (upload.Key === undefined || upload.UploadId === undefined || (upload.Initiated?.getTime() ?? 0) >= cutoff) continue;
+          await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }), { abortSignal: deadline() });
+          aborted++;
+        }
+        if (answer.IsTruncated !== true) return aborted;
+        KeyMarker = answer.NextKeyMarker;
+        UploadIdMarker = answer.NextUploadIdMarker;
+      }
+    } catch (error) {
+      // Stores that cannot list uploads (s3rver) rely on the bucket's lifecycle rule instead.
+      if (s3Status(error) === 501 || s3Code(error) === 'NotImplemented') return aborted;
+      throw fromS3Error(error, 'sweepIncomplete', undefined);
+    }
+  }
+
+  return {
+    kind: 's3',
+    location: `s3://${bucket}/${prefix}${config.endpoint === undefined ? '' : ` at ${config.endpoint}`}`,
+    capabilities,
+    head,
+    get,
+    getStream,
+    put,
+    putFile,
+    delete: remove,
+    list,
+    check,
+    sweepIncomplete,
+    close: async () => client.destroy(),
+  };
+}
+
+function isNotFound(error: unknown): boolean {
+  const code = s3Code(error);
+  return code === 'NoSuchKey' || code === 'NotFound' || (s3Status(error) === 404 && code !== 'NoSuchBucket');
+}
+
+/** 412 (the condition did not hold), 409 (a concurrent conditional write won) or 404 (If-Match on a missing key). */
+function isConditionFailure(error: unknown): boolean {
+  const status = s3Status(error);
+  const code = s3Code(error);
+  return status === 412 || code === 'PreconditionFailed' || status === 409 || code === 'ConditionalRequestConflict' || (status === 404 && code !== 'NoSuchBucket');
+}
+
+function normaliseEtag(etag: string | undefined): string {
+  return (etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+function quoteEtag(etag: string): string {
+  return `"${normaliseEtag(etag)}"`;
+}
