@@ -139,7 +139,7 @@ async function bigFile(bytes: number): Promise<{ path: string; hash: string }> {
 }
 
 for (const subject of subjects) {
-  describe(`object store contract: ${subject.name}`, () => {
+  describe(`object store contract: ${subject.name}`, { timeout: 120_000 }, () => {
     test('put, get, head and getStream agree on bytes, size and ETag; absence is a value', async (t) => {
       const { store } = using(subject, t);
       const body = randomBytes(70_000);
@@ -153,6 +153,7 @@ for (const subject of subjects) {
       assert.equal(head?.size, body.length);
       assert.equal(head?.etag, got.etag);
       assert.ok(put.written && put.etag === got.etag, 'the ETag a put returns is the one read back');
+      assert.match(got.etag, /^[^"\s]+$/, 'ETags are given without quotes');
       assert.ok(Math.abs(got.lastModified - Date.now()) < 60_000);
       const stream = await store.getStream('a/b/object.bin');
       assert.equal(stream?.etag, got.etag);
@@ -342,7 +343,7 @@ for (const subject of subjects) {
   });
 }
 
-describe('leftovers of interrupted writes', () => {
+describe('leftovers of interrupted writes', { timeout: 120_000 }, () => {
   test('disk: the sweep removes old temp and lock files and empty folders, and keeps objects and fresh temps', async (t) => {
     const dir = join(root, 'sweep-disk');
     const store = createDiskStore({ root: dir });
@@ -369,7 +370,9 @@ describe('leftovers of interrupted writes', () => {
     const store = createDiskStore({ root: dir });
     t.after(() => store.close());
     await store.put('f/one', '1');
+    await assert.rejects(store.put('f', 'a folder cannot be replaced by an object'), StoreError);
     await assert.rejects(store.putFile('f/two', join(root, 'missing-source')), StoreError);
+    assert.deepEqual(await readdir(dir), ['f']);
     assert.deepEqual(await readdir(join(dir, 'f')), ['one']);
     await store.delete('f/one');
     assert.deepEqual(await readdir(dir), []);

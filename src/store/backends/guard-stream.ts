@@ -3,11 +3,9 @@ import { PassThrough, type Readable } from 'node:stream';
 
 export function guardStream(source: Readable, mapError: (error: unknown) => Error): Readable {
   const out = new PassThrough();
+  // A body cut short (a closed socket, an idle timeout) errors the source: Node's HTTP client
+  // destroys a response with ECONNRESET "aborted" when its connection ends before its length.
   source.once('error', (error) => out.destroy(mapError(error)));
-  // A body cut short without an error event (a closed socket on some Node versions).
-  source.once('close', () => {
-    if (!source.readableEnded && !out.destroyed) out.destroy(mapError(Object.assign(new Error('the body ended early (premature close)'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
-  });
   out.once('close', () => {
     if (!source.destroyed) source.destroy();
   });

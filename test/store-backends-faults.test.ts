@@ -1,0 +1,192 @@
+/**
+ * The S3 store when the store fails: killed (SIGKILL) before and during requests, stalled,
+ * throttled, misconfigured. Every failure is a StoreUnavailableError within a bounded time
+ * (timeouts 1 s, 2 attempts here), nothing half-written is visible, and the same client
+ * works again once the store is back.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createS3Store,
+  storeConfigFromEnv,
+  StoreUnavailableError,
+  type ObjectStore,
+  type S3StoreConfig,
+  type UnavailableReason,
+} from '../src/store/backends/index.js';
+import { S3_TEST_ENV, startS3Server } from './support/s3-server.js';
+import { startS3Proxy } from './support/s3-proxy.js';
+
+const root = await mkdtemp(join(tmpdir(), 'rbxl-backend-faults-'));
+const s3 = await startS3Server();
+const proxy = await startS3Proxy(s3.port, { conditional: false });
+after(async () => {
+  await proxy.close();
+  await s3.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+const PART = 5 * 1024 * 1024;
+/** Generous: with 1 s timeouts and 2 attempts a failure takes a few seconds at most; a hang takes forever. */
+const BOUND_MS = 10_000;
+
+function config(overrides: Record<string, string> = {}, endpoint = s3.endpoint): S3StoreConfig {
+  return storeConfigFromEnv({
+    ...S3_TEST_ENV,
+    STORE_URL: `s3://${s3.bucket}/faults`,
+    S3_ENDPOINT: endpoint,
+    S3_TIMEOUT_MS: '1000',
+    S3_MAX_ATTEMPTS: '2',
+    S3_PART_SIZE: String(PART),
+    ...overrides,
+  }, root) as S3StoreConfig;
+}
+
+function opened(t: { after(fn: () => Promise<void>): void }, store: ObjectStore): ObjectStore {
+  t.after(() => store.close());
+  return store;
+}
+
+async function fileOf(bytes: number): Promise<{ path: string; hash: string }> {
+  const path = join(root, `f-${randomBytes(6).toString('hex')}`);
+  const data = randomBytes(bytes);
+  const handle = await open(path, 'w');
+  await handle.writeFile(data);
+  await handle.close();
+  return { path, hash: createHash('sha256').update(data).digest('hex') };
+}
+
+/** Asserts `operation` fails with StoreUnavailableError (of `reason`, if given) within the bound. */
+async function unavailable(operation: () => Promise<unknown>, reason?: UnavailableReason): Promise<StoreUnavailableError> {
+  const started = Date.now();
+  let caught: unknown;
+  try {
+    await operation();
+  } catch (error) {
+    caught = error;
+  }
+  const elapsed = Date.now() - started;
+  assert.ok(caught instanceof StoreUnavailableError, `expected StoreUnavailableError, got ${String(caught)}`);
+  if (reason !== undefined) assert.equal(caught.reason, reason, caught.message);
+  assert.ok(caught.retryAfterSeconds >= 1);
+  assert.ok(elapsed < BOUND_MS, `failed after ${elapsed} ms`);
+  return caught;
+}
+
+test('a stopped store: every operation fails fast as unavailable; restarted, the same client works again', { timeout: 60_000 }, async (t) => {
+  const store = opened(t, createS3Store(config()));
+  await store.put('before', 'x');
+  const file = await fileOf(1000);
+  await s3.stop();
+  try {
+    await unavailable(() => store.head('before'), 'unreachable');
+    await unavailable(() => store.get('before'), 'unreachable');
+    await unavailable(() => store.getStream('before'), 'unreachable');
+    await unavailable(() => store.put('k', 'x'), 'unreachable');
+    await unavailable(() => store.put('k', 'x', { ifNoneMatch: '*' }), 'unreachable'); // the capability probe cannot run either
+    await unavailable(() => store.putFile('k', file.path), 'unreachable');
+    await unavailable(() => store.delete('before'), 'unreachable');
+    await unavailable(() => store.list(''), 'unreachable');
+    await unavailable(() => store.sweepIncomplete(0), 'unreachable');
+    const reach = await store.check();
+    assert.equal(reach.ok, false);
+    assert.ok(!reach.ok && reach.reason === 'unreachable');
+  } finally {
+    await s3.start();
+  }
+  assert.deepEqual(await store.check().then((reach) => reach.ok), true);
+  assert.equal((await store.get('before'))?.body.toString(), 'x');
+  assert.ok((await store.put('k', 'y', { ifNoneMatch: '*' })).written);
+  assert.deepEqual(await store.put('k', 'z', { ifNoneMatch: '*' }), { written: false });
+  assert.deepEqual(await store.capabilities(), { atomicCreate: false, atomicReplace: false }, 'probed once the store is back: s3rver ignores conditions');
+});
+
+test('killed mid-upload: the multipart upload fails as unavailable, the key holds nothing; restarted, the same client uploads', { timeout: 60_000 }, async (t) => {
+  const store = opened(t, createS3Store(config()));
+  const file = await fileOf(4 * PART);
+  let killed = false;
+  s3.onRequest((line) => {
+    if (!killed && /^PUT \/rbxl-test\/faults\/mid-upload\?.*partNumber=/.test(line)) {
+      killed = true;
+      void s3.stop();
+    }
+  });
+  try {
+    await unavailable(() => store.putFile('mid-upload', file.path));
+    assert.ok(killed);
+  } finally {
+    s3.onRequest(undefined);
+    await s3.start();
+  }
+  assert.equal(await store.head('mid-upload'), undefined, 'nothing half-written');
+  const again = await store.putFile('mid-upload', file.path);
+  assert.ok(again.written);
+  const got = await store.get('mid-upload');
+  assert.equal(createHash('sha256').update(got!.body).digest('hex'), file.hash);
+  await rm(file.path);
+});
+
+test('killed mid-read: the stream fails as unavailable; restarted, the same client reads', { timeout: 60_000 }, async (t) => {
+  const store = opened(t, createS3Store(config()));
+  const body = randomBytes(12 * 1024 * 1024);
+  await store.put('mid-read', body);
+  const stream = await store.getStream('mid-read');
+  assert.ok(stream !== undefined);
+  let received = 0;
+  await unavailable(async () => {
+    for await (const chunk of stream.body) {
+      if (received === 0) await s3.stop();
+      received += (chunk as Buffer).length;
+    }
+  });
+  assert.ok(received < body.length, 'the read was cut short, and said so');
+  await s3.start();
+  assert.deepEqual((await store.get('mid-read'))?.body, body);
+});
+
+test('a store that stops sending mid-body: the idle timeout ends the read as unavailable', { timeout: 60_000 }, async (t) => {
+  const store = opened(t, createS3Store(config({}, proxy.endpoint)));
+  await store.put('stalled', randomBytes(2 * 1024 * 1024));
+  proxy.fault(/^GET \/rbxl-test\/faults\/stalled/, 'stall', 4);
+  await unavailable(async () => {
+    const stream = await store.getStream('stalled');
+    for await (const chunk of stream!.body) void chunk;
+  }, 'timeout');
+  await unavailable(() => store.get('stalled'), 'timeout');
+  proxy.clearFaults();
+  assert.equal((await store.get('stalled'))?.size, 2 * 1024 * 1024);
+});
+
+test('throttling and 5xx: retried at most S3_MAX_ATTEMPTS times, then unavailable with a Retry-After', { timeout: 60_000 }, async (t) => {
+  const store = opened(t, createS3Store(config({ S3_MAX_ATTEMPTS: '2' }, proxy.endpoint)));
+  const count = (): number => proxy.requests.filter((line) => line.startsWith('PUT /rbxl-test/faults/throttled')).length;
+  proxy.fault(/^PUT \/rbxl-test\/faults\/throttled/, 'slow_down', 100);
+  const error = await unavailable(() => store.put('throttled', 'x'), 'throttled');
+  assert.equal(error.retryAfterSeconds, 2);
+  assert.equal(count(), 2);
+  proxy.clearFaults();
+  proxy.fault(/^PUT \/rbxl-test\/faults\/throttled/, 'server_error', 1);
+  assert.ok((await store.put('throttled', 'x')).written, 'a 500, then the second try succeeds');
+  assert.equal(count(), 4);
+  proxy.fault(/^GET \/rbxl-test\/faults\/throttled/, 'server_error', 100);
+  await unavailable(() => store.get('throttled'), 'server_error');
+  proxy.clearFaults();
+});
+
+test('a misconfigured store (no such bucket, wrong keys) is unavailable as misconfigured, and /health can say why', { timeout: 60_000 }, async (t) => {
+  const noBucket = opened(t, createS3Store({ ...config(), bucket: 'no-such-bucket' }));
+  const reach = await noBucket.check();
+  assert.ok(!reach.ok && reach.reason === 'misconfigured', JSON.stringify(reach));
+  assert.match(reach.ok ? '' : reach.message, /NoSuchBucket/);
+  await unavailable(() => noBucket.list(''), 'misconfigured');
+  await unavailable(() => noBucket.put('k', 'x'), 'misconfigured');
+
+  const wrongKeys = opened(t, createS3Store(config({ AWS_ACCESS_KEY_ID: 'NOT-A-KEY', AWS_SECRET_ACCESS_KEY: 'not-the-secret' })));
+  const denied = await wrongKeys.check();
+  assert.ok(!denied.ok && denied.reason === 'misconfigured', JSON.stringify(denied));
+  await unavailable(() => wrongKeys.get('before'), 'misconfigured');
+});
