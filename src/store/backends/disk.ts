@@ -141,6 +141,14 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
     }
   }
 
+  /** A condition already false needs no temp file (checked again under the lock before the write). */
+  async function failsAlready(key: string, path: string, condition: WriteOptions): Promise<boolean> {
+    if (condition.ifNoneMatch !== '*' && condition.ifMatch === undefined) return false;
+    const current = await statOrUndefined(path);
+    if (condition.ifNoneMatch === '*') return current !== undefined;
+    return current === undefined || infoOf(key, current).etag !== condition.ifMatch;
+  }
+
   async function statOrUndefined(path: string): Promise<BigIntStats | undefined> {
     try {
       const stats = await stat(path, { bigint: true });
@@ -216,6 +224,7 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
   async function put(key: string, body: Uint8Array | string, condition: WriteOptions = {}): Promise<WriteResult> {
     const path = pathOf(key);
     try {
+      if (await failsAlready(key, path, condition)) return { written: false };
       const { temp, stats } = await writeTemp(path, async (file) => {
         const handle = await open(file, 'wx', 0o644);
         try {
@@ -233,6 +242,10 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
   async function putFile(key: string, source: string, fileOptions: PutFileOptions = {}): Promise<WriteResult> {
     const path = pathOf(key);
     try {
+      if (await failsAlready(key, path, fileOptions)) {
+        if (fileOptions.moveSource === true) await rm(source, { force: true });
+        return { written: false };
+      }
       const { temp, stats } = await writeTemp(path, async (file) => {
         if (fileOptions.moveSource === true) {
           try {

@@ -5,7 +5,6 @@
  * store's conditional writes are atomic. Where they are not, two instances may both hold
  * it for a moment: jobs run under a lease must be harmless twice (the sweep is).
  */
-import { StoreError } from './errors.js';
 import { leaseKey } from './keys.js';
 import type { ObjectStore } from './types.js';
 
@@ -31,13 +30,7 @@ const serialise = (lease: LeaseState): string => JSON.stringify({ holder: lease.
 /** Takes or renews the lease for `ttlMs`; false when another holder's lease is still running. */
 export async function acquireLease(store: ObjectStore, name: string, holder: string, ttlMs: number, now: () => number = Date.now): Promise<boolean> {
   const key = leaseKey(name);
-  let current;
-  try {
-    current = await store.get(key, { maxBytes: MAX_LEASE_BYTES });
-  } catch (error) {
-    if (!(error instanceof StoreError) || error.name !== 'StoreError') throw error;
-    current = undefined; // larger than a lease: not one of ours, take it over below
-  }
+  const current = await store.get(key, { maxBytes: MAX_LEASE_BYTES });
   const next = serialise({ holder, expiresAt: now() + ttlMs });
   if (current === undefined) return (await store.put(key, next, { ifNoneMatch: '*' })).written;
   const lease = parseLease(current.body);
