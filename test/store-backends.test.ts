@@ -244,7 +244,7 @@ for (const subject of subjects) {
     });
 
     test('conditional replace: only on the ETag read; refused when it changed or the object is gone', async (t) => {
-      const { store } = using(subject, t);
+      const { store, another } = using(subject, t);
       const v1 = await store.put('doc', 'v1');
       assert.ok(v1.written);
       const v2 = await store.put('doc', 'v2', { ifMatch: v1.etag });
@@ -252,6 +252,15 @@ for (const subject of subjects) {
       assert.equal((await store.get('doc'))?.body.toString(), 'v2');
       assert.deepEqual(await store.put('doc', 'stale', { ifMatch: v1.etag }), { written: false });
       assert.equal((await store.get('doc'))?.body.toString(), 'v2');
+      // Writers that all read v2 race to replace it: one wins (across instances only where the store decides conditions).
+      const local = await Promise.all(Array.from({ length: 8 }, (_, i) => store.put('doc', `local-${i}`, { ifMatch: v2.etag })));
+      assert.equal(local.filter((result) => result.written).length, 1);
+      const v3 = await store.head('doc');
+      const second = another();
+      const across = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? store : second).put('doc', `across-${i}`, { ifMatch: v3!.etag })));
+      const winners = across.filter((result) => result.written).length;
+      if (subject.atomic) assert.equal(winners, 1);
+      else assert.ok(winners >= 1);
       await store.delete('doc');
       assert.deepEqual(await store.put('doc', 'gone', { ifMatch: v2.etag }), { written: false });
       assert.equal(await store.head('doc'), undefined);

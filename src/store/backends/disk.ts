@@ -11,13 +11,14 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, copyFile, link, mkdir, open, readdir, rename, rm, rmdir, stat, type FileHandle } from 'node:fs/promises';
-import type { BigIntStats } from 'node:fs';
+import type { BigIntStats, Dirent } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNotFound, isTempName, syncDirectory } from '../atomic.js';
 import { busyError, fromFsError, tooLargeError } from './errors.js';
 import { guardStream } from './guard-stream.js';
 import { createKeyedLock } from './keyed-lock.js';
+import { measureReachability } from './operations.js';
 import { checkKey, checkPrefix, isValidKey } from './keys.js';
 import type { Capabilities, ListOptions, ListPage, ObjectInfo, ObjectStore, ObjectStream, PutFileOptions, Reachability, StoredObject, WriteOptions, WriteResult } from './types.js';
 
@@ -159,13 +160,24 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
     }
   }
 
-  async function openForRead(path: string): Promise<FileHandle | undefined> {
+  /** The file at `path`, open for reading, with its stats; undefined when absent or not a file. */
+  async function openFile(path: string): Promise<{ handle: FileHandle; stats: BigIntStats } | undefined> {
+    let handle: FileHandle;
     try {
-      return await open(path, 'r');
+      handle = await open(path, 'r');
     } catch (error) {
       if (isAbsent(error)) return undefined;
       throw error;
     }
+    try {
+      const stats = await handle.stat({ bigint: true });
+      if (stats.isFile()) return { handle, stats };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+    await handle.close();
+    return undefined;
   }
 
   async function capabilities(): Promise<Capabilities> {
@@ -184,41 +196,33 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
 
   async function get(key: string, getOptions: { maxBytes?: number } = {}): Promise<StoredObject | undefined> {
     const path = pathOf(key);
-    let handle: FileHandle | undefined;
+    let file: { handle: FileHandle; stats: BigIntStats } | undefined;
     try {
-      handle = await openForRead(path);
-      if (handle === undefined) return undefined;
-      const stats = await handle.stat({ bigint: true });
-      if (!stats.isFile()) return undefined;
-      const size = Number(stats.size);
+      file = await openFile(path);
+      if (file === undefined) return undefined;
+      const size = Number(file.stats.size);
       if (getOptions.maxBytes !== undefined && size > getOptions.maxBytes) throw tooLargeError('get', key, size, getOptions.maxBytes);
-      const body = await handle.readFile();
-      return { ...infoOf(key, stats), body };
+      const body = await file.handle.readFile();
+      return { ...infoOf(key, file.stats), body };
     } catch (error) {
       throw fromFsError(error, 'get', key);
     } finally {
-      await handle?.close();
+      await file?.handle.close();
     }
   }
 
   async function getStream(key: string): Promise<ObjectStream | undefined> {
     const path = pathOf(key);
-    let handle: FileHandle | undefined;
+    let file: { handle: FileHandle; stats: BigIntStats } | undefined;
     try {
-      handle = await openForRead(path);
-      if (handle === undefined) return undefined;
-      const stats = await handle.stat({ bigint: true });
-      if (!stats.isFile()) {
-        await handle.close();
-        return undefined;
-      }
-      // The stream reads the file it opened, even if a writer replaces the name meanwhile.
-      const body = guardStream(handle.createReadStream({ autoClose: true }), (error) => fromFsError(error, 'getStream', key));
-      return { ...infoOf(key, stats), body };
+      file = await openFile(path);
     } catch (error) {
-      await handle?.close();
       throw fromFsError(error, 'getStream', key);
     }
+    if (file === undefined) return undefined;
+    // The stream reads the file it opened, even if a writer replaces the name meanwhile.
+    const body = guardStream(file.handle.createReadStream({ autoClose: true }), (error) => fromFsError(error, 'getStream', key));
+    return { ...infoOf(key, file.stats), body };
   }
 
   async function put(key: string, body: Uint8Array | string, condition: WriteOptions = {}): Promise<WriteResult> {
@@ -310,14 +314,7 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
    * order: entries sorted with folders as `name/`, so a folder's keys fall where they sort.
    */
   async function* walk(dir: string, dirKey: string, prefix: string, after: string | undefined): AsyncGenerator<ObjectInfo> {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch (error) {
-      if (isAbsent(error)) return;
-      throw error;
-    }
-    const items = entries
+    const items = (await readFolder(dir))
       .filter((entry) => isValidKey(entry.name) && (entry.isDirectory() || entry.isFile()))
       .map((entry) => ({ name: entry.name, folder: entry.isDirectory(), order: entry.isDirectory() ? `${entry.name}/` : entry.name }))
       .sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
@@ -335,30 +332,18 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
     }
   }
 
-  async function check(): Promise<Reachability> {
-    const started = performance.now();
-    try {
+  function check(): Promise<Reachability> {
+    return measureReachability(async () => {
       await mkdir(root, { recursive: true });
       await access(root, constants.R_OK | constants.W_OK);
-      return { ok: true, latencyMs: performance.now() - started };
-    } catch (error) {
-      const mapped = fromFsError(error, 'check', undefined);
-      return { ok: false, latencyMs: performance.now() - started, reason: 'reason' in mapped ? String(mapped.reason) : 'error', message: mapped.message };
-    }
+    }, (error) => fromFsError(error, 'check', undefined));
   }
 
   async function sweepIncomplete(olderThanMs: number): Promise<number> {
     const cutoff = Date.now() - olderThanMs;
     let removed = 0;
     async function sweepDir(dir: string): Promise<void> {
-      let entries;
-      try {
-        entries = await readdir(dir, { withFileTypes: true });
-      } catch (error) {
-        if (isAbsent(error)) return;
-        throw error;
-      }
-      for (const entry of entries) {
+      for (const entry of await readFolder(dir)) {
         const path = join(dir, entry.name);
         if (entry.isDirectory()) {
           await sweepDir(path);
@@ -395,6 +380,16 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
     sweepIncomplete,
     close: async () => {},
   };
+}
+
+/** A folder's entries; none when it is gone (a delete or a sweep removed it). */
+async function readFolder(dir: string): Promise<Dirent[]> {
+  try {
+    return await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if (isAbsent(error)) return [];
+    throw error;
+  }
 }
 
 /** Absent, including a key whose folder is a file or whose name is a folder. */

@@ -1,6 +1,18 @@
 /** Operations any object store supports, built on the interface: every page of a listing, and a read-modify-write that loses no update. */
-import { StoreUnavailableError } from './errors.js';
-import type { ObjectInfo, ObjectStore } from './types.js';
+import { StoreUnavailableError, type StoreError } from './errors.js';
+import type { ObjectInfo, ObjectStore, Reachability } from './types.js';
+
+/** Times `probe`; a failure becomes the reachability's reason and message (as `/health` reports them). */
+export async function measureReachability(probe: () => Promise<unknown>, mapError: (error: unknown) => StoreError): Promise<Reachability> {
+  const started = performance.now();
+  try {
+    await probe();
+    return { ok: true, latencyMs: performance.now() - started };
+  } catch (error) {
+    const mapped = mapError(error);
+    return { ok: false, latencyMs: performance.now() - started, reason: mapped instanceof StoreUnavailableError ? mapped.reason : 'error', message: mapped.message };
+  }
+}
 
 /** Every object under `prefix`, page by page, in key order. */
 export async function* listAll(store: ObjectStore, prefix: string, pageSize?: number): AsyncGenerator<ObjectInfo> {

@@ -36,6 +36,7 @@ import type { S3StoreConfig } from './config.js';
 import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError } from './errors.js';
 import { guardStream } from './guard-stream.js';
 import { createKeyedLock } from './keyed-lock.js';
+import { measureReachability } from './operations.js';
 import { checkKey, checkPrefix } from './keys.js';
 import type { Capabilities, ListOptions, ListPage, ObjectInfo, ObjectStore, ObjectStream, PutFileOptions, Reachability, StoredObject, WriteOptions, WriteResult } from './types.js';
 
@@ -256,16 +257,12 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
     }
   }
 
-  async function check(): Promise<Reachability> {
-    const started = performance.now();
-    try {
-      // Listing proves the bucket, the credentials and the network, with the least permission (s3:ListBucket on the prefix).
-      await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: 1 }), { abortSignal: AbortSignal.timeout(timeoutMs) });
-      return { ok: true, latencyMs: performance.now() - started };
-    } catch (error) {
-      const mapped = fromS3Error(error, 'check', undefined);
-      return { ok: false, latencyMs: performance.now() - started, reason: 'reason' in mapped ? String(mapped.reason) : 'error', message: mapped.message };
-    }
+  function check(): Promise<Reachability> {
+    // Listing proves the bucket, the credentials and the network, with the least permission (s3:ListBucket on the prefix).
+    return measureReachability(
+      () => client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: 1 }), { abortSignal: AbortSignal.timeout(timeoutMs) }),
+      (error) => fromS3Error(error, 'check', undefined),
+    );
   }
 
   async function sweepIncomplete(olderThanMs: number): Promise<number> {
