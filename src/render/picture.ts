@@ -1,0 +1,424 @@
+/**
+ * The preview picture: a 3/4 view from above (orthographic, looking down 35° from the
+ * south-east, +X +Z), 1024 px wide, framing the playable area; parts shaded by a
+ * directional sun plus ambient light, terrain from its top-down heightfield, water
+ * translucent, a gradient sky behind.
+ *
+ * Framing ignores outliers: the box is the 2nd to 98th percentile of part centres on
+ * each axis, each part weighted by its footprint (clamped), so a far spawn box or a
+ * 2,000-stud baseplate does not shrink the map to a dot. With no parts the terrain's
+ * extent is framed.
+ *
+ * Cost is kept to a few passes over typed arrays: a part smaller than a pixel is one
+ * depth-tested pixel, a box draws its three visible faces directly, the terrain is
+ * read top-down (heightfield.ts) at about one cell per pixel and drawn as depth-tested
+ * screen rectangles that reach down to their lowest neighbour (no holes on slopes).
+ */
+import { terrainHeightfield, type TerrainHeightfield } from '../terrain/heightfield.js';
+import { WATER } from '../terrain/materials.js';
+import { VOXEL_STUDS } from '../terrain/smooth-grid.js';
+import { encodePng, newRaster } from './png.js';
+import { clearSky, fillRect, fillTriangle, newCanvas, type Canvas } from './rasterizer.js';
+import { EMISSIVE, type RenderScene } from './scene.js';
+
+export interface PictureOptions {
+  width?: number;
+  /** Height; by default from the framed area's aspect, between 9/16 and 3/4 of the width. */
+  height?: number;
+}
+
+export interface Picture {
+  png: Uint8Array;
+  width: number;
+  height: number;
+  /** Studs: the framed box (min x, y, z, max x, y, z). */
+  frame: number[];
+  /** Parts drawn as shapes, as single pixels, and not drawn (off the picture). */
+  parts: { shaded: number; points: number; culled: number };
+  /** Terrain heightfield cells drawn (solid and water). */
+  terrainCells: number;
+}
+
+const YAW = Math.PI / 4;
+const PITCH = (35 * Math.PI) / 180;
+const SKY_TOP = [118, 170, 228];
+const SKY_BOTTOM = [206, 226, 244];
+/** Towards the sun (world space). */
+const SUN = normalize([-0.35, 1, 0.45]);
+const AMBIENT = 0.5;
+
+export function renderPicture(scene: RenderScene, options: PictureOptions = {}): Picture {
+  const width = Math.max(16, Math.round(options.width ?? 1024));
+  // Camera axes: forward (into the picture), right, up.
+  const f = [-Math.cos(PITCH) * Math.sin(YAW), -Math.sin(PITCH), -Math.cos(PITCH) * Math.cos(YAW)];
+  const r = normalize([-f[2]!, 0, f[0]!]);
+  const u = cross(r, f);
+  const view = { f, r, u };
+
+  const frame = frameBox(scene);
+  // The frame's extent on the picture plane.
+  let minU = Infinity, maxU = -Infinity, minV = Infinity, maxV = -Infinity;
+  for (let k = 0; k < 8; k++) {
+    const p = [frame[(k & 1) ? 3 : 0]!, frame[(k & 2) ? 4 : 1]!, frame[(k & 4) ? 5 : 2]!];
+    const pu = dot(p, r), pv = dot(p, u);
+    minU = Math.min(minU, pu); maxU = Math.max(maxU, pu);
+    minV = Math.min(minV, pv); maxV = Math.max(maxV, pv);
+  }
+  const spanU = Math.max(maxU - minU, 1), spanV = Math.max(maxV - minV, 1);
+  const height = Math.max(16, Math.round(options.height ?? Math.min(width * 0.75, Math.max(width * 0.5625, (width * spanV) / spanU))));
+  const scale = Math.min(width / (spanU * 1.06), height / (spanV * 1.06));
+  const centreU = (minU + maxU) / 2, centreV = (minV + maxV) / 2;
+  const camera: Camera = { ...view, scale, ox: width / 2 - centreU * scale, oy: height / 2 + centreV * scale };
+
+  const canvas = newCanvas(newRaster(width, height));
+  clearSky(canvas, SKY_TOP, SKY_BOTTOM);
+  const stats = { shaded: 0, points: 0, culled: 0 };
+  let terrainCells = 0;
+  let water: WaterLayer | null = null;
+  if (scene.terrain) {
+    const drawn = drawTerrain(canvas, camera, scene, frame);
+    terrainCells = drawn.cells;
+    water = drawn.water;
+  }
+  drawParts(canvas, camera, scene, false, stats);
+  if (water) blendWater(canvas, water);
+  drawParts(canvas, camera, scene, true, stats);
+  return { png: encodePng(canvas.raster), width, height, frame, parts: stats, terrainCells };
+}
+
+interface Camera {
+  f: number[];
+  r: number[];
+  u: number[];
+  scale: number;
+  /** Screen x = dot(p, r)·scale + ox; y = oy − dot(p, u)·scale. */
+  ox: number;
+  oy: number;
+}
+
+// ---------------------------------------------------------------------------
+// Framing
+
+/** The box to frame: weighted 2nd–98th percentiles of part centres, or the terrain's extent. */
+function frameBox(scene: RenderScene): number[] {
+  const parts = scene.parts;
+  if (parts.count > 0) {
+    const weights = new Float32Array(parts.count);
+    const axes = [new Float32Array(parts.count), new Float32Array(parts.count), new Float32Array(parts.count)];
+    let drawn = 0;
+    for (let i = 0; i < parts.count; i++) {
+      const t = parts.transforms;
+      const x = t[i * 12]!, y = t[i * 12 + 1]!, z = t[i * 12 + 2]!;
+      if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) continue;
+      const s = parts.scales;
+      axes[0]![drawn] = x; axes[1]![drawn] = y; axes[2]![drawn] = z;
+      weights[drawn] = Math.min(64, Math.max(1, Math.sqrt(Math.abs(s[i * 3]! * s[i * 3 + 2]!))));
+      drawn++;
+    }
+    if (drawn > 0) {
+      const box = [0, 0, 0, 0, 0, 0];
+      for (let a = 0; a < 3; a++) {
+        const [lo, hi] = weightedRange(axes[a]!.subarray(0, drawn), weights.subarray(0, drawn), 0.02, 0.98);
+        box[a] = lo; box[a + 3] = hi;
+      }
+      return padBox(box);
+    }
+  }
+  if (scene.terrain && scene.terrain.grid.count > 0) {
+    const { grid } = scene.terrain;
+    const span = grid.side * VOXEL_STUDS;
+    const box = [Infinity, Infinity, Infinity, -Infinity, -Infinity, -Infinity];
+    for (let c = 0; c < grid.count; c++) {
+      for (let a = 0; a < 3; a++) {
+        const v = grid.coords[c * 3 + a]! * span;
+        box[a] = Math.min(box[a]!, v);
+        box[a + 3] = Math.max(box[a + 3]!, v + span);
+      }
+    }
+    return padBox(box);
+  }
+  return [-16, 0, -16, 16, 8, 16];
+}
+
+/** The values at the two weighted quantiles. */
+function weightedRange(values: Float32Array, weights: Float32Array, low: number, high: number): [number, number] {
+  const order = new Uint32Array(values.length);
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  order.sort((a, b) => values[a]! - values[b]!);
+  let total = 0;
+  for (let i = 0; i < weights.length; i++) total += weights[i]!;
+  let lo = values[order[0]!]!, hi = values[order[order.length - 1]!]!;
+  let sum = 0;
+  let foundLow = false;
+  for (let k = 0; k < order.length; k++) {
+    sum += weights[order[k]!]!;
+    if (!foundLow && sum >= total * low) { lo = values[order[k]!]!; foundLow = true; }
+    if (sum >= total * high) { hi = values[order[k]!]!; break; }
+  }
+  return [lo, hi];
+}
+
+/** At least 16 studs each way, plus 5% margin. */
+function padBox(box: number[]): number[] {
+  for (let a = 0; a < 3; a++) {
+    const centre = (box[a]! + box[a + 3]!) / 2;
+    const half = Math.max(8, ((box[a + 3]! - box[a]!) / 2) * 1.05);
+    box[a] = centre - half;
+    box[a + 3] = centre + half;
+  }
+  return box;
+}
+
+// ---------------------------------------------------------------------------
+// Parts
+
+/** Shading of a face with world normal (nx, ny, nz): ambient plus sun. */
+function shade(nx: number, ny: number, nz: number): number {
+  const d = nx * SUN[0]! + ny * SUN[1]! + nz * SUN[2]!;
+  return AMBIENT + (1 - AMBIENT) * (d > 0 ? d : 0);
+}
+
+const corners = new Float64Array(24);
+let transformed = new Float64Array(3 * 1024);
+
+function drawParts(canvas: Canvas, cam: Camera, scene: RenderScene, translucentPass: boolean, stats: Picture['parts']): void {
+  const parts = scene.parts;
+  const { f, r, u, scale, ox, oy } = cam;
+  const box = scene.geometryKeys.get('box') ?? -1;
+  const t = parts.transforms, s = parts.scales, col = parts.colors;
+  for (let i = 0; i < parts.count; i++) {
+    const alpha = col[i * 4 + 3]! / 255;
+    const translucent = alpha < 0.98;
+    if (translucent !== translucentPass || alpha <= 0.02) continue;
+    const px = t[i * 12]!, py = t[i * 12 + 1]!, pz = t[i * 12 + 2]!;
+    const sx = s[i * 3]!, sy = s[i * 3 + 1]!, sz = s[i * 3 + 2]!;
+    const cx = (px * r[0]! + py * r[1]! + pz * r[2]!) * scale + ox;
+    const cy = oy - (px * u[0]! + py * u[1]! + pz * u[2]!) * scale;
+    const radius = 0.5 * Math.sqrt(sx * sx + sy * sy + sz * sz) * scale;
+    if (!(cx + radius >= 0 && cx - radius < canvas.width && cy + radius >= 0 && cy - radius < canvas.height)) {
+      stats.culled++;
+      continue;
+    }
+    const emissive = (parts.flags[i]! & EMISSIVE) !== 0;
+    const red = col[i * 4]!, green = col[i * 4 + 1]!, blue = col[i * 4 + 2]!;
+    const cz = px * f[0]! + py * f[1]! + pz * f[2]!;
+    if (radius < 0.75) {
+      // Smaller than a pixel: one pixel, lit as a top face.
+      stats.points++;
+      const x = Math.floor(cx), y = Math.floor(cy);
+      if (x < 0 || y < 0 || x >= canvas.width || y >= canvas.height) continue;
+      const k = emissive ? 1 : shade(0, 1, 0);
+      if (translucentPass) fillTriangle(canvas, x, y, cz, x + 1, y, cz, x, y + 1, cz, red * k, green * k, blue * k, alpha);
+      else fillRect(canvas, x, y, x + 1, y + 1, cz, red * k, green * k, blue * k);
+      continue;
+    }
+    stats.shaded++;
+    // Part axes in world space (the rotation's columns), scaled.
+    const m = i * 12 + 3;
+    const ax = [t[m]! * sx, t[m + 3]! * sx, t[m + 6]! * sx];
+    const ay = [t[m + 1]! * sy, t[m + 4]! * sy, t[m + 7]! * sy];
+    const az = [t[m + 2]! * sz, t[m + 5]! * sz, t[m + 8]! * sz];
+    if (parts.geometry[i] === box) {
+      drawBox(canvas, cam, px, py, pz, ax, ay, az, red, green, blue, translucent ? alpha : 1, emissive);
+    } else {
+      drawMesh(canvas, cam, scene.geometries[parts.geometry[i]!]!.positions, scene.geometries[parts.geometry[i]!]!.indices,
+        px, py, pz, ax, ay, az, red, green, blue, translucent ? alpha : 1, emissive);
+    }
+  }
+}
+
+/** Box faces: the corner bits (x, y, z) of each face's four corners, counter-clockwise from outside. */
+const BOX_FACES = [
+  [1, 3, 7, 5], [0, 4, 6, 2], // +x, -x
+  [2, 6, 7, 3], [0, 1, 5, 4], // +y, -y
+  [4, 5, 7, 6], [0, 2, 3, 1], // +z, -z
+];
+
+function drawBox(
+  canvas: Canvas, cam: Camera, px: number, py: number, pz: number, ax: number[], ay: number[], az: number[],
+  red: number, green: number, blue: number, alpha: number, emissive: boolean,
+): void {
+  const { f, r, u, scale, ox, oy } = cam;
+  for (let k = 0; k < 8; k++) {
+    const hx = (k & 1) ? 0.5 : -0.5, hy = (k & 2) ? 0.5 : -0.5, hz = (k & 4) ? 0.5 : -0.5;
+    const wx = px + ax[0]! * hx + ay[0]! * hy + az[0]! * hz;
+    const wy = py + ax[1]! * hx + ay[1]! * hy + az[1]! * hz;
+    const wz = pz + ax[2]! * hx + ay[2]! * hy + az[2]! * hz;
+    corners[k * 3] = (wx * r[0]! + wy * r[1]! + wz * r[2]!) * scale + ox;
+    corners[k * 3 + 1] = oy - (wx * u[0]! + wy * u[1]! + wz * u[2]!) * scale;
+    corners[k * 3 + 2] = wx * f[0]! + wy * f[1]! + wz * f[2]!;
+  }
+  for (let face = 0; face < 6; face++) {
+    const axis = face >> 1 === 0 ? ax : face >> 1 === 1 ? ay : az;
+    const sign = face & 1 ? -1 : 1;
+    const length = Math.hypot(axis[0]!, axis[1]!, axis[2]!) || 1;
+    const nx = (axis[0]! * sign) / length, ny = (axis[1]! * sign) / length, nz = (axis[2]! * sign) / length;
+    // Facing the camera when the normal points against the view direction.
+    if (nx * f[0]! + ny * f[1]! + nz * f[2]! >= 0) continue;
+    const k = emissive ? 1 : shade(nx, ny, nz);
+    const q = BOX_FACES[face]!;
+    const a = q[0]! * 3, b = q[1]! * 3, c = q[2]! * 3, d = q[3]! * 3;
+    fillTriangle(canvas, corners[a]!, corners[a + 1]!, corners[a + 2]!, corners[b]!, corners[b + 1]!, corners[b + 2]!, corners[c]!, corners[c + 1]!, corners[c + 2]!, red * k, green * k, blue * k, alpha);
+    fillTriangle(canvas, corners[a]!, corners[a + 1]!, corners[a + 2]!, corners[c]!, corners[c + 1]!, corners[c + 2]!, corners[d]!, corners[d + 1]!, corners[d + 2]!, red * k, green * k, blue * k, alpha);
+  }
+}
+
+function drawMesh(
+  canvas: Canvas, cam: Camera, positions: Float32Array, indices: Uint32Array, px: number, py: number, pz: number,
+  ax: number[], ay: number[], az: number[], red: number, green: number, blue: number, alpha: number, emissive: boolean,
+): void {
+  const { f, r, u, scale, ox, oy } = cam;
+  const vertices = positions.length / 3;
+  if (transformed.length < vertices * 6) transformed = new Float64Array(vertices * 6);
+  const out = transformed;
+  for (let v = 0; v < vertices; v++) {
+    const lx = positions[v * 3]!, ly = positions[v * 3 + 1]!, lz = positions[v * 3 + 2]!;
+    const wx = px + ax[0]! * lx + ay[0]! * ly + az[0]! * lz;
+    const wy = py + ax[1]! * lx + ay[1]! * ly + az[1]! * lz;
+    const wz = pz + ax[2]! * lx + ay[2]! * ly + az[2]! * lz;
+    out[v * 6] = (wx * r[0]! + wy * r[1]! + wz * r[2]!) * scale + ox;
+    out[v * 6 + 1] = oy - (wx * u[0]! + wy * u[1]! + wz * u[2]!) * scale;
+    out[v * 6 + 2] = wx * f[0]! + wy * f[1]! + wz * f[2]!;
+    out[v * 6 + 3] = wx; out[v * 6 + 4] = wy; out[v * 6 + 5] = wz;
+  }
+  for (let k = 0; k + 2 < indices.length; k += 3) {
+    const a = indices[k]! * 6, b = indices[k + 1]! * 6, c = indices[k + 2]! * 6;
+    // Front faces are counter-clockwise seen from the camera: clockwise on the y-down screen.
+    const area = (out[b]! - out[a]!) * (out[c + 1]! - out[a + 1]!) - (out[c]! - out[a]!) * (out[b + 1]! - out[a + 1]!);
+    if (area >= 0) continue;
+    let k2 = 1;
+    if (!emissive) {
+      const ux = out[b + 3]! - out[a + 3]!, uy = out[b + 4]! - out[a + 4]!, uz = out[b + 5]! - out[a + 5]!;
+      const vx = out[c + 3]! - out[a + 3]!, vy = out[c + 4]! - out[a + 4]!, vz = out[c + 5]! - out[a + 5]!;
+      const nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
+      const length = Math.hypot(nx, ny, nz) || 1;
+      k2 = shade(nx / length, ny / length, nz / length);
+    }
+    fillTriangle(canvas, out[a]!, out[a + 1]!, out[a + 2]!, out[b]!, out[b + 1]!, out[b + 2]!, out[c]!, out[c + 1]!, out[c + 2]!, red * k2, green * k2, blue * k2, alpha);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Terrain
+
+interface WaterLayer {
+  depth: Float32Array;
+  color: number[];
+  alpha: number;
+}
+
+function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: number[]): { cells: number; water: WaterLayer | null } {
+  const terrain = scene.terrain!;
+  // About one cell per pixel: the cell edge in voxels so that it spans at least 1.5 px.
+  const pixelStuds = 1 / cam.scale;
+  const cellVoxels = Math.max(1, Math.ceil((1.5 * pixelStuds) / (VOXEL_STUDS * Math.SQRT2)));
+  // Everything that can show inside the picture: the frame grown by what the view reaches.
+  const reach = (Math.max(canvas.width, canvas.height) / cam.scale) * 0.75;
+  const region = { minX: frame[0]! - reach, minZ: frame[2]! - reach, maxX: frame[3]! + reach, maxZ: frame[5]! + reach };
+  const field = terrainHeightfield(terrain.grid, { cellVoxels, region });
+  if (!field) return { cells: 0, water: null };
+  const { f, r, u, scale, ox, oy } = cam;
+  const palette = terrain.palette;
+  const cs = field.cellSize;
+  // A cell's footprint on screen, and how far down a world stud reaches on screen.
+  const halfW = Math.ceil((cs * scale * (Math.abs(r[0]!) + Math.abs(r[2]!))) / 2 + 0.5);
+  const halfH = Math.ceil((cs * scale * (Math.abs(u[0]!) + Math.abs(u[2]!))) / 2 + 0.5);
+  const drop = scale * u[1]!;
+  const { width, depth: rows, top } = field;
+  let waterDepth: Float32Array | null = null;
+  let cells = 0;
+  for (let j = 0; j < rows; j++) {
+    for (let i = 0; i < width; i++) {
+      const at = i + width * j;
+      const h = top[at]!;
+      const w = field.water[at]!;
+      if (h === -Infinity && w === -Infinity) continue;
+      const wx = field.originX + (i + 0.5) * cs, wz = field.originZ + (j + 0.5) * cs;
+      const sx = (wx * r[0]! + wz * r[2]!) * scale + ox;
+      const base = oy - (wx * u[0]! + wz * u[2]!) * scale;
+      if (sx + halfW < 0 || sx - halfW >= canvas.width) continue;
+      if (h !== -Infinity) {
+        const sy = base - h * drop;
+        // Reach down to the lowest neighbour so slopes have no gaps.
+        let low = h;
+        if (i > 0 && top[at - 1]! < low) low = top[at - 1]!;
+        if (i + 1 < width && top[at + 1]! < low) low = top[at + 1]!;
+        if (j > 0 && top[at - width]! < low) low = top[at - width]!;
+        if (j + 1 < rows && top[at + width]! < low) low = top[at + width]!;
+        if (low === -Infinity) low = h - cs;
+        const y0 = Math.floor(sy - halfH), y1 = Math.ceil(sy + halfH + (h - low) * drop);
+        if (y1 >= 0 && y0 < canvas.height) {
+          // Slope from the neighbours: the surface normal of the heightfield.
+          const hx0 = i > 0 && top[at - 1]! > -Infinity ? top[at - 1]! : h, hx1 = i + 1 < width && top[at + 1]! > -Infinity ? top[at + 1]! : h;
+          const hz0 = j > 0 && top[at - width]! > -Infinity ? top[at - width]! : h, hz1 = j + 1 < rows && top[at + width]! > -Infinity ? top[at + width]! : h;
+          const nx = -(hx1 - hx0) / (2 * cs), nz = -(hz1 - hz0) / (2 * cs);
+          const length = Math.hypot(nx, 1, nz);
+          const k = shade(nx / length, 1 / length, nz / length);
+          const m = field.material[at]! * 3;
+          const z = wx * f[0]! + h * f[1]! + wz * f[2]!;
+          fillRect(canvas, Math.floor(sx - halfW), y0, Math.ceil(sx + halfW), y1, z, palette[m]! * k, palette[m + 1]! * k, palette[m + 2]! * k);
+          cells++;
+        }
+      }
+      if (w !== -Infinity) {
+        // Water: only its nearest depth per pixel, blended once after the opaque passes.
+        waterDepth ??= new Float32Array(canvas.width * canvas.height).fill(Infinity);
+        const sy = base - w * drop;
+        const z = wx * f[0]! + w * f[1]! + wz * f[2]!;
+        const x0 = Math.max(0, Math.floor(sx - halfW)), x1 = Math.min(canvas.width, Math.ceil(sx + halfW));
+        const y0 = Math.max(0, Math.floor(sy - halfH)), y1 = Math.min(canvas.height, Math.ceil(sy + halfH));
+        for (let y = y0; y < y1; y++) {
+          for (let x = x0; x < x1; x++) {
+            const p = y * canvas.width + x;
+            if (z < waterDepth[p]!) waterDepth[p] = z;
+          }
+        }
+        cells++;
+      }
+    }
+  }
+  if (!waterDepth) return { cells, water: null };
+  const color = [palette[WATER * 3]!, palette[WATER * 3 + 1]!, palette[WATER * 3 + 2]!];
+  // Keep water visible even when the place makes it nearly clear.
+  const alpha = Math.min(0.85, Math.max(0.35, 1 - terrain.waterTransparency));
+  return { cells, water: { depth: waterDepth, color, alpha } };
+}
+
+/** Water over whatever lies behind it (terrain, opaque parts), lit as a flat surface. */
+function blendWater(canvas: Canvas, water: WaterLayer): void {
+  const { depth, color, alpha } = water;
+  const k = shade(0, 1, 0);
+  const r = color[0]! * k, g = color[1]! * k, b = color[2]! * k;
+  const keep = 1 - alpha;
+  const data = canvas.raster.data, stride = canvas.raster.stride;
+  for (let y = 0; y < canvas.height; y++) {
+    for (let x = 0; x < canvas.width; x++) {
+      const p = y * canvas.width + x;
+      const z = depth[p]!;
+      if (z === Infinity || z >= canvas.depth[p]!) continue;
+      const o = y * stride + 1 + x * 3;
+      if (canvas.depth[p] === Infinity) {
+        // Nothing under the water in the file: draw it as deep water, not as tinted sky.
+        data[o] = r * 0.8; data[o + 1] = g * 0.8; data[o + 2] = b * 0.8;
+      } else {
+        data[o] = data[o]! * keep + r * alpha;
+        data[o + 1] = data[o + 1]! * keep + g * alpha;
+        data[o + 2] = data[o + 2]! * keep + b * alpha;
+      }
+      canvas.depth[p] = z;
+    }
+  }
+}
+
+function normalize(v: number[]): number[] {
+  const length = Math.hypot(v[0]!, v[1]!, v[2]!);
+  return [v[0]! / length, v[1]! / length, v[2]! / length];
+}
+
+function cross(a: number[], b: number[]): number[] {
+  return [a[1]! * b[2]! - a[2]! * b[1]!, a[2]! * b[0]! - a[0]! * b[2]!, a[0]! * b[1]! - a[1]! * b[0]!];
+}
+
+function dot(a: number[], b: number[]): number {
+  return a[0]! * b[0]! + a[1]! * b[1]! + a[2]! * b[2]!;
+}
