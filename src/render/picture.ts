@@ -18,12 +18,12 @@ import { terrainHeightfield, type TerrainHeightfield } from '../terrain/heightfi
 import { WATER } from '../terrain/materials.js';
 import { VOXEL_STUDS } from '../terrain/smooth-grid.js';
 import { encodePng, newRaster } from './png.js';
-import { clearSky, fillRect, fillTriangle, newCanvas, type Canvas } from './rasterizer.js';
+import { clearSky, fillConvex, fillRect, fillTriangle, newCanvas, type Canvas } from './rasterizer.js';
 import { EMISSIVE, type RenderScene } from './scene.js';
 
 export interface PictureOptions {
   width?: number;
-  /** Height; by default from the framed area's aspect, between 9/16 and 3/4 of the width. */
+  /** Height (default 9/16 of the width). */
   height?: number;
 }
 
@@ -65,7 +65,7 @@ export function renderPicture(scene: RenderScene, options: PictureOptions = {}):
     minV = Math.min(minV, pv); maxV = Math.max(maxV, pv);
   }
   const spanU = Math.max(maxU - minU, 1), spanV = Math.max(maxV - minV, 1);
-  const height = Math.max(16, Math.round(options.height ?? Math.min(width * 0.75, Math.max(width * 0.5625, (width * spanV) / spanU))));
+  const height = Math.max(16, Math.round(options.height ?? width * 0.5625));
   const scale = Math.min(width / (spanU * 1.06), height / (spanV * 1.06));
   const centreU = (minU + maxU) / 2, centreV = (minV + maxV) / 2;
   const camera: Camera = { ...view, scale, ox: width / 2 - centreU * scale, oy: height / 2 + centreV * scale };
@@ -140,20 +140,27 @@ function frameBox(scene: RenderScene): number[] {
   return [-16, 0, -16, 16, 8, 16];
 }
 
-/** The values at the two weighted quantiles. */
+/**
+ * The values at two weighted quantiles, to 1/4096 of the range: a histogram instead of
+ * a sort keeps it linear (it runs on every part of a 200k-part map).
+ */
 function weightedRange(values: Float32Array, weights: Float32Array, low: number, high: number): [number, number] {
-  const order = new Uint32Array(values.length);
-  for (let i = 0; i < order.length; i++) order[i] = i;
-  order.sort((a, b) => values[a]! - values[b]!);
-  let total = 0;
-  for (let i = 0; i < weights.length; i++) total += weights[i]!;
-  let lo = values[order[0]!]!, hi = values[order[order.length - 1]!]!;
-  let sum = 0;
-  let foundLow = false;
-  for (let k = 0; k < order.length; k++) {
-    sum += weights[order[k]!]!;
-    if (!foundLow && sum >= total * low) { lo = values[order[k]!]!; foundLow = true; }
-    if (sum >= total * high) { hi = values[order[k]!]!; break; }
+  let min = Infinity, max = -Infinity, total = 0;
+  for (let i = 0; i < values.length; i++) {
+    if (values[i]! < min) min = values[i]!;
+    if (values[i]! > max) max = values[i]!;
+    total += weights[i]!;
+  }
+  if (!(max > min)) return [min, max];
+  const bins = 4096;
+  const histogram = new Float64Array(bins);
+  const step = (max - min) / bins;
+  for (let i = 0; i < values.length; i++) histogram[Math.min(bins - 1, Math.floor((values[i]! - min) / step))] += weights[i]!;
+  let sum = 0, lo = min, hi = max, foundLow = false;
+  for (let b = 0; b < bins; b++) {
+    sum += histogram[b]!;
+    if (!foundLow && sum >= total * low) { lo = min + b * step; foundLow = true; }
+    if (sum >= total * high) { hi = min + (b + 1) * step; break; }
   }
   return [lo, hi];
 }
@@ -179,6 +186,8 @@ function shade(nx: number, ny: number, nz: number): number {
 }
 
 const corners = new Float64Array(24);
+const FX = new Float64Array(4), FY = new Float64Array(4), FZ = new Float64Array(4);
+const QX = new Float64Array(4), QZ = new Float64Array(4), SX = new Float64Array(4), SY = new Float64Array(4), SZ = new Float64Array(4);
 let transformed = new Float64Array(3 * 1024);
 
 function drawParts(canvas: Canvas, cam: Camera, scene: RenderScene, translucentPass: boolean, stats: Picture['parts']): void {
@@ -251,15 +260,18 @@ function drawBox(
   for (let face = 0; face < 6; face++) {
     const axis = face >> 1 === 0 ? ax : face >> 1 === 1 ? ay : az;
     const sign = face & 1 ? -1 : 1;
-    const length = Math.hypot(axis[0]!, axis[1]!, axis[2]!) || 1;
+    const length = Math.sqrt(axis[0]! * axis[0]! + axis[1]! * axis[1]! + axis[2]! * axis[2]!) || 1;
     const nx = (axis[0]! * sign) / length, ny = (axis[1]! * sign) / length, nz = (axis[2]! * sign) / length;
     // Facing the camera when the normal points against the view direction.
     if (nx * f[0]! + ny * f[1]! + nz * f[2]! >= 0) continue;
     const k = emissive ? 1 : shade(nx, ny, nz);
     const q = BOX_FACES[face]!;
-    const a = q[0]! * 3, b = q[1]! * 3, c = q[2]! * 3, d = q[3]! * 3;
-    fillTriangle(canvas, corners[a]!, corners[a + 1]!, corners[a + 2]!, corners[b]!, corners[b + 1]!, corners[b + 2]!, corners[c]!, corners[c + 1]!, corners[c + 2]!, red * k, green * k, blue * k, alpha);
-    fillTriangle(canvas, corners[a]!, corners[a + 1]!, corners[a + 2]!, corners[c]!, corners[c + 1]!, corners[c + 2]!, corners[d]!, corners[d + 1]!, corners[d + 2]!, red * k, green * k, blue * k, alpha);
+    for (let v = 0; v < 4; v++) {
+      FX[v] = corners[q[v]! * 3]!;
+      FY[v] = corners[q[v]! * 3 + 1]!;
+      FZ[v] = corners[q[v]! * 3 + 2]!;
+    }
+    fillConvex(canvas, FX, FY, FZ, 4, red * k, green * k, blue * k, alpha);
   }
 }
 
@@ -291,7 +303,7 @@ function drawMesh(
       const ux = out[b + 3]! - out[a + 3]!, uy = out[b + 4]! - out[a + 4]!, uz = out[b + 5]! - out[a + 5]!;
       const vx = out[c + 3]! - out[a + 3]!, vy = out[c + 4]! - out[a + 4]!, vz = out[c + 5]! - out[a + 5]!;
       const nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
-      const length = Math.hypot(nx, ny, nz) || 1;
+      const length = Math.sqrt(nx * nx + ny * ny + nz * nz) || 1;
       k2 = shade(nx / length, ny / length, nz / length);
     }
     fillTriangle(canvas, out[a]!, out[a + 1]!, out[a + 2]!, out[b]!, out[b + 1]!, out[b + 2]!, out[c]!, out[c + 1]!, out[c + 2]!, red * k2, green * k2, blue * k2, alpha);
@@ -309,9 +321,10 @@ interface WaterLayer {
 
 function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: number[]): { cells: number; water: WaterLayer | null } {
   const terrain = scene.terrain!;
-  // About one cell per pixel: the cell edge in voxels so that it spans at least 1.5 px.
+  // A cell's diagonal (what it spans on screen at 45°) covers about 3 px: fine enough for
+  // a 1024-px overview, and the cell count (the cost) stays near a tenth of the pixels.
   const pixelStuds = 1 / cam.scale;
-  const cellVoxels = Math.max(1, Math.ceil((1.5 * pixelStuds) / (VOXEL_STUDS * Math.SQRT2)));
+  const cellVoxels = Math.max(1, Math.ceil((3 * pixelStuds) / (VOXEL_STUDS * Math.SQRT2)));
   // Everything that can show inside the picture: the frame grown by what the view reaches.
   const reach = (Math.max(canvas.width, canvas.height) / cam.scale) * 0.75;
   const region = { minX: frame[0]! - reach, minZ: frame[2]! - reach, maxX: frame[3]! + reach, maxZ: frame[5]! + reach };
@@ -320,9 +333,10 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
   const { f, r, u, scale, ox, oy } = cam;
   const palette = terrain.palette;
   const cs = field.cellSize;
-  // A cell's footprint on screen, and how far down a world stud reaches on screen.
-  const halfW = Math.ceil((cs * scale * (Math.abs(r[0]!) + Math.abs(r[2]!))) / 2 + 0.5);
-  const halfH = Math.ceil((cs * scale * (Math.abs(u[0]!) + Math.abs(u[2]!))) / 2 + 0.5);
+  // Half the box around a cell's footprint on screen (a diamond at 45°): these boxes
+  // cover the ground with about 2× overdraw and no gaps. And how far a stud of height moves down.
+  const halfW = Math.max(0.5, (cs * scale * (Math.abs(r[0]!) + Math.abs(r[2]!))) / 2);
+  const halfH = Math.max(0.5, (cs * scale * (Math.abs(u[0]!) + Math.abs(u[2]!))) / 2);
   const drop = scale * u[1]!;
   const { width, depth: rows, top } = field;
   let waterDepth: Float32Array | null = null;
@@ -331,13 +345,12 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
     for (let i = 0; i < width; i++) {
       const at = i + width * j;
       const h = top[at]!;
-      const w = field.water[at]!;
-      if (h === -Infinity && w === -Infinity) continue;
+      if (h === -Infinity) continue;
       const wx = field.originX + (i + 0.5) * cs, wz = field.originZ + (j + 0.5) * cs;
       const sx = (wx * r[0]! + wz * r[2]!) * scale + ox;
       const base = oy - (wx * u[0]! + wz * u[2]!) * scale;
       if (sx + halfW < 0 || sx - halfW >= canvas.width) continue;
-      if (h !== -Infinity) {
+      {
         const sy = base - h * drop;
         // Reach down to the lowest neighbour so slopes have no gaps.
         let low = h;
@@ -346,35 +359,41 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
         if (j > 0 && top[at - width]! < low) low = top[at - width]!;
         if (j + 1 < rows && top[at + width]! < low) low = top[at + width]!;
         if (low === -Infinity) low = h - cs;
-        const y0 = Math.floor(sy - halfH), y1 = Math.ceil(sy + halfH + (h - low) * drop);
+        const y0 = Math.ceil(sy - halfH - 0.5), y1 = Math.floor(sy + halfH + (h - low) * drop - 0.5) + 1;
         if (y1 >= 0 && y0 < canvas.height) {
           // Slope from the neighbours: the surface normal of the heightfield.
           const hx0 = i > 0 && top[at - 1]! > -Infinity ? top[at - 1]! : h, hx1 = i + 1 < width && top[at + 1]! > -Infinity ? top[at + 1]! : h;
           const hz0 = j > 0 && top[at - width]! > -Infinity ? top[at - width]! : h, hz1 = j + 1 < rows && top[at + width]! > -Infinity ? top[at + width]! : h;
           const nx = -(hx1 - hx0) / (2 * cs), nz = -(hz1 - hz0) / (2 * cs);
-          const length = Math.hypot(nx, 1, nz);
+          const length = Math.sqrt(nx * nx + 1 + nz * nz);
           const k = shade(nx / length, 1 / length, nz / length);
           const m = field.material[at]! * 3;
           const z = wx * f[0]! + h * f[1]! + wz * f[2]!;
-          fillRect(canvas, Math.floor(sx - halfW), y0, Math.ceil(sx + halfW), y1, z, palette[m]! * k, palette[m + 1]! * k, palette[m + 2]! * k);
+          fillRect(canvas, Math.ceil(sx - halfW - 0.5), y0, Math.floor(sx + halfW - 0.5) + 1, y1, z, palette[m]! * k, palette[m + 1]! * k, palette[m + 2]! * k);
           cells++;
         }
       }
-      if (w !== -Infinity) {
-        // Water: only its nearest depth per pixel, blended once after the opaque passes.
-        waterDepth ??= new Float32Array(canvas.width * canvas.height).fill(Infinity);
-        const sy = base - w * drop;
-        const z = wx * f[0]! + w * f[1]! + wz * f[2]!;
-        const x0 = Math.max(0, Math.floor(sx - halfW)), x1 = Math.min(canvas.width, Math.ceil(sx + halfW));
-        const y0 = Math.max(0, Math.floor(sy - halfH)), y1 = Math.min(canvas.height, Math.ceil(sy + halfH));
-        for (let y = y0; y < y1; y++) {
-          for (let x = x0; x < x1; x++) {
-            const p = y * canvas.width + x;
-            if (z < waterDepth[p]!) waterDepth[p] = z;
-          }
-        }
-        cells++;
+    }
+    // Water: runs of one height along the row as one quad each (an ocean is a few
+    // thousand quads, not a million cells), keeping only the nearest depth per pixel;
+    // it is blended once after the opaque passes.
+    for (let i = 0; i < width;) {
+      const w = field.water[i + width * j]!;
+      if (w === -Infinity) { i++; continue; }
+      let end = i + 1;
+      while (end < width && field.water[end + width * j] === w) end++;
+      waterDepth ??= new Float32Array(canvas.width * canvas.height).fill(Infinity);
+      const x0 = field.originX + i * cs, x1 = field.originX + end * cs;
+      const z0 = field.originZ + j * cs, z1 = z0 + cs;
+      QX[0] = x0; QZ[0] = z0; QX[1] = x1; QZ[1] = z0; QX[2] = x1; QZ[2] = z1; QX[3] = x0; QZ[3] = z1;
+      for (let k = 0; k < 4; k++) {
+        SX[k] = (QX[k]! * r[0]! + w * r[1]! + QZ[k]! * r[2]!) * scale + ox;
+        SY[k] = oy - (QX[k]! * u[0]! + w * u[1]! + QZ[k]! * u[2]!) * scale;
+        SZ[k] = QX[k]! * f[0]! + w * f[1]! + QZ[k]! * f[2]!;
       }
+      fillConvex(canvas, SX, SY, SZ, 4, 0, 0, 0, 1, waterDepth);
+      cells += end - i;
+      i = end;
     }
   }
   if (!waterDepth) return { cells, water: null };

@@ -18,44 +18,69 @@ export function newCanvas(raster: Raster): Canvas {
 }
 
 /**
- * Fills triangle (x0, y0, z0)-(x1, y1, z1)-(x2, y2, z2) with colour (r, g, b);
- * `alpha` 1 is opaque, below 1 blends without writing depth.
+ * Fills the convex polygon of `n` (3 or 4) screen vertices in `xs`, `ys`, `zs` (either
+ * winding) with colour (r, g, b); `alpha` 1 is opaque, below 1 blends without writing
+ * depth. Each row is clipped to the polygon's span analytically, so only covered
+ * pixels are visited; depth is the plane through the first three vertices. With
+ * `nearest`, only the nearest depth per pixel is kept there (a translucent layer drawn later).
  */
-export function fillTriangle(
-  c: Canvas, x0: number, y0: number, z0: number, x1: number, y1: number, z1: number, x2: number, y2: number, z2: number,
-  r: number, g: number, b: number, alpha: number,
+export function fillConvex(
+  c: Canvas, xs: ArrayLike<number>, ys: ArrayLike<number>, zs: ArrayLike<number>, n: number,
+  r: number, g: number, b: number, alpha: number, nearest?: Float32Array,
 ): void {
-  const area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0);
+  let area = 0;
+  let minY = Infinity, maxY = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const j = i + 1 === n ? 0 : i + 1;
+    area += xs[i]! * ys[j]! - xs[j]! * ys[i]!;
+    if (ys[i]! < minY) minY = ys[i]!;
+    if (ys[i]! > maxY) maxY = ys[i]!;
+  }
   if (area === 0 || !Number.isFinite(area)) return;
-  let minX = Math.floor(Math.min(x0, x1, x2)), maxX = Math.ceil(Math.max(x0, x1, x2));
-  let minY = Math.floor(Math.min(y0, y1, y2)), maxY = Math.ceil(Math.max(y0, y1, y2));
-  if (minX < 0) minX = 0;
-  if (minY < 0) minY = 0;
-  if (maxX > c.width - 1) maxX = c.width - 1;
-  if (maxY > c.height - 1) maxY = c.height - 1;
-  if (minX > maxX || minY > maxY) return;
-  // Edge functions w_i(x, y) = a_i·x + b_i·y + c_i, positive inside for either winding.
   const s = area > 0 ? 1 : -1;
-  const a0 = (y1 - y2) * s, b0 = (x2 - x1) * s, c0 = (x1 * y2 - x2 * y1) * s;
-  const a1 = (y2 - y0) * s, b1 = (x0 - x2) * s, c1 = (x2 * y0 - x0 * y2) * s;
-  const a2 = (y0 - y1) * s, b2 = (x1 - x0) * s, c2 = (x0 * y1 - x1 * y0) * s;
-  const inv = 1 / (area * s);
-  // Depth as a plane over the screen.
-  const dzdx = (a0 * z0 + a1 * z1 + a2 * z2) * inv;
-  const dzdy = (b0 * z0 + b1 * z1 + b2 * z2) * inv;
-  const zc = (c0 * z0 + c1 * z1 + c2 * z2) * inv;
+  // Edges: a·x + b·y + c ≥ 0 inside.
+  for (let i = 0; i < n; i++) {
+    const j = i + 1 === n ? 0 : i + 1;
+    EA[i] = (ys[i]! - ys[j]!) * s;
+    EB[i] = (xs[j]! - xs[i]!) * s;
+    EC[i] = (xs[i]! * ys[j]! - xs[j]! * ys[i]!) * s;
+  }
+  // Depth plane z = dzdx·x + dzdy·y + z0 through vertices 0, 1, 2.
+  const x0 = xs[0]!, y0 = ys[0]!, z0 = zs[0]!;
+  const ux = xs[1]! - x0, uy = ys[1]! - y0, uz = zs[1]! - z0;
+  const vx = xs[2]! - x0, vy = ys[2]! - y0, vz = zs[2]! - z0;
+  const det = ux * vy - uy * vx;
+  if (det === 0) return;
+  const dzdx = (uz * vy - uy * vz) / det;
+  const dzdy = (ux * vz - uz * vx) / det;
+  const row0 = Math.max(0, Math.ceil(minY - 0.5));
+  const row1 = Math.min(c.height - 1, Math.floor(maxY - 0.5));
   const depth = c.depth, data = c.raster.data, stride = c.raster.stride, width = c.width;
   const opaque = alpha >= 1;
   const keep = 1 - alpha;
-  for (let y = minY; y <= maxY; y++) {
+  for (let y = row0; y <= row1; y++) {
     const py = y + 0.5;
-    const px = minX + 0.5;
-    let w0 = a0 * px + b0 * py + c0, w1 = a1 * px + b1 * py + c1, w2 = a2 * px + b2 * py + c2;
-    let z = dzdx * px + dzdy * py + zc;
-    let at = y * width + minX;
-    let o = y * stride + 1 + minX * 3;
-    for (let x = minX; x <= maxX; x++, at++, o += 3, w0 += a0, w1 += a1, w2 += a2, z += dzdx) {
-      if (w0 < 0 || w1 < 0 || w2 < 0 || z >= depth[at]!) continue;
+    let lo = -Infinity, hi = Infinity;
+    for (let i = 0; i < n; i++) {
+      const a = EA[i]!, rest = EB[i]! * py + EC[i]!;
+      if (a > 0) { const bound = -rest / a; if (bound > lo) lo = bound; }
+      else if (a < 0) { const bound = -rest / a; if (bound < hi) hi = bound; }
+      else if (rest < 0) { lo = Infinity; break; }
+    }
+    let x = Math.ceil(lo - 0.5);
+    let end = Math.floor(hi - 0.5);
+    if (x < 0) x = 0;
+    if (end > width - 1) end = width - 1;
+    if (x > end) continue;
+    let z = z0 + dzdx * (x + 0.5 - x0) + dzdy * (py - y0);
+    let at = y * width + x;
+    if (nearest) {
+      for (; x <= end; x++, at++, z += dzdx) if (z < nearest[at]!) nearest[at] = z;
+      continue;
+    }
+    let o = y * stride + 1 + x * 3;
+    for (; x <= end; x++, at++, o += 3, z += dzdx) {
+      if (z >= depth[at]!) continue;
       if (opaque) {
         depth[at] = z;
         data[o] = r; data[o + 1] = g; data[o + 2] = b;
@@ -66,6 +91,20 @@ export function fillTriangle(
       }
     }
   }
+}
+
+const EA = new Float64Array(4), EB = new Float64Array(4), EC = new Float64Array(4);
+const TX = new Float64Array(3), TY = new Float64Array(3), TZ = new Float64Array(3);
+
+/** A triangle through fillConvex. */
+export function fillTriangle(
+  c: Canvas, x0: number, y0: number, z0: number, x1: number, y1: number, z1: number, x2: number, y2: number, z2: number,
+  r: number, g: number, b: number, alpha: number,
+): void {
+  TX[0] = x0; TX[1] = x1; TX[2] = x2;
+  TY[0] = y0; TY[1] = y1; TY[2] = y2;
+  TZ[0] = z0; TZ[1] = z1; TZ[2] = z2;
+  fillConvex(c, TX, TY, TZ, 3, r, g, b, alpha);
 }
 
 /** Fills the pixel rectangle [x0, x1) × [y0, y1) at one depth (opaque, depth-tested). */

@@ -93,7 +93,9 @@ export function readSmoothGrid(bytes: Uint8Array, limits?: Partial<TerrainLimits
     if (count > 0 && !(nx > x || (nx === x && (ny > y || (ny === y && nz > z))))) {
       throw fail(`chunk (${nx}, ${ny}, ${nz}) repeats or comes out of order after (${x}, ${y}, ${z})`, pos);
     }
-    if (count >= capacity) throw fail('more chunks than the blob can hold', pos);
+    if (count >= capacity) {
+      throw fail(`no room for another chunk: one of ${chunkVoxels} voxels takes at least ${minChunkBytes} bytes, ${bytes.length - pos} are left`, pos);
+    }
     x = nx; y = ny; z = nz;
     pos += CHUNK_HEADER_BYTES;
     coords[count * 3] = x; coords[count * 3 + 1] = y; coords[count * 3 + 2] = z;

@@ -452,7 +452,7 @@ function distance2(p: Float32Array, i: number, j: number): number {
 }
 
 function pushNormal(normals: FloatBuilder, x: number, y: number, z: number): void {
-  const length = Math.hypot(x, y, z);
+  const length = Math.sqrt(x * x + y * y + z * z);
   if (length > 0) normals.push3(x / length, y / length, z / length);
   else normals.push3(0, 1, 0);
 }
