@@ -96,7 +96,9 @@ test('SmoothGrid: malformed blobs give a DecodeError with the byte offset, never
   expectError(good.subarray(0, 9), /truncated chunk header/);
   for (const cut of [14, 15, 100, good.length - 1]) expectError(good.subarray(0, cut), /truncated|ends after|no room for another chunk/);
   // A run that passes the end of the chunk: the last run's count made larger.
-  const longRun = writeSmoothGrid([makeChunk([0, 0, 0], () => [ROCK, 255])]);
+  // The chunk ends in a run of 10 Grass voxels; its count byte made 255 claims 256.
+  const longRun = writeSmoothGrid([makeChunk([0, 0, 0], (x, y, z) => (y === 31 && z === 31 && x >= 22 ? [GRASS, 255] : [ROCK, 255]))]);
+  assert.equal(longRun[longRun.length - 1], 9);
   longRun[longRun.length - 1] = 255;
   expectError(longRun, /passes the end of chunk/);
   // Absurd offsets, repeated or unordered chunks.
