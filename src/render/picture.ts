@@ -337,42 +337,43 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
   // cover the ground with about 2× overdraw and no gaps. And how far a stud of height moves down.
   const halfW = Math.max(0.5, (cs * scale * (Math.abs(r[0]!) + Math.abs(r[2]!))) / 2);
   const halfH = Math.max(0.5, (cs * scale * (Math.abs(u[0]!) + Math.abs(u[2]!))) / 2);
-  const drop = scale * u[1]!;
   const { width, depth: rows, top } = field;
   let waterDepth: Float32Array | null = null;
   let cells = 0;
+  const stepX = cs * r[0]! * scale, stepBase = -cs * u[0]! * scale, stepDepth = cs * f[0]!;
+  const rise = u[1]! * scale, depthRise = f[1]!;
+  const inv2cs = 1 / (2 * cs);
   for (let j = 0; j < rows; j++) {
+    const wz = field.originZ + (j + 0.5) * cs;
+    const wx0 = field.originX + 0.5 * cs;
+    let sx = (wx0 * r[0]! + wz * r[2]!) * scale + ox - stepX;
+    let base = oy - (wx0 * u[0]! + wz * u[2]!) * scale - stepBase;
+    let zBase = wx0 * f[0]! + wz * f[2]! - stepDepth;
+    const row = width * j;
     for (let i = 0; i < width; i++) {
-      const at = i + width * j;
+      sx += stepX; base += stepBase; zBase += stepDepth;
+      const at = row + i;
       const h = top[at]!;
-      if (h === -Infinity) continue;
-      const wx = field.originX + (i + 0.5) * cs, wz = field.originZ + (j + 0.5) * cs;
-      const sx = (wx * r[0]! + wz * r[2]!) * scale + ox;
-      const base = oy - (wx * u[0]! + wz * u[2]!) * scale;
-      if (sx + halfW < 0 || sx - halfW >= canvas.width) continue;
-      {
-        const sy = base - h * drop;
-        // Reach down to the lowest neighbour so slopes have no gaps.
-        let low = h;
-        if (i > 0 && top[at - 1]! < low) low = top[at - 1]!;
-        if (i + 1 < width && top[at + 1]! < low) low = top[at + 1]!;
-        if (j > 0 && top[at - width]! < low) low = top[at - width]!;
-        if (j + 1 < rows && top[at + width]! < low) low = top[at + width]!;
-        if (low === -Infinity) low = h - cs;
-        const y0 = Math.ceil(sy - halfH - 0.5), y1 = Math.floor(sy + halfH + (h - low) * drop - 0.5) + 1;
-        if (y1 >= 0 && y0 < canvas.height) {
-          // Slope from the neighbours: the surface normal of the heightfield.
-          const hx0 = i > 0 && top[at - 1]! > -Infinity ? top[at - 1]! : h, hx1 = i + 1 < width && top[at + 1]! > -Infinity ? top[at + 1]! : h;
-          const hz0 = j > 0 && top[at - width]! > -Infinity ? top[at - width]! : h, hz1 = j + 1 < rows && top[at + width]! > -Infinity ? top[at + width]! : h;
-          const nx = -(hx1 - hx0) / (2 * cs), nz = -(hz1 - hz0) / (2 * cs);
-          const length = Math.sqrt(nx * nx + 1 + nz * nz);
-          const k = shade(nx / length, 1 / length, nz / length);
-          const m = field.material[at]! * 3;
-          const z = wx * f[0]! + h * f[1]! + wz * f[2]!;
-          fillRect(canvas, Math.ceil(sx - halfW - 0.5), y0, Math.floor(sx + halfW - 0.5) + 1, y1, z, palette[m]! * k, palette[m + 1]! * k, palette[m + 2]! * k);
-          cells++;
-        }
-      }
+      if (h === -Infinity || sx + halfW < 0 || sx - halfW >= canvas.width) continue;
+      const sy = base - h * rise;
+      // Neighbours (missing ones count as this cell): the drop to the lowest, and the slope.
+      const left = i > 0 ? top[at - 1]! : -Infinity, right = i + 1 < width ? top[at + 1]! : -Infinity;
+      const back = j > 0 ? top[at - width]! : -Infinity, front = j + 1 < rows ? top[at + width]! : -Infinity;
+      let low = h;
+      if (left < low) low = left;
+      if (right < low) low = right;
+      if (back < low) low = back;
+      if (front < low) low = front;
+      if (low === -Infinity) low = h - cs;
+      const y0 = Math.ceil(sy - halfH - 0.5), y1 = Math.floor(sy + halfH + (h - low) * rise - 0.5) + 1;
+      if (y1 < 0 || y0 >= canvas.height) continue;
+      const nx = ((left === -Infinity ? h : left) - (right === -Infinity ? h : right)) * inv2cs;
+      const nz = ((back === -Infinity ? h : back) - (front === -Infinity ? h : front)) * inv2cs;
+      const length = Math.sqrt(nx * nx + 1 + nz * nz);
+      const k = shade(nx / length, 1 / length, nz / length);
+      const m = field.material[at]! * 3;
+      fillRect(canvas, Math.ceil(sx - halfW - 0.5), y0, Math.floor(sx + halfW - 0.5) + 1, y1, zBase + h * depthRise, palette[m]! * k, palette[m + 1]! * k, palette[m + 2]! * k);
+      cells++;
     }
     // Water: runs of one height along the row as one quad each (an ocean is a few
     // thousand quads, not a million cells), keeping only the nearest depth per pixel;
