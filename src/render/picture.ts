@@ -70,7 +70,7 @@ export function renderPicture(scene: RenderScene, options: PictureOptions = {}):
   const centreU = (minU + maxU) / 2, centreV = (minV + maxV) / 2;
   const camera: Camera = { ...view, scale, ox: width / 2 - centreU * scale, oy: height / 2 + centreV * scale };
 
-  const canvas = newCanvas(newRaster(width, height));
+  const canvas = canvasOf(width, height);
   clearSky(canvas, SKY_TOP, SKY_BOTTOM);
   const stats = { shaded: 0, points: 0, culled: 0 };
   let terrainCells = 0;
@@ -84,6 +84,19 @@ export function renderPicture(scene: RenderScene, options: PictureOptions = {}):
   if (water) blendWater(canvas, water);
   drawParts(canvas, camera, scene, true, stats);
   return { png: encodePng(canvas.raster), width, height, frame, parts: stats, terrainCells };
+}
+
+/**
+ * The last picture's buffers, reused while the size stays the same: a worker renders
+ * one picture at a time, and fresh 2–4 MB buffers per picture cost more in page faults
+ * and collection than the drawing. (The PNG is a copy, so nothing drawn leaks out.)
+ */
+let cached: { canvas: Canvas; water: Float32Array } | null = null;
+function canvasOf(width: number, height: number): Canvas {
+  if (!cached || cached.canvas.width !== width || cached.canvas.height !== height) {
+    cached = { canvas: newCanvas(newRaster(width, height)), water: new Float32Array(width * height) };
+  }
+  return cached.canvas;
 }
 
 interface Camera {
@@ -243,19 +256,31 @@ const BOX_FACES = [
   [4, 5, 7, 6], [0, 2, 3, 1], // +z, -z
 ];
 
+/**
+ * Part-space point (lx, ly, lz) of a part at (px, py, pz) with scaled axes ax, ay, az:
+ * screen x, y and depth into out[at..at+2], and with `world` its world position after them.
+ */
+function project(
+  cam: Camera, px: number, py: number, pz: number, ax: number[], ay: number[], az: number[],
+  lx: number, ly: number, lz: number, out: Float64Array, at: number, world = false,
+): void {
+  const { f, r, u } = cam;
+  const wx = px + ax[0]! * lx + ay[0]! * ly + az[0]! * lz;
+  const wy = py + ax[1]! * lx + ay[1]! * ly + az[1]! * lz;
+  const wz = pz + ax[2]! * lx + ay[2]! * ly + az[2]! * lz;
+  out[at] = (wx * r[0]! + wy * r[1]! + wz * r[2]!) * cam.scale + cam.ox;
+  out[at + 1] = cam.oy - (wx * u[0]! + wy * u[1]! + wz * u[2]!) * cam.scale;
+  out[at + 2] = wx * f[0]! + wy * f[1]! + wz * f[2]!;
+  if (world) { out[at + 3] = wx; out[at + 4] = wy; out[at + 5] = wz; }
+}
+
 function drawBox(
   canvas: Canvas, cam: Camera, px: number, py: number, pz: number, ax: number[], ay: number[], az: number[],
   red: number, green: number, blue: number, alpha: number, emissive: boolean,
 ): void {
-  const { f, r, u, scale, ox, oy } = cam;
+  const f = cam.f;
   for (let k = 0; k < 8; k++) {
-    const hx = (k & 1) ? 0.5 : -0.5, hy = (k & 2) ? 0.5 : -0.5, hz = (k & 4) ? 0.5 : -0.5;
-    const wx = px + ax[0]! * hx + ay[0]! * hy + az[0]! * hz;
-    const wy = py + ax[1]! * hx + ay[1]! * hy + az[1]! * hz;
-    const wz = pz + ax[2]! * hx + ay[2]! * hy + az[2]! * hz;
-    corners[k * 3] = (wx * r[0]! + wy * r[1]! + wz * r[2]!) * scale + ox;
-    corners[k * 3 + 1] = oy - (wx * u[0]! + wy * u[1]! + wz * u[2]!) * scale;
-    corners[k * 3 + 2] = wx * f[0]! + wy * f[1]! + wz * f[2]!;
+    project(cam, px, py, pz, ax, ay, az, (k & 1) ? 0.5 : -0.5, (k & 2) ? 0.5 : -0.5, (k & 4) ? 0.5 : -0.5, corners, k * 3);
   }
   for (let face = 0; face < 6; face++) {
     const axis = face >> 1 === 0 ? ax : face >> 1 === 1 ? ay : az;
@@ -279,19 +304,11 @@ function drawMesh(
   canvas: Canvas, cam: Camera, positions: Float32Array, indices: Uint32Array, px: number, py: number, pz: number,
   ax: number[], ay: number[], az: number[], red: number, green: number, blue: number, alpha: number, emissive: boolean,
 ): void {
-  const { f, r, u, scale, ox, oy } = cam;
   const vertices = positions.length / 3;
   if (transformed.length < vertices * 6) transformed = new Float64Array(vertices * 6);
   const out = transformed;
   for (let v = 0; v < vertices; v++) {
-    const lx = positions[v * 3]!, ly = positions[v * 3 + 1]!, lz = positions[v * 3 + 2]!;
-    const wx = px + ax[0]! * lx + ay[0]! * ly + az[0]! * lz;
-    const wy = py + ax[1]! * lx + ay[1]! * ly + az[1]! * lz;
-    const wz = pz + ax[2]! * lx + ay[2]! * ly + az[2]! * lz;
-    out[v * 6] = (wx * r[0]! + wy * r[1]! + wz * r[2]!) * scale + ox;
-    out[v * 6 + 1] = oy - (wx * u[0]! + wy * u[1]! + wz * u[2]!) * scale;
-    out[v * 6 + 2] = wx * f[0]! + wy * f[1]! + wz * f[2]!;
-    out[v * 6 + 3] = wx; out[v * 6 + 4] = wy; out[v * 6 + 5] = wz;
+    project(cam, px, py, pz, ax, ay, az, positions[v * 3]!, positions[v * 3 + 1]!, positions[v * 3 + 2]!, out, v * 6, true);
   }
   for (let k = 0; k + 2 < indices.length; k += 3) {
     const a = indices[k]! * 6, b = indices[k + 1]! * 6, c = indices[k + 2]! * 6;
@@ -383,7 +400,7 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
       if (w === -Infinity) { i++; continue; }
       let end = i + 1;
       while (end < width && field.water[end + width * j] === w) end++;
-      waterDepth ??= new Float32Array(canvas.width * canvas.height).fill(Infinity);
+      waterDepth ??= cached!.water.fill(Infinity);
       const x0 = field.originX + i * cs, x1 = field.originX + end * cs;
       const z0 = field.originZ + j * cs, z1 = z0 + cs;
       QX[0] = x0; QZ[0] = z0; QX[1] = x1; QZ[1] = z0; QX[2] = x1; QZ[2] = z1; QX[3] = x0; QZ[3] = z1;
