@@ -208,7 +208,11 @@ function drawParts(canvas: Canvas, cam: Camera, scene: RenderScene, translucentP
   const { f, r, u, scale, ox, oy } = cam;
   const box = scene.geometryKeys.get('box') ?? -1;
   const t = parts.transforms, s = parts.scales, col = parts.colors;
-  for (let i = 0; i < parts.count; i++) {
+  // Opaque parts near to far (what is hidden then fails the depth test instead of being
+  // drawn over), translucent ones far to near (so they blend in order).
+  const order = depthOrder(parts, f, !translucentPass);
+  for (let n = 0; n < order.length; n++) {
+    const i = order[n]!;
     const alpha = col[i * 4 + 3]! / 255;
     const translucent = alpha < 0.98;
     if (translucent !== translucentPass || alpha <= 0.02) continue;
@@ -247,6 +251,36 @@ function drawParts(canvas: Canvas, cam: Camera, scene: RenderScene, translucentP
         px, py, pz, ax, ay, az, red, green, blue, translucent ? alpha : 1, emissive);
     }
   }
+}
+
+/**
+ * Part indices by the depth of their centres, near first (or far first): a counting
+ * sort over 4,096 depth buckets, linear in the number of parts.
+ */
+function depthOrder(parts: RenderScene['parts'], f: number[], nearFirst: boolean): Uint32Array {
+  const count = parts.count;
+  const t = parts.transforms;
+  const depth = new Float32Array(count);
+  let min = Infinity, max = -Infinity;
+  for (let i = 0; i < count; i++) {
+    depth[i] = t[i * 12]! * f[0]! + t[i * 12 + 1]! * f[1]! + t[i * 12 + 2]! * f[2]!;
+    const d = depth[i]!; // as stored (float32), so the bucket arithmetic stays within range
+    if (d < min) min = d;
+    if (d > max) max = d;
+  }
+  const buckets = 4096;
+  const starts = new Uint32Array(buckets + 1);
+  const bucket = new Uint16Array(count);
+  const span = max > min ? (buckets - 1) / (max - min) : 0;
+  for (let i = 0; i < count; i++) {
+    const b = Number.isFinite(depth[i]!) ? Math.max(0, Math.min(buckets - 1, Math.floor((depth[i]! - min) * span))) : buckets - 1;
+    bucket[i] = nearFirst ? b : buckets - 1 - b;
+    starts[bucket[i]! + 1]!++;
+  }
+  for (let b = 0; b < buckets; b++) starts[b + 1]! += starts[b]!;
+  const order = new Uint32Array(count);
+  for (let i = 0; i < count; i++) order[starts[bucket[i]!]!++] = i;
+  return order;
 }
 
 /** Box faces: the corner bits (x, y, z) of each face's four corners, counter-clockwise from outside. */
