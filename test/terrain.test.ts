@@ -210,6 +210,16 @@ test('mesher: booga is closed (no holes) at full and coarse steps, with per-mate
   const full = meshTerrain(part, { step: 1 }).triangles.total;
   const bounded = meshTerrain(part, { maxTriangles: Math.floor(full / 2) });
   assert.ok(bounded.step >= 2 && bounded.triangles.total <= full / 2, `step ${bounded.step}, ${bounded.triangles.total} of ${full}`);
+  // A rough surface has more than 3.5 times the triangles of its half-resolution mesh:
+  // the full mesh is tried, passes the budget, and the coarser one is kept.
+  let seed = 3;
+  const random = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rough = readSmoothGrid(writeSmoothGrid([makeChunk([0, 0, 0], (x, y, z) => (y < 8 + 4 * Math.sin(x / 3) * Math.cos(z / 4) + random() * 3 ? [ROCK, 255] : [AIR, 0]))]));
+  const roughFull = meshTerrain(rough, { step: 1 }).triangles.total, roughHalf = meshTerrain(rough, { step: 2 }).triangles.total;
+  assert.ok(roughFull > roughHalf * 3.5);
+  const kept = meshTerrain(rough, { maxTriangles: roughFull - 1 });
+  assert.deepEqual([kept.step, kept.triangles.total], [2, roughHalf]);
+  assert.equal(meshTerrain(rough, { maxTriangles: roughFull }).step, 1);
 });
 
 test('mesher: flat runs merge into few triangles; water is its own surface, hidden against solid', () => {
