@@ -23,6 +23,11 @@ export function corpusInputs(): Input[] {
     .map((name) => ({ name, bytes: readFileSync(join(dir, name)) })));
 }
 
+/** The real places only (../shared/corpus/places). */
+export function placeInputs(): Input[] {
+  return corpusInputs().filter((input) => readdirSync(join(SHARED, 'corpus', 'places')).includes(input.name));
+}
+
 /** A synthetic place of `parts` parts (with a script per 50 parts and an asset per 10). */
 export function generatedInput(parts: number, scripts = Math.max(1, Math.round(parts / 50))): Input {
   const dom = generatePlace({ parts, scripts, uniqueAssets: Math.max(1, Math.round(parts / 10)), seed: parts });

@@ -1,0 +1,25 @@
+/**
+ * Caps that a SmoothGrid blob meets before anything is allocated or meshed, in the
+ * manner of the place decoder's limits.ts.
+ */
+export interface TerrainLimits {
+  /** Most chunks in one blob (each is 128³ studs at the default chunk size). */
+  maxChunks: number;
+  /** Largest |chunk coordinate| on any axis; the engine refuses chunks past 262,144. */
+  maxChunkCoordinate: number;
+  /** Largest chunk size exponent (voxels per chunk edge = 2^n); the engine reads 0..8. */
+  maxChunkLog2: number;
+  /** Most triangles the mesher emits for a place (solid and water together) before it coarsens. */
+  maxTriangles: number;
+}
+
+export const DEFAULT_TERRAIN_LIMITS: TerrainLimits = Object.freeze({
+  maxChunks: 65_536,
+  maxChunkCoordinate: 262_144,
+  maxChunkLog2: 8,
+  maxTriangles: 1_500_000,
+});
+
+export function resolveTerrainLimits(partial?: Partial<TerrainLimits>): TerrainLimits {
+  return partial ? { ...DEFAULT_TERRAIN_LIMITS, ...partial } : DEFAULT_TERRAIN_LIMITS;
+}
