@@ -1,0 +1,107 @@
+/**
+ * Meshes `version 1.00` and `1.01`: text. A face-count line, then for each corner of
+ * each face `[x,y,z][nx,ny,nz][u,v,w]`. Version 1.00 stores positions at twice
+ * their size; both store v flipped against the binary versions. No index buffer:
+ * every three vertices are a triangle.
+ */
+import type { FileMeshAsset } from '../types.js';
+import type { MeshLimits } from '../limits.js';
+import { fail, meshReader, type MeshReader } from '../reader.js';
+
+const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** The shortest vector, "[0,0,0]": what a declared face count must leave room for. */
+const MIN_VECTOR_BYTES = 7;
+
+export function decodeTextMesh(bytes: Uint8Array, version: string, bodyStart: number, limits: MeshLimits): FileMeshAsset {
+  const r = meshReader(bytes, `mesh ${version}`, bodyStart);
+  const faceCount = readFaceCountLine(r);
+  if (faceCount > limits.maxTriangles) fail(r, `face count ${faceCount} exceeds the limit of ${limits.maxTriangles}`);
+  const vertexCount = faceCount * 3;
+  if (vertexCount > limits.maxVertices) fail(r, `vertex count ${vertexCount} exceeds the limit of ${limits.maxVertices}`);
+  if (vertexCount * 3 * MIN_VECTOR_BYTES > r.end - r.pos) {
+    fail(r, `face count ${faceCount} needs at least ${vertexCount * 3 * MIN_VECTOR_BYTES} bytes of vectors, only ${r.end - r.pos} left`);
+  }
+  const scale = version === '1.00' ? 0.5 : 1;
+  const positions = new Float32Array(vertexCount * 3);
+  const normals = new Float32Array(vertexCount * 3);
+  const uvs = new Float32Array(vertexCount * 2);
+  const vector: number[] = [0, 0, 0];
+  for (let i = 0; i < vertexCount; i++) {
+    readVector(r, vector);
+    positions[i * 3] = vector[0]! * scale;
+    positions[i * 3 + 1] = vector[1]! * scale;
+    positions[i * 3 + 2] = vector[2]! * scale;
+    readVector(r, vector);
+    normals[i * 3] = vector[0]!;
+    normals[i * 3 + 1] = vector[1]!;
+    normals[i * 3 + 2] = vector[2]!;
+    readVector(r, vector);
+    uvs[i * 2] = vector[0]!;
+    uvs[i * 2 + 1] = 1 - vector[1]!;
+  }
+  skipSpace(r);
+  if (r.pos < r.end) fail(r, `data after the ${faceCount} faces the header declares`);
+  const indices = new Uint32Array(vertexCount);
+  for (let i = 0; i < vertexCount; i++) indices[i] = i;
+  return {
+    kind: 'mesh',
+    version,
+    geometry: { positions, normals, uvs, indices },
+    header: {
+      vertexCount, faceCount, lodOffsets: [], lods: [[0, faceCount]], lodType: null, highQualityLodCount: null,
+      subsetCount: 0, boneCount: 0, boneNames: [], facs: null, vertexSize: null, draco: false, chunks: null, notes: [],
+    },
+  };
+}
+
+function readFaceCountLine(r: MeshReader): number {
+  const start = r.pos;
+  let text = '';
+  while (r.pos < r.end && r.bytes[r.pos] !== 0x0a && r.pos - start < 16) text += String.fromCharCode(r.bytes[r.pos++]!);
+  if (r.pos >= r.end || r.bytes[r.pos] !== 0x0a) fail(r, 'the face count line does not end', start);
+  r.pos++;
+  const trimmed = text.trim();
+  if (!/^\d{1,10}$/.test(trimmed)) fail(r, `the face count line ${JSON.stringify(trimmed)} is not a number`, start);
+  return Number(trimmed);
+}
+
+function skipSpace(r: MeshReader): void {
+  while (r.pos < r.end) {
+    const b = r.bytes[r.pos]!;
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return;
+    r.pos++;
+  }
+}
+
+function expect(r: MeshReader, char: number, what: string): void {
+  skipSpace(r);
+  if (r.pos >= r.end) fail(r, `unexpected end of data: expected ${what}`);
+  if (r.bytes[r.pos] !== char) fail(r, `expected ${what}, found ${JSON.stringify(String.fromCharCode(r.bytes[r.pos]!))}`);
+  r.pos++;
+}
+
+/** `[a,b,c]` into `out`. */
+function readVector(r: MeshReader, out: number[]): void {
+  expect(r, 0x5b, '"["');
+  out[0] = readNumber(r);
+  expect(r, 0x2c, '","');
+  out[1] = readNumber(r);
+  expect(r, 0x2c, '","');
+  out[2] = readNumber(r);
+  expect(r, 0x5d, '"]"');
+}
+
+function readNumber(r: MeshReader): number {
+  skipSpace(r);
+  const start = r.pos;
+  while (r.pos < r.end && r.pos - start < 64) {
+    const b = r.bytes[r.pos]!;
+    // digits, sign, point, exponent
+    if ((b >= 0x30 && b <= 0x39) || b === 0x2d || b === 0x2b || b === 0x2e || b === 0x65 || b === 0x45) r.pos++;
+    else break;
+  }
+  let text = '';
+  for (let i = start; i < r.pos; i++) text += String.fromCharCode(r.bytes[i]!);
+  if (!NUMBER.test(text)) fail(r, text === '' ? 'expected a number' : `${JSON.stringify(text)} is not a number`, start);
+  return Number(text);
+}
