@@ -56,6 +56,19 @@ export function checkCount(r: MeshReader, count: number, bytesEach: number, what
   }
 }
 
+/**
+ * Checks that a layout's sections, sized from counts a header declares, fit in what
+ * is left, before any of them is read: a truncated file fails here at once.
+ */
+export function checkLayout(r: MeshReader, sections: ReadonlyArray<readonly [what: string, bytes: number]>): void {
+  let total = 0;
+  for (const [, bytes] of sections) total += bytes;
+  if (total > r.end - r.pos) {
+    const parts = sections.filter(([, bytes]) => bytes > 0).map(([what, bytes]) => `${what} ${bytes}`).join(', ');
+    fail(r, `the header declares ${total} bytes of records (${parts}), only ${r.end - r.pos} left`);
+  }
+}
+
 export function u8(r: MeshReader, what = 'u8'): number {
   return r.bytes[take(r, 1, what)]!;
 }

@@ -8,14 +8,15 @@
  */
 import { checkIndices } from '../geometry.js';
 import type { MeshLimits } from '../limits.js';
-import { checkCount, fail, left, meshReader, take, u32, u32Array } from '../reader.js';
+import { checkCount, fail, left, meshReader, take, u32, u32Array, type MeshReader } from '../reader.js';
 import type { UnionGraphicsAsset } from '../types.js';
-import { deobfuscate } from './obfuscation.js';
+import { clearByte, deobfuscate } from './obfuscation.js';
 
 const MAGIC_BYTES = 10;
 const VERTEX_BYTES = 84;
 
 export function decodeCsgmdl(bytes: Uint8Array, version: number, limits: MeshLimits): UnionGraphicsAsset {
+  checkSize(meshReader(bytes, `CSGMDL ${version}`), limits);
   const clear = deobfuscate(bytes);
   const r = meshReader(clear, `CSGMDL ${version}`, MAGIC_BYTES);
   const hashAt = take(r, 32, 'hash');
@@ -59,6 +60,25 @@ export function decodeCsgmdl(bytes: Uint8Array, version: number, limits: MeshLim
     geometry: { positions, normals, uvs, colors, indices },
     header: { vertexCount, faceCount: indexCount / 3, hash, extraIndexRanges: 0 },
   };
+}
+
+/**
+ * Reads the counts through the obfuscation and checks the blob holds what they
+ * declare before the whole of it is copied into clear.
+ */
+function checkSize(r: MeshReader, limits: MeshLimits): void {
+  const at = MAGIC_BYTES + 32;
+  const clearU32 = (offset: number): number => {
+    if (offset + 4 > r.end) fail(r, `unexpected end of data at byte ${offset}`, Math.min(offset, r.end));
+    return (clearByte(r.bytes, offset) | (clearByte(r.bytes, offset + 1) << 8) | (clearByte(r.bytes, offset + 2) << 16) | (clearByte(r.bytes, offset + 3) << 24)) >>> 0;
+  };
+  const vertexCount = clearU32(at);
+  const stride = clearU32(at + 4);
+  if (vertexCount > limits.maxVertices) fail(r, `vertex count ${vertexCount} exceeds the limit of ${limits.maxVertices}`, at);
+  if (stride < VERTEX_BYTES || stride > 1024) fail(r, `vertex size ${stride} is not ${VERTEX_BYTES}`, at + 4);
+  const indexCountAt = at + 8 + vertexCount * stride;
+  const indexCount = clearU32(indexCountAt);
+  if (indexCountAt + 4 + indexCount * 4 > r.end) fail(r, `index count ${indexCount} needs ${indexCount * 4} bytes, only ${r.end - indexCountAt - 4} left`, indexCountAt);
 }
 
 /** The hash as stored: 16 hexadecimal characters in every known file (else the bytes in hex). */

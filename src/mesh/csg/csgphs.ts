@@ -49,6 +49,7 @@ export function decodeCsgphs(bytes: Uint8Array, version: number, limits: MeshLim
     default:
       fail(r, `unsupported CSGPHS version ${version} (known: 0 BLOCK, 3, 5, 6, 7, 8)`, 6);
   }
+  if (hulls.length === 0) fail(r, 'no hulls');
   return { kind: 'union_physics', version: String(version), geometry: mergeGeometries(hulls), hulls, block: false, header };
 }
 

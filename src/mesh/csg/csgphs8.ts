@@ -37,6 +37,8 @@ export function decodeCsgphs8(bytes: Uint8Array, limits: MeshLimits): UnionPhysi
   if (hullCount > limits.maxHulls) fail(p, `hull count ${hullCount} exceeds the limit of ${limits.maxHulls}`, 0);
   if (pointCount > limits.maxVertices) fail(p, `point count ${pointCount} exceeds the limit of ${limits.maxVertices}`, 4);
   if (faceCount > limits.maxTriangles) fail(p, `face count ${faceCount} exceeds the limit of ${limits.maxTriangles}`, 8);
+  // Every face after a hull's first takes one symbol bit at least.
+  if (faceCount > hullCount + bitCount) fail(p, `face count ${faceCount} is more than ${hullCount} hulls and ${bitCount} symbol bits can code`, 8);
   if (pointBytes !== pointCount * 12) fail(p, `point size ${pointBytes} is not 12 bytes for each of ${pointCount} points`, 32);
   if (PAYLOAD_HEADER_BYTES + rawBytes + symbolBytes + pointBytes !== payload.length) {
     fail(p, `the sections (${PAYLOAD_HEADER_BYTES} + ${rawBytes} + ${symbolBytes} + ${pointBytes} bytes) do not add up to the ${payload.length}-byte payload`, 20);
@@ -63,6 +65,7 @@ export function decodeCsgphs8(bytes: Uint8Array, limits: MeshLimits): UnionPhysi
     hulls.push({ positions, indices: decoded.indices.slice(hull.firstFace * 3, (hull.firstFace + hull.faceCount) * 3), computed: false });
   }
   if (point !== pointCount) fail(p, `the hulls use ${point} of the ${pointCount} points stored`, pointsAt);
+  if (hulls.length === 0) fail(p, 'no hulls', 0);
   return {
     kind: 'union_physics',
     version: '8',

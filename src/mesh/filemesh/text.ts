@@ -14,6 +14,10 @@ const MIN_VECTOR_BYTES = 7;
 
 export function decodeTextMesh(bytes: Uint8Array, version: string, bodyStart: number, limits: MeshLimits): FileMeshAsset {
   const r = meshReader(bytes, `mesh ${version}`, bodyStart);
+  // A complete file ends with a vector's "]" (and maybe white space): cheap to check first.
+  let last = bytes.length - 1;
+  while (last >= bodyStart && (bytes[last] === 0x20 || bytes[last] === 0x09 || bytes[last] === 0x0a || bytes[last] === 0x0d)) last--;
+  if (last < bodyStart || bytes[last] !== 0x5d) fail(r, 'the data does not end with a complete vector ("]")', last + 1);
   const faceCount = readFaceCountLine(r);
   if (faceCount > limits.maxTriangles) fail(r, `face count ${faceCount} exceeds the limit of ${limits.maxTriangles}`);
   const vertexCount = faceCount * 3;

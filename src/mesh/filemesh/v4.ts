@@ -6,9 +6,11 @@
  */
 import { lodIndices, lodRanges, subsetGroups } from '../geometry.js';
 import type { MeshLimits } from '../limits.js';
-import { checkCount, fail, left, meshReader, take, u16, u32, u32Array, u8 } from '../reader.js';
+import { checkCount, checkLayout, fail, left, meshReader, take, u16, u32, u32Array, u8 } from '../reader.js';
 import type { FileMeshAsset } from '../types.js';
-import { boneNames, buildSkin, readBones, readEnvelopes, readNameTable, readSubsets } from './skinning.js';
+import {
+  BONE_BYTES, boneNames, buildSkin, ENVELOPE_BYTES, readBones, readEnvelopes, readNameTable, readSubsets, SUBSET_BYTES,
+} from './skinning.js';
 import { readFaceRecords, readVertexRecords } from './vertices.js';
 
 const VERTEX_BYTES = 40;
@@ -33,6 +35,11 @@ export function decodeMeshV4(bytes: Uint8Array, version: string, bodyStart: numb
   const facsFormat = hasFacs ? u32(r, 'FACS format') : null;
   const facsBytes = hasFacs ? u32(r, 'FACS size') : 0;
   take(r, headerStart + headerSize - r.pos, 'the rest of the header');
+  checkLayout(r, [
+    ['vertices', vertexCount * VERTEX_BYTES], ['envelopes', boneCount > 0 ? vertexCount * ENVELOPE_BYTES : 0],
+    ['faces', faceCount * FACE_BYTES], ['LOD table', lodCount * 4], ['bones', boneCount * BONE_BYTES],
+    ['bone names', nameTableBytes], ['subsets', subsetCount * SUBSET_BYTES], ['FACS', facsBytes],
+  ]);
 
   const vertices = readVertexRecords(r, vertexCount, VERTEX_BYTES, limits);
   const envelopes = boneCount > 0 ? readEnvelopes(r, vertexCount, limits) : null;
