@@ -1,12 +1,13 @@
 /**
  * The triangles of a point set's convex hull, for CSGPHS hulls stored as points
- * only. Incremental construction: a starting tetrahedron, then each point outside
- * the current hull (by more than a tolerance of 1e-6 of the point set's size, about
- * float32 precision) replaces the faces it sees, found by a walk across edges from
- * the face it sees best, so the removed region stays connected and its border is a
- * single loop. Points within the tolerance of the surface are left out. Flat point
- * sets give their polygon once, fanned; fewer than three non-collinear points give
- * no triangles. Quadratic in the worst case: callers cap the point count.
+ * only (quickhull). From a starting tetrahedron, a point outside the current hull
+ * (by more than a tolerance of 1e-6 of the point set's size, about float32
+ * precision) replaces the faces it sees, found by a walk across edges from the face
+ * it was waiting on, so the removed region stays connected and its border is a
+ * single loop. Each face's farthest point goes first, so points within the
+ * tolerance of the final surface are never made vertices. Flat point sets give
+ * their polygon once, fanned; fewer than three non-collinear points give no
+ * triangles. Quadratic in the worst case: callers cap the point count.
  */
 
 const RELATIVE_TOLERANCE = 1e-6;
@@ -78,17 +79,36 @@ export function convexHull(positions: Float32Array): Uint32Array {
     addFace(i0, i1, i2, null); addFace(i0, i3, i1, null); addFace(i1, i3, i2, null); addFace(i2, i3, i0, null);
   }
 
+  // Quickhull: each point outside the hull waits on the face it is farthest above; the
+  // farthest point of a face is always a vertex of the final hull, so points that end
+  // up on a face (within the tolerance) are never made vertices.
+  const outside: number[][] = [];
+  const assign = (points: Iterable<number>, faces: number[]): void => {
+    for (const p of points) {
+      let best = -1, top = tolerance;
+      for (const f of faces) {
+        const d = planes[f]!.distance(p);
+        if (d > top) { top = d; best = f; }
+      }
+      if (best >= 0) (outside[best] ??= []).push(p);
+    }
+  };
+  const initial = [0, 1, 2, 3];
+  const seeds = new Set([i0, i1, i2, i3]);
+  assign(Array.from({ length: n }, (_, i) => i).filter((i) => !seeds.has(i)), initial);
+
   const visible: number[] = [];
   let seenFaces = new Uint8Array(16);
-  for (let p = 0; p < n; p++) {
-    if (p === i0 || p === i1 || p === i2 || p === i3) continue;
-    let start = -1, top = tolerance;
-    for (let f = 0; f < fa.length; f++) {
-      if (!alive[f]) continue;
-      const d = planes[f]!.distance(p);
-      if (d > top) { top = d; start = f; }
+  const pendingFaces: number[] = [...initial];
+  while (pendingFaces.length > 0) {
+    const start = pendingFaces.pop()!;
+    const waiting = outside[start];
+    if (!alive[start] || !waiting || waiting.length === 0) continue;
+    let p = waiting[0]!, top = -Infinity;
+    for (const q of waiting) {
+      const d = planes[start]!.distance(q);
+      if (d > top) { top = d; p = q; }
     }
-    if (start < 0) continue;
     if (seenFaces.length < fa.length) seenFaces = new Uint8Array(fa.length * 2);
     else seenFaces.fill(0, 0, fa.length);
     visible.length = 0;
@@ -110,8 +130,15 @@ export function convexHull(positions: Float32Array): Uint32Array {
         if (g === undefined || !seenFaces[g]) horizon.push([a, b, planes[f]!]);
       }
     }
-    for (const f of visible) removeFace(f);
-    for (const [a, b, fallback] of horizon) addFace(a, b, p, fallback);
+    const orphans: number[] = [];
+    for (const f of visible) {
+      removeFace(f);
+      for (const q of outside[f] ?? []) if (q !== p) orphans.push(q);
+      outside[f] = [];
+    }
+    const created = horizon.map(([a, b, fallback]) => addFace(a, b, p, fallback));
+    assign(orphans, created);
+    pendingFaces.push(...created);
   }
 
   const out: number[] = [];
