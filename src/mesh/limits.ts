@@ -28,6 +28,12 @@ export interface MeshLimits {
   maxHullPoints: number;
   /** Largest decompressed CSGPHS 8 payload. */
   maxDecompressedBytes: number;
+  /**
+   * Largest ratio of what a compressed stream declares it holds (a CSGPHS 8 payload,
+   * a Draco mesh's vertex and index arrays) to its own size, plus 1 MiB: real files
+   * stay far below, so a few bytes can never claim gigabytes.
+   */
+  maxExpansion: number;
   /** Most chunks in a version 6.00/7.00 mesh. */
   maxChunks: number;
 }
@@ -43,9 +49,15 @@ export const DEFAULT_MESH_LIMITS: MeshLimits = Object.freeze({
   maxHulls: 1 << 16,
   maxHullPoints: 4096,
   maxDecompressedBytes: 256 << 20,
+  maxExpansion: 256,
   maxChunks: 256,
 });
 
 export function resolveMeshLimits(partial?: Partial<MeshLimits>): MeshLimits {
   return partial ? { ...DEFAULT_MESH_LIMITS, ...partial } : DEFAULT_MESH_LIMITS;
+}
+
+/** What a compressed stream of `streamBytes` may declare it expands to. */
+export function expansionCap(limits: MeshLimits, streamBytes: number): number {
+  return limits.maxExpansion * streamBytes + (1 << 20);
 }

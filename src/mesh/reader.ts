@@ -45,6 +45,11 @@ export function take(r: MeshReader, count: number, what: string): number {
   return at;
 }
 
+/** Checks a declared count against its cap. */
+export function checkCap(r: MeshReader, what: string, count: number, cap: number, at = r.pos): void {
+  if (count > cap) fail(r, `${what} ${count} exceeds the limit of ${cap}`, at);
+}
+
 /**
  * Checks a declared count against a cap and against the bytes its records need
  * (`bytesEach` per element, read from here on) before anything is allocated.

@@ -151,7 +151,7 @@ export function writeMeshChunked(m: MeshModel, version: '6.00' | '7.00', draco?:
   for (const lod of m.lodOffsets) lods.u32(lod);
   chunk(out, 'LODS', 1, lods.done());
   if (m.skin) {
-    const skin = new Bytes().u32(vertexCount(m)).bytes(m.skin.envelopes).u32(m.skin.bones.length);
+    const skin = new Bytes().u32(m.skin.envelopes.length / 8).bytes(m.skin.envelopes).u32(m.skin.bones.length);
     const { table, offsets } = nameTable(m);
     skinRecords(skin, m, offsets);
     skin.u32(table.length).bytes(table).u32(m.skin.subsets.length);

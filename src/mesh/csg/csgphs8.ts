@@ -9,7 +9,7 @@
 import { DecodeError } from '../../parser/errors.js';
 import { decompressZstd, frameContentSize } from '../../parser/zstd.js';
 import { checkIndices, mergeGeometries } from '../geometry.js';
-import type { MeshLimits } from '../limits.js';
+import { expansionCap, type MeshLimits } from '../limits.js';
 import { checkCount, f32, fail, left, meshReader, subReader, take, u32, u32Array, u8, type MeshReader } from '../reader.js';
 import type { HullGeometry, UnionPhysicsAsset } from '../types.js';
 import { ClersBits, decodeEdgebreakerHulls, EdgebreakerError } from './edgebreaker.js';
@@ -82,6 +82,7 @@ function decompress(r: MeshReader, frame: Uint8Array, limits: MeshLimits): Uint8
     const size = frameContentSize(frame);
     if (size === null) fail(r, 'the ZSTD frame does not declare its size', FRAME_AT);
     if (size > limits.maxDecompressedBytes) fail(r, `the ZSTD frame declares ${size} bytes, past the limit of ${limits.maxDecompressedBytes}`, FRAME_AT);
+    if (size > expansionCap(limits, frame.length)) fail(r, `the ZSTD frame declares ${size} bytes from ${frame.length}, past ${limits.maxExpansion}× its size`, FRAME_AT);
     if (size < PAYLOAD_HEADER_BYTES) fail(r, `the ZSTD frame declares ${size} bytes, less than the ${PAYLOAD_HEADER_BYTES}-byte header`, FRAME_AT);
     return decompressZstd(frame, size);
   } catch (error) {

@@ -8,7 +8,7 @@
  */
 import draco3d, { type DecoderModule } from 'draco3d';
 import { MeshDecodeError } from '../errors.js';
-import type { MeshLimits } from '../limits.js';
+import { expansionCap, type MeshLimits } from '../limits.js';
 import { fail, meshReader, u8, type MeshReader } from '../reader.js';
 import type { VertexArrays } from './vertices.js';
 
@@ -25,6 +25,11 @@ export function decodeDraco(outer: MeshReader, at: number, stream: Uint8Array, l
   const counts = readDracoCounts(meshReader(stream, outer.format, 0, stream.length, outer.base + at));
   if (counts.faces > limits.maxTriangles) fail(outer, `Draco face count ${counts.faces} exceeds the limit of ${limits.maxTriangles}`, at);
   if (counts.vertices > limits.maxVertices) fail(outer, `Draco vertex count ${counts.vertices} exceeds the limit of ${limits.maxVertices}`, at);
+  // Indices, and position, normal, uv and colour per vertex.
+  const declared = counts.faces * 12 + counts.vertices * 36;
+  if (declared > expansionCap(limits, stream.length)) {
+    fail(outer, `the ${stream.length}-byte Draco stream declares ${counts.faces} faces and ${counts.vertices} vertices, past ${limits.maxExpansion}× its size`, at);
+  }
   const M = decoderModule;
   if (!M) fail(outer, 'the Draco decoder is reloading after a failure; try again', at);
   try {

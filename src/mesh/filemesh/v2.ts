@@ -6,7 +6,7 @@
  */
 import { lodIndices, lodRanges } from '../geometry.js';
 import type { MeshLimits } from '../limits.js';
-import { checkCount, checkLayout, fail, left, meshReader, take, u16, u32, u8 } from '../reader.js';
+import { checkCap, checkCount, checkLayout, fail, left, meshReader, take, u16, u32, u8 } from '../reader.js';
 import type { FileMeshAsset } from '../types.js';
 import { readFaceRecords, readVertexRecords } from './vertices.js';
 
@@ -27,6 +27,9 @@ export function decodeMeshV2(bytes: Uint8Array, version: string, bodyStart: numb
   if (faceSize < 12) fail(r, `face size ${faceSize} is below 12`, headerStart + 3);
   if (lodSize < 4) fail(r, `LOD entry size ${lodSize} is below 4`, headerStart + 4);
   take(r, headerStart + headerSize - r.pos, 'the rest of the header');
+  checkCap(r, 'vertex count', vertexCount, limits.maxVertices, r.pos);
+  checkCap(r, 'face count', faceCount, limits.maxTriangles, r.pos);
+  checkCap(r, 'LOD count', lodCount, limits.maxLods, r.pos);
   checkLayout(r, [['vertices', vertexCount * vertexSize], ['faces', faceCount * faceSize], ['LOD table', lodCount * lodSize]]);
 
   const vertices = readVertexRecords(r, vertexCount, vertexSize, limits);

@@ -6,7 +6,7 @@
  */
 import { lodIndices, lodRanges, subsetGroups } from '../geometry.js';
 import type { MeshLimits } from '../limits.js';
-import { checkCount, checkLayout, fail, left, meshReader, take, u16, u32, u32Array, u8 } from '../reader.js';
+import { checkCap, checkCount, checkLayout, fail, left, meshReader, take, u16, u32, u32Array, u8 } from '../reader.js';
 import type { FileMeshAsset } from '../types.js';
 import {
   BONE_BYTES, boneNames, buildSkin, ENVELOPE_BYTES, readBones, readEnvelopes, readNameTable, readSubsets, SUBSET_BYTES,
@@ -35,6 +35,12 @@ export function decodeMeshV4(bytes: Uint8Array, version: string, bodyStart: numb
   const facsFormat = hasFacs ? u32(r, 'FACS format') : null;
   const facsBytes = hasFacs ? u32(r, 'FACS size') : 0;
   take(r, headerStart + headerSize - r.pos, 'the rest of the header');
+  checkCap(r, 'vertex count', vertexCount, limits.maxVertices, headerStart + 4);
+  checkCap(r, 'face count', faceCount, limits.maxTriangles, headerStart + 8);
+  checkCap(r, 'LOD count', lodCount, limits.maxLods, headerStart + 12);
+  checkCap(r, 'bone count', boneCount, limits.maxBones, headerStart + 14);
+  checkCap(r, 'bone name table size', nameTableBytes, limits.maxNameTableBytes, headerStart + 16);
+  checkCap(r, 'subset count', subsetCount, limits.maxSubsets, headerStart + 20);
   checkLayout(r, [
     ['vertices', vertexCount * VERTEX_BYTES], ['envelopes', boneCount > 0 ? vertexCount * ENVELOPE_BYTES : 0],
     ['faces', faceCount * FACE_BYTES], ['LOD table', lodCount * 4], ['bones', boneCount * BONE_BYTES],
