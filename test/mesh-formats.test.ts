@@ -222,3 +222,25 @@ test('limits are checked before anything is allocated: a smaller cap refuses wha
   const points = { positions: cubeHull(1).positions, indices: new Uint32Array(0) };
   assert.throws(() => decodeMeshAsset(writeCsgphs([points], 3), { maxHullPoints: 7 }), /limited to 7 points/);
 });
+
+test('text mesh numbers read exactly as Number() reads them (the fast path and the long one)', () => {
+  const numbers = ['0', '-0', '1', '-0.968616', '1.50996e-007', '.5', '5.', '+2.25', '1e22', '1E23', '123456789012345678', '0.1',
+    '3.4028235e38', '1e-45', '-7.0064923216240862e-46', '0.000000000000000000000001', '99999999999999.99', '4.9406564584124654e-324'];
+  while (numbers.length % 27) numbers.push('0');
+  const vectors: string[] = [];
+  for (let i = 0; i < numbers.length; i += 3) vectors.push(`[${numbers[i]}, ${numbers[i + 1]},${numbers[i + 2]}]`);
+  const faces = vectors.length / 9;
+  const text = `version 1.01\n${faces}\n${vectors.join('')}\n`;
+  const asset = decodeMeshAsset(new TextEncoder().encode(text)) as FileMeshAsset;
+  const g = asset.geometry;
+  for (let v = 0; v < faces * 3; v++) {
+    const [p, n, t] = [0, 1, 2].map((k) => numbers.slice((v * 3 + k) * 3, (v * 3 + k) * 3 + 3).map((x) => Math.fround(Number(x))));
+    assert.deepEqual(Array.from(g.positions.subarray(v * 3, v * 3 + 3)), p, `vertex ${v} position`);
+    assert.deepEqual(Array.from(g.normals!.subarray(v * 3, v * 3 + 3)), n, `vertex ${v} normal`);
+    assert.deepEqual(Array.from(g.uvs!.subarray(v * 2, v * 2 + 2)), [t![0]!, Math.fround(1 - Number(numbers[(v * 3 + 2) * 3 + 1]))], `vertex ${v} uv`);
+  }
+  for (const bad of ['-', '.', '1e', '1e+', '0x10', 'nan', '1,5']) {
+    const broken = text.replace('[0, ', `[${bad}, `);
+    assert.throws(() => decodeMeshAsset(new TextEncoder().encode(broken)), MeshDecodeError, bad);
+  }
+});

@@ -8,7 +8,7 @@ import type { FileMeshAsset } from '../types.js';
 import type { MeshLimits } from '../limits.js';
 import { fail, meshReader, type MeshReader } from '../reader.js';
 
-const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const latin1 = new TextDecoder('latin1');
 /** The shortest vector, "[0,0,0]": what a declared face count must leave room for. */
 const MIN_VECTOR_BYTES = 7;
 
@@ -30,16 +30,18 @@ export function decodeTextMesh(bytes: Uint8Array, version: string, bodyStart: nu
   const normals = new Float32Array(vertexCount * 3);
   const uvs = new Float32Array(vertexCount * 2);
   const vector: number[] = [0, 0, 0];
+  // One string of the whole file, so each number is a slice of it (offsets are the same: latin1 is one byte per character).
+  const text = latin1.decode(bytes);
   for (let i = 0; i < vertexCount; i++) {
-    readVector(r, vector);
+    readVector(r, text, vector);
     positions[i * 3] = vector[0]! * scale;
     positions[i * 3 + 1] = vector[1]! * scale;
     positions[i * 3 + 2] = vector[2]! * scale;
-    readVector(r, vector);
+    readVector(r, text, vector);
     normals[i * 3] = vector[0]!;
     normals[i * 3 + 1] = vector[1]!;
     normals[i * 3 + 2] = vector[2]!;
-    readVector(r, vector);
+    readVector(r, text, vector);
     uvs[i * 2] = vector[0]!;
     uvs[i * 2 + 1] = 1 - vector[1]!;
   }
@@ -85,27 +87,54 @@ function expect(r: MeshReader, char: number, what: string): void {
 }
 
 /** `[a,b,c]` into `out`. */
-function readVector(r: MeshReader, out: number[]): void {
+function readVector(r: MeshReader, text: string, out: number[]): void {
   expect(r, 0x5b, '"["');
-  out[0] = readNumber(r);
+  out[0] = readNumber(r, text);
   expect(r, 0x2c, '","');
-  out[1] = readNumber(r);
+  out[1] = readNumber(r, text);
   expect(r, 0x2c, '","');
-  out[2] = readNumber(r);
+  out[2] = readNumber(r, text);
   expect(r, 0x5d, '"]"');
 }
 
-function readNumber(r: MeshReader): number {
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, i) => 10 ** i);
+
+/**
+ * A decimal number: sign, digits with at most one point (one digit at least), then
+ * an optional exponent. Up to 15 significant digits and a power of ten up to 10^22,
+ * one exact integer divided or multiplied by one exact power gives the correctly
+ * rounded value (what Number() gives, faster); anything longer goes to Number().
+ */
+function readNumber(r: MeshReader, text: string): number {
   skipSpace(r);
-  const start = r.pos;
-  while (r.pos < r.end && r.pos - start < 64) {
-    const b = r.bytes[r.pos]!;
-    // digits, sign, point, exponent
-    if ((b >= 0x30 && b <= 0x39) || b === 0x2d || b === 0x2b || b === 0x2e || b === 0x65 || b === 0x45) r.pos++;
-    else break;
+  const bytes = r.bytes;
+  const start = r.pos, end = Math.min(r.end, start + 64);
+  let p = start;
+  const negative = bytes[p] === 0x2d;
+  if (negative || bytes[p] === 0x2b) p++;
+  let mantissa = 0, digits = 0, scale = 0, b = 0;
+  while (p < end && (b = bytes[p]!) >= 0x30 && b <= 0x39) { mantissa = mantissa * 10 + (b - 0x30); if (mantissa) digits++; p++; }
+  let mantissaDigits = p - start - (negative || bytes[start] === 0x2b ? 1 : 0);
+  if (p < end && bytes[p] === 0x2e) {
+    const point = ++p;
+    while (p < end && (b = bytes[p]!) >= 0x30 && b <= 0x39) { mantissa = mantissa * 10 + (b - 0x30); if (mantissa) digits++; p++; }
+    scale = point - p;
+    mantissaDigits += p - point;
   }
-  let text = '';
-  for (let i = start; i < r.pos; i++) text += String.fromCharCode(r.bytes[i]!);
-  if (!NUMBER.test(text)) fail(r, text === '' ? 'expected a number' : `${JSON.stringify(text)} is not a number`, start);
-  return Number(text);
+  if (mantissaDigits === 0) fail(r, 'expected a number', start);
+  if (p < end && (bytes[p] === 0x65 || bytes[p] === 0x45)) {
+    let q = p + 1;
+    const negativeExponent = bytes[q] === 0x2d;
+    if (negativeExponent || bytes[q] === 0x2b) q++;
+    const from = q;
+    let exponent = 0;
+    while (q < end && (b = bytes[q]!) >= 0x30 && b <= 0x39) { exponent = Math.min(exponent * 10 + (b - 0x30), 1e6); q++; }
+    if (q === from) fail(r, 'a number has an empty exponent', start);
+    scale += negativeExponent ? -exponent : exponent;
+    p = q;
+  }
+  r.pos = p;
+  if (digits > 15 || scale < -22 || scale > 22) return Number(text.slice(start, p));
+  const value = scale < 0 ? mantissa / POWERS_OF_TEN[-scale]! : mantissa * POWERS_OF_TEN[scale]!;
+  return negative ? -value : value;
 }
