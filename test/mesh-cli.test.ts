@@ -23,10 +23,10 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   }
 }
 
-async function meshJson(file: string): Promise<Record<string, unknown> & { positions: number[][] }> {
+async function meshJson(file: string): Promise<Record<string, unknown> & { positions: number[][]; text: string }> {
   const { code, stdout, stderr } = await cli('mesh', join(MESHES_DIR, file), '--json');
   assert.equal(code, 0, stderr);
-  return JSON.parse(stdout);
+  return { ...JSON.parse(stdout), text: stdout };
 }
 
 /** Positions printed in shortest form read back as exactly the float32 values of the reference. */
@@ -42,6 +42,8 @@ test('mesh --json prints every vertex position as stored, LOD 0 faces and the fo
   const snapshot = readSnapshot(snapshotPath('mesh__mesh_200'));
   assertSamePositions(torso.positions, (inner(field(snapshot, 'vertices')) as RustValue[]).flatMap((v) => numbers(field(v, 'pos'))));
   assert.deepEqual([torso.kind, torso.version, torso.faces, torso.lods], ['mesh', '2.00', 44, 1]);
+  // Floats print in their shortest float32 form.
+  assert.ok(torso.text.startsWith('{"kind":"mesh","version":"2.00","positions":[[-0.935,0.93499994,0.5],'), torso.text.slice(0, 80));
 
   const skinned = await meshJson('13674780763');
   assert.deepEqual([skinned.version, skinned.faces, skinned.facesStored, skinned.lods, skinned.bones, skinned.subsets], ['5.00', 1731, 2854, 3, 38, 6]);
@@ -59,7 +61,7 @@ test('mesh --json prints every vertex position as stored, LOD 0 faces and the fo
   assertSamePositions(hulls.positions, expected);
   assert.deepEqual([hulls.kind, hulls.version, hulls.hulls, hulls.faces], ['union_physics', '8', 42, 1744]);
 
-  const key = await meshJson('CSGK.data');
+  const { text: _text, ...key } = await meshJson('CSGK.data');
   assert.deepEqual(key, { kind: 'union_key', version: 'CSGK', positions: [], faces: 0, vertices: 0, key: '039c79a787bce5e0a0576d6a374a0d1f' });
 });
 

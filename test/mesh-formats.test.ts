@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeMeshAsset, MeshDecodeError, type FileMeshAsset, type UnionGraphicsAsset, type UnionPhysicsAsset } from '../src/mesh/index.js';
-import { assertClose } from './support/mesh-corpus.js';
+import { assertClose, readMeshFile } from './support/mesh-corpus.js';
 import {
   cubeHull, encodeDraco, PHYSICS_VALUES, writeCsgmdl, writeCsgmdl5, writeCsgphs, writeMeshChunked, writeMeshText, writeMeshV2,
   writeMeshV4, type MeshModel,
@@ -37,7 +37,7 @@ function skinnedBox(): MeshModel {
   }
   faces.push(0, 5, 10, 1, 6, 11);
   const envelopes = new Uint8Array(24 * 8);
-  for (let v = 0; v < 24; v++) envelopes.set(v < 12 ? [0, 1, 0, 0, 200, 55, 0, 0] : [0, 0, 0, 0, 255, 0, 0, 0], v * 8);
+  for (let v = 0; v < 24; v++) envelopes.set(v < 12 ? [0, 1, 0, 0, 200, 54, 0, 0] : [0, 0, 0, 0, 255, 0, 0, 0], v * 8);
   return {
     positions, normals, uvs, colors, faces: Uint32Array.from(faces), lodOffsets: [0, 12, 14],
     skin: {
@@ -75,7 +75,8 @@ function assertSkin(asset: FileMeshAsset, what: string): void {
   // Rotation rows (0,-1,0), (1,0,0), (0,0,1) at (2,3,4), column-major.
   assert.deepEqual(Array.from(skin.bones[1]!.matrix), [0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 1, 0, 2, 3, 4, 1]);
   assert.deepEqual(Array.from(skin.joints.subarray(0, 4)), [0, 1, 0, 0]);
-  assertClose(skin.weights.subarray(0, 4), [200 / 255, 55 / 255, 0, 0], 1e-6, `${what} weights`);
+  // Stored weights summing to 254 are scaled to sum to 1.
+  assertClose(skin.weights.subarray(0, 4), [200 / 254, 54 / 254, 0, 0], 1e-6, `${what} weights`);
   // Vertex 12 is in the second subset: its slot 0 is bone 1.
   assert.deepEqual(Array.from(skin.joints.subarray(48, 52)), [1, 0, 0, 0]);
   assertClose(skin.weights.subarray(48, 52), [1, 0, 0, 0], 1e-6, `${what} weights`);
@@ -217,10 +218,21 @@ test('limits are checked before anything is allocated: a smaller cap refuses wha
   assert.ok(decodeMeshAsset(bytes));
   assert.throws(() => decodeMeshAsset(bytes, { maxVertices: 23 }), /vertex count 24 exceeds the limit of 23/);
   assert.throws(() => decodeMeshAsset(bytes, { maxBones: 1 }), /bone count 2 exceeds the limit of 1/);
+  assert.throws(() => decodeMeshAsset(writeMeshChunked(skinnedBox(), '6.00'), { maxVertices: 23 }), /vertex count 24 exceeds the limit of 23/);
+  assert.throws(() => decodeMeshAsset(writeMeshChunked(skinnedBox(), '6.00'), { maxTriangles: 13 }), /face count 14 exceeds the limit of 13/);
   assert.throws(() => decodeMeshAsset(bytes, { maxInputBytes: 100 }), /past the limit of 100/);
   assert.throws(() => decodeMeshAsset(writeCsgphs([cubeHull(1), cubeHull(2)], 3), { maxHulls: 1 }), /more than 1 hulls/);
   const points = { positions: cubeHull(1).positions, indices: new Uint32Array(0) };
   assert.throws(() => decodeMeshAsset(writeCsgphs([points], 3), { maxHullPoints: 7 }), /limited to 7 points/);
+  const draco = readMeshFile('mesh7_127279296594138.bin');
+  assert.throws(() => decodeMeshAsset(draco, { maxTriangles: 267 }), /Draco face count 268 exceeds the limit of 267/);
+  assert.throws(() => decodeMeshAsset(draco, { maxVertices: 407 }), /Draco vertex count 408 exceeds the limit of 407/);
+  // A frame that claims 100 MB (under the 256 MiB cap) from 8 KB: past 256× its size.
+  const inflated = readMeshFile('CSGPHS_8_00.data').slice();
+  inflated[16] = 0x80 | (inflated[16]! & 0x3f);
+  new DataView(inflated.buffer).setUint32(17, 100_000_000, true);
+  assert.throws(() => decodeMeshAsset(inflated), /declares 100000000 bytes from 8223, past 256× its size/);
+  assert.throws(() => decodeMeshAsset(readMeshFile('CSGPHS_8_00.data'), { maxDecompressedBytes: 1000 }), /declares 11964 bytes, past the limit of 1000/);
 });
 
 test('text mesh numbers read exactly as Number() reads them (the fast path and the long one)', () => {

@@ -99,7 +99,8 @@ function truncations(): void {
   }
 }
 
-const HUGE = [0xffffffff, 0x7fffffff, 0x10000000, 0x00ffffff, 0x0000ffff, 0x00001000];
+// Past every cap, past the data, and just under the default caps (4 Mi vertices and triangles).
+const HUGE = [0xffffffff, 0x7fffffff, 0x10000000, 0x00ffffff, 0x003fffff, 0x000fffff, 0x0000ffff, 0x00001000];
 
 /** Each value written as a little-endian u32 at each offset of `span`, through `rewrite` (which re-frames the result). */
 function overwrite(file: string, clear: Uint8Array, span: Iterable<number>, rewrite: (clear: Uint8Array) => Uint8Array, prefix = ''): void {
@@ -118,9 +119,9 @@ const range = (from: number, to: number): number[] => Array.from({ length: Math.
 function counts(): void {
   for (const file of meshCorpusFiles()) {
     const bytes = readMeshFile(file);
-    const text = String.fromCharCode(...bytes.subarray(0, 8));
+    const text = String.fromCharCode(...bytes.subarray(0, 12));
     if (text.startsWith('version 1')) {
-      for (const count of ['0', '1387', '1389', '99999999', '4294967295', '-1', '1e3', ' ']) {
+      for (const count of ['0', '1387', '1389', '1398101', '99999999', '4294967295', '-1', '1e3', ' ']) {
         const body = new TextDecoder('latin1').decode(bytes).replace(/\r\n\d+\r\n/, `\r\n${count}\r\n`);
         attempt(file, `face count ${count}`, new TextEncoder().encode(body));
       }

@@ -146,8 +146,8 @@ class WrapAndZip {
       if (twin[c] !== FREE) return;
       twin[e] = c;
       twin[c] = e;
+      // The two edges share the vertex at prev(e) = next(c); e's other end is c's other end.
       this.join(label[next(e)]!, label[prev(c)]!);
-      this.join(label[prev(e)]!, label[next(c)]!);
       // Carry on around the vertex the two edges now share, past glued edges.
       e = prev(e);
       while (twin[e]! >= 0 && e !== c) { this.step(); e = prev(twin[e]!); }
