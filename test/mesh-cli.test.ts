@@ -1,27 +1,14 @@
 /** `rbxl-import mesh FILE [--json]`: every position as stored, the counts, and one clean line (exit 2) for bad input. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { REPO_ROOT } from './support/paths.js';
+import { runCli } from './support/cli.js';
 import { MESHES_DIR, readMeshFile, snapshotPath } from './support/mesh-corpus.js';
 import { field, inner, numbers, readSnapshot, type RustValue } from './support/rust-debug.js';
 
-const run = promisify(execFile);
-const CLI = join(REPO_ROOT, 'dist/src/cli/main.js');
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { maxBuffer: 256 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = runCli;
 
 async function meshJson(file: string): Promise<Record<string, unknown> & { positions: number[][]; text: string }> {
   const { code, stdout, stderr } = await cli('mesh', join(MESHES_DIR, file), '--json');

@@ -13,30 +13,21 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { decodeMeshAsset, MeshDecodeError } from '../src/mesh/index.js';
 import { deobfuscate } from '../src/mesh/csg/obfuscation.js';
-import { meshCorpusFiles, readMeshFile } from './support/mesh-corpus.js';
+import { meshCorpusFiles, readMeshFile, type MalformedOutcome } from './support/mesh-corpus.js';
 import { REPO_ROOT } from './support/paths.js';
 import { Bytes, cubeHull, writeCsgmdl5, writeCsgphs, writeMeshChunked, writeMeshV4, type MeshModel } from './support/mesh-writer.js';
 
 const run = promisify(execFile);
 const CHILD = join(REPO_ROOT, 'dist/test/support/mesh-malformed-child.js');
 
-interface Outcome {
-  cases: number;
-  decoded: number;
-  errors: number;
-  successes: Record<string, Array<number | string>>;
-  unexpected: string[];
-  largest: { bytes: number; input: number; what: string };
-  worstRatio: { ratio: number; what: string };
-}
 
-async function runSuite(suite: string): Promise<Outcome> {
+async function runSuite(suite: string): Promise<MalformedOutcome> {
   const { stdout } = await run(process.execPath, ['--max-old-space-size=192', CHILD, suite], { timeout: 600_000, maxBuffer: 64 << 20 });
-  return JSON.parse(stdout) as Outcome;
+  return JSON.parse(stdout) as MalformedOutcome;
 }
 
 /** No exception but MeshDecodeError, and no allocation beyond 64 bytes per input byte (plus 4 MiB). */
-function assertClean(outcome: Outcome): void {
+function assertClean(outcome: MalformedOutcome): void {
   assert.deepEqual(outcome.unexpected.slice(0, 5), [], `${outcome.unexpected.length} inputs threw something else than a MeshDecodeError`);
   assert.ok(outcome.errors > 0);
   const { bytes, input, what } = outcome.largest;

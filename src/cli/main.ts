@@ -18,25 +18,29 @@ const USAGE = `usage:
 
 class UsageError extends Error {}
 
-async function dump(args: string[]): Promise<number> {
-  const chunks = args.includes('--chunks');
-  const files = args.filter((arg) => arg !== '--chunks');
+/** One FILE and the flags a command knows; anything else is a usage error. */
+function fileAndFlags(command: string, args: string[], known: string[]): { file: string; flags: Set<string> } {
+  const flags = new Set(args.filter((arg) => known.includes(arg)));
+  const files = args.filter((arg) => !known.includes(arg));
   const unknown = files.find((arg) => arg.startsWith('-'));
   if (unknown) throw new UsageError(`unknown option ${unknown}`);
-  if (files.length !== 1) throw new UsageError('dump takes exactly one FILE');
-  const bytes = await readInput(files[0]!);
+  if (files.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
+  return { file: files[0]!, flags };
+}
+
+async function dump(args: string[]): Promise<number> {
+  const { file, flags } = fileAndFlags('dump', args, ['--chunks']);
+  const chunks = flags.has('--chunks');
+  const bytes = await readInput(file);
   const output = chunks ? decodeChunks(bytes) : toDump(decode(bytes));
   await writeOut(stringifyDump(output) + '\n');
   return 0;
 }
 
 async function mesh(args: string[]): Promise<number> {
-  const json = args.includes('--json');
-  const files = args.filter((arg) => arg !== '--json');
-  const unknown = files.find((arg) => arg.startsWith('-'));
-  if (unknown) throw new UsageError(`unknown option ${unknown}`);
-  if (files.length !== 1) throw new UsageError('mesh takes exactly one FILE');
-  const bytes = await readInput(files[0]!);
+  const { file, flags } = fileAndFlags('mesh', args, ['--json']);
+  const json = flags.has('--json');
+  const bytes = await readInput(file);
   const { decodeMeshAsset } = await import('../mesh/index.js');
   const { summarizeMeshAsset } = await import('../mesh/summary.js');
   const summary = summarizeMeshAsset(decodeMeshAsset(bytes));

@@ -33,3 +33,18 @@ export function assertClose(actual: ArrayLike<number> | undefined, expected: Arr
     }
   }
 }
+
+/** What a malformed-input suite (support/mesh-malformed-child.ts) reports. */
+export interface MalformedOutcome {
+  cases: number;
+  decoded: number;
+  errors: number;
+  /** Prefix lengths (truncations) or case names that decoded without error, per file. */
+  successes: Record<string, Array<number | string>>;
+  /** Anything thrown that is not a MeshDecodeError, or a MeshDecodeError made from a RangeError. */
+  unexpected: string[];
+  /** The largest allocation of any case, and the largest relative to its input. */
+  largest: { bytes: number; input: number; what: string };
+  worstRatio: { ratio: number; what: string };
+  slowest: { ms: number; what: string };
+}

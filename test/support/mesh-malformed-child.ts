@@ -25,25 +25,13 @@ for (const name of ['ArrayBuffer', 'Uint8Array', 'Int8Array', 'Uint16Array', 'In
 const { decodeMeshAsset, MeshDecodeError } = await import('../../src/mesh/index.js');
 const { deobfuscate } = await import('../../src/mesh/csg/obfuscation.js');
 const { meshCorpusFiles, readMeshFile } = await import('./mesh-corpus.js');
+type MalformedOutcome = import('./mesh-corpus.js').MalformedOutcome;
 const { prng } = await import('./corpus.js');
 const { compress, decompress, init } = await import('@bokuweb/zstd-wasm');
 await init();
 
-interface Outcome {
-  cases: number;
-  decoded: number;
-  errors: number;
-  /** Prefix lengths (truncations) or case names that decoded without error, per file. */
-  successes: Record<string, Array<number | string>>;
-  /** Anything thrown that is not a MeshDecodeError, or a MeshDecodeError made from a RangeError. */
-  unexpected: string[];
-  /** The largest allocation of any case, and the largest relative to its input. */
-  largest: { bytes: number; input: number; what: string };
-  worstRatio: { ratio: number; what: string };
-  slowest: { ms: number; what: string };
-}
 
-const outcome: Outcome = {
+const outcome: MalformedOutcome = {
   cases: 0, decoded: 0, errors: 0, successes: {}, unexpected: [],
   largest: { bytes: 0, input: 0, what: '' }, worstRatio: { ratio: 0, what: '' }, slowest: { ms: 0, what: '' },
 };

@@ -67,7 +67,12 @@ function vertexRecord(out: Bytes, m: MeshModel, i: number, size: 36 | 40): void 
 
 export function writeMeshText(m: MeshModel, version: '1.00' | '1.01'): Uint8Array {
   const scale = version === '1.00' ? 2 : 1;
-  const n = (v: number): string => String(Math.fround(v));
+  // The shortest digits that read back as the float32, as Roblox's writer prints them (about 6 to 9 digits).
+  const n = (v: number): string => {
+    const f = Math.fround(v);
+    for (let digits = 1; digits < 9; digits++) if (Math.fround(Number(f.toPrecision(digits))) === f) return String(Number(f.toPrecision(digits)));
+    return String(Number(f.toPrecision(9)));
+  };
   let text = `version ${version}\r\n${m.faces.length / 3}\r\n`;
   for (const i of m.faces) {
     const p = m.positions, q = m.normals, t = m.uvs;

@@ -8,7 +8,7 @@
  */
 import { lodIndices, lodRanges, subsetGroups } from '../geometry.js';
 import type { MeshLimits } from '../limits.js';
-import { fail, left, meshReader, subReader, take, u16, u32, u32Array, u8, checkCount, type MeshReader } from '../reader.js';
+import { checkCount, fail, left, meshReader, subReader, take, u16, u32, u32Array, u8, type MeshReader } from '../reader.js';
 import type { FileMeshAsset, FileMeshHeader } from '../types.js';
 import { decodeDraco, type DracoGeometry } from './draco.js';
 import {
@@ -38,12 +38,10 @@ export function decodeChunkedMesh(bytes: Uint8Array, version: string, bodyStart:
 
   while (left(r) > 0) {
     if (chunks.length >= limits.maxChunks) fail(r, `more than ${limits.maxChunks} chunks`);
-    const headerAt = r.pos;
-    take(r, CHUNK_HEADER_BYTES, 'chunk header');
+    const headerAt = take(r, CHUNK_HEADER_BYTES, 'chunk header');
     const type = chunkType(bytes, headerAt);
     const chunkVersion = r.view.getUint32(headerAt + 8, true);
     const size = r.view.getUint32(headerAt + 12, true);
-    r.pos = headerAt + CHUNK_HEADER_BYTES;
     const c = subReader(r, size, `${type} chunk of ${size} bytes`);
     chunks.push({ type, version: chunkVersion, bytes: size });
     switch (type) {

@@ -8,15 +8,13 @@ import { lodIndices, lodRanges } from '../geometry.js';
 import type { MeshLimits } from '../limits.js';
 import { checkCap, checkCount, checkLayout, fail, left, meshReader, take, u16, u32, u8 } from '../reader.js';
 import type { FileMeshAsset } from '../types.js';
-import { readFaceRecords, readVertexRecords } from './vertices.js';
+import { readFaceRecords, readHeaderSize, readVertexRecords } from './vertices.js';
 
 export function decodeMeshV2(bytes: Uint8Array, version: string, bodyStart: number, limits: MeshLimits): FileMeshAsset {
   const r = meshReader(bytes, `mesh ${version}`, bodyStart);
   const lodsStored = version !== '2.00';
   const headerStart = r.pos;
-  const headerSize = u16(r, 'header size');
-  const minHeader = lodsStored ? 16 : 12;
-  if (headerSize < minHeader) fail(r, `header size ${headerSize} is below ${minHeader}`, headerStart);
+  const headerEnd = readHeaderSize(r, lodsStored ? 16 : 12);
   const vertexSize = u8(r, 'vertex size');
   const faceSize = u8(r, 'face size');
   const lodSize = lodsStored ? u16(r, 'LOD entry size') : 4;
@@ -26,7 +24,7 @@ export function decodeMeshV2(bytes: Uint8Array, version: string, bodyStart: numb
   if (vertexSize < 36) fail(r, `vertex size ${vertexSize} is below 36`, headerStart + 2);
   if (faceSize < 12) fail(r, `face size ${faceSize} is below 12`, headerStart + 3);
   if (lodSize < 4) fail(r, `LOD entry size ${lodSize} is below 4`, headerStart + 4);
-  take(r, headerStart + headerSize - r.pos, 'the rest of the header');
+  take(r, headerEnd - r.pos, 'the rest of the header');
   checkCap(r, 'vertex count', vertexCount, limits.maxVertices, r.pos);
   checkCap(r, 'face count', faceCount, limits.maxTriangles, r.pos);
   checkCap(r, 'LOD count', lodCount, limits.maxLods, r.pos);

@@ -6,12 +6,12 @@
  */
 import { lodIndices, lodRanges, subsetGroups } from '../geometry.js';
 import type { MeshLimits } from '../limits.js';
-import { checkCap, checkCount, checkLayout, fail, left, meshReader, take, u16, u32, u32Array, u8 } from '../reader.js';
+import { checkCap, checkCount, checkLayout, left, meshReader, take, u16, u32, u32Array, u8 } from '../reader.js';
 import type { FileMeshAsset } from '../types.js';
 import {
   BONE_BYTES, boneNames, buildSkin, ENVELOPE_BYTES, readBones, readEnvelopes, readNameTable, readSubsets, SUBSET_BYTES,
 } from './skinning.js';
-import { readFaceRecords, readVertexRecords } from './vertices.js';
+import { readFaceRecords, readHeaderSize, readVertexRecords } from './vertices.js';
 
 const VERTEX_BYTES = 40;
 const FACE_BYTES = 12;
@@ -20,9 +20,7 @@ export function decodeMeshV4(bytes: Uint8Array, version: string, bodyStart: numb
   const r = meshReader(bytes, `mesh ${version}`, bodyStart);
   const hasFacs = version === '5.00';
   const headerStart = r.pos;
-  const headerSize = u16(r, 'header size');
-  const minHeader = hasFacs ? 32 : 24;
-  if (headerSize < minHeader) fail(r, `header size ${headerSize} is below ${minHeader}`, headerStart);
+  const headerEnd = readHeaderSize(r, hasFacs ? 32 : 24);
   const lodType = u16(r, 'LOD type');
   const vertexCount = u32(r, 'vertex count');
   const faceCount = u32(r, 'face count');
@@ -34,7 +32,7 @@ export function decodeMeshV4(bytes: Uint8Array, version: string, bodyStart: numb
   u8(r, 'padding');
   const facsFormat = hasFacs ? u32(r, 'FACS format') : null;
   const facsBytes = hasFacs ? u32(r, 'FACS size') : 0;
-  take(r, headerStart + headerSize - r.pos, 'the rest of the header');
+  take(r, headerEnd - r.pos, 'the rest of the header');
   checkCap(r, 'vertex count', vertexCount, limits.maxVertices, headerStart + 4);
   checkCap(r, 'face count', faceCount, limits.maxTriangles, headerStart + 8);
   checkCap(r, 'LOD count', lodCount, limits.maxLods, headerStart + 12);

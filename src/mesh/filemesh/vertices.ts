@@ -4,8 +4,19 @@
  * or more. Faces are three u32 vertex indices.
  */
 import { checkIndices } from '../geometry.js';
-import { checkCount, take, u32Array, type MeshReader } from '../reader.js';
+import { checkCount, fail, take, u16, u32Array, type MeshReader } from '../reader.js';
 import type { MeshLimits } from '../limits.js';
+
+/**
+ * The header of meshes 2.00 to 5.00 starts with its own size (u16), at least
+ * `minimum`: returns where it ends, so fields added by later writers are stepped over.
+ */
+export function readHeaderSize(r: MeshReader, minimum: number): number {
+  const start = r.pos;
+  const size = u16(r, 'header size');
+  if (size < minimum) fail(r, `header size ${size} is below ${minimum}`, start);
+  return start + size;
+}
 
 export interface VertexArrays {
   positions: Float32Array;
