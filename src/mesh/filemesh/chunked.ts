@@ -29,7 +29,7 @@ interface Skinning {
 
 export function decodeChunkedMesh(bytes: Uint8Array, version: string, bodyStart: number, limits: MeshLimits): FileMeshAsset {
   const r = meshReader(bytes, `mesh ${version}`, bodyStart);
-  const chunks: FileMeshHeader['chunks'] & object = [];
+  const chunks: NonNullable<FileMeshHeader['chunks']> = [];
   const notes: string[] = [];
   let core: (DracoGeometry & { faceCount: number; draco: boolean }) | null = null;
   let lodTable: { offsets: number[]; type: number; highQuality: number; reader: MeshReader; at: number } | null = null;
