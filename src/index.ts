@@ -1,4 +1,4 @@
-/** The package's main entry: decoding, the DOM helpers, the writer and the script scanner. */
+/** The package's main entry: decoding, the DOM helpers, the writer, the script scanner and the mesh decoders. */
 export { decode, decodeChunks, sniffFormat, type ChunkView } from './parser/index.js';
 export { decodeBinary } from './parser/binary.js';
 export { DecodeError, isDecodeError } from './parser/errors.js';
@@ -8,3 +8,9 @@ export { getProperty, getValue, propertyNames, fullName, descendants, toDump, st
 export type * from './parser/values.js';
 export { scanScript, scanScriptBytes, FINDING_CODES, isHangRisk, type Finding, type FindingCode, type ScanOptions } from './scan/index.js';
 export { encode, EncodeError, type EncodeOptions } from './parser/writer/index.js';
+export {
+  decodeMeshAsset, MeshDecodeError, isMeshDecodeError, DEFAULT_MESH_LIMITS, convexHull, type MeshLimits, type MeshAsset,
+  type MeshAssetKind, type FileMeshAsset, type FileMeshHeader, type UnionGraphicsAsset, type UnionPhysicsAsset, type UnionKeyAsset,
+  type HullGeometry,
+} from './mesh/index.js';
+export { summarizeMeshAsset, type MeshAssetSummary } from './mesh/summary.js';

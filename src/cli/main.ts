@@ -1,37 +1,65 @@
 #!/usr/bin/env node
 /**
- * The `rbxl-import` command: `dump` decodes a file to JSON, `import` uploads maps to
- * a running service, `serve` runs the service. Bad input ends with exit code 2 and one
- * line on stderr, never a stack trace.
+ * The `rbxl-import` command: `dump` decodes a file to JSON, `mesh` decodes a mesh or
+ * union blob, `import` uploads maps to a running service, `serve` runs the service.
+ * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
 import { readFile } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
 import { stringifyDump, toDump } from '../parser/dom.js';
 import { DecodeError } from '../parser/errors.js';
+import { MeshDecodeError } from '../mesh/errors.js';
 
 const USAGE = `usage:
   rbxl-import dump [--chunks] FILE     print the DOM (or, with --chunks, the binary chunk view) as JSON
+  rbxl-import mesh FILE [--json]       decode a Roblox mesh, CSGMDL, CSGPHS or CSGK file (--json: every position and the counts)
   rbxl-import import FILE... [options] analyse and import maps through a running service (see --help)
   rbxl-import serve                    start the service (configuration from the environment)`;
 
 class UsageError extends Error {}
 
-async function dump(args: string[]): Promise<number> {
-  const chunks = args.includes('--chunks');
-  const files = args.filter((arg) => arg !== '--chunks');
+/** One FILE and the flags a command knows; anything else is a usage error. */
+function fileAndFlags(command: string, args: string[], known: string[]): { file: string; flags: Set<string> } {
+  const flags = new Set(args.filter((arg) => known.includes(arg)));
+  const files = args.filter((arg) => !known.includes(arg));
   const unknown = files.find((arg) => arg.startsWith('-'));
   if (unknown) throw new UsageError(`unknown option ${unknown}`);
-  if (files.length !== 1) throw new UsageError('dump takes exactly one FILE');
-  const file = files[0]!;
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(file);
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
+  if (files.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
+  return { file: files[0]!, flags };
+}
+
+async function dump(args: string[]): Promise<number> {
+  const { file, flags } = fileAndFlags('dump', args, ['--chunks']);
+  const chunks = flags.has('--chunks');
+  const bytes = await readInput(file);
   const output = chunks ? decodeChunks(bytes) : toDump(decode(bytes));
   await writeOut(stringifyDump(output) + '\n');
   return 0;
+}
+
+async function mesh(args: string[]): Promise<number> {
+  const { file, flags } = fileAndFlags('mesh', args, ['--json']);
+  const json = flags.has('--json');
+  const bytes = await readInput(file);
+  const { decodeMeshAsset } = await import('../mesh/index.js');
+  const { summarizeMeshAsset } = await import('../mesh/summary.js');
+  const summary = summarizeMeshAsset(decodeMeshAsset(bytes));
+  if (json) {
+    await writeOut(JSON.stringify(summary) + '\n');
+  } else {
+    const { positions: _positions, kind, version, vertices, faces, ...details } = summary;
+    const counts = Object.entries(details).filter(([, v]) => typeof v === 'number' || typeof v === 'boolean').map(([k, v]) => `${k} ${v}`);
+    await writeOut(`${kind} ${version}: ${vertices} vertices, ${faces} faces${counts.length ? `, ${counts.join(', ')}` : ''}\n`);
+  }
+  return 0;
+}
+
+async function readInput(file: string): Promise<Uint8Array> {
+  try {
+    return await readFile(file);
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
 }
 
 function writeOut(text: string): Promise<void> {
@@ -43,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'dump': return await dump(args);
+      case 'mesh': return await mesh(args);
       case 'import': {
         const { runImport } = await import('./import.js');
         return await runImport(args);
@@ -59,7 +88,7 @@ async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     }
   } catch (error) {
-    if (error instanceof DecodeError) {
+    if (error instanceof DecodeError || error instanceof MeshDecodeError) {
       process.stderr.write(`rbxl-import: ${error.message}\n`);
       return 2;
     }

@@ -1,0 +1,84 @@
+/**
+ * Roblox mesh and union (CSG) blobs into the shared geometry shape. One entry point
+ * sniffs the format from the bytes and hands them to the decoder of that format:
+ *
+ * | bytes start with        | decoder                      | kind             |
+ * |-------------------------|------------------------------|------------------|
+ * | `version 1.00`/`1.01`   | filemesh/text.ts             | mesh             |
+ * | `version 2.00`/`3.0x`   | filemesh/v2.ts               | mesh             |
+ * | `version 4.0x`/`5.00`   | filemesh/v4.ts               | mesh             |
+ * | `version 6.00`/`7.00`   | filemesh/chunked.ts (+draco) | mesh             |
+ * | CSGMDL (obfuscated) 2/4 | csg/csgmdl.ts                | union_graphics   |
+ * | CSGMDL (obfuscated) 5   | csg/csgmdl5.ts               | union_graphics   |
+ * | `CSGPHS` 0/3/5/6/7      | csg/csgphs.ts                | union_physics    |
+ * | `CSGPHS` 8              | csg/csgphs8.ts (+edgebreaker)| union_physics    |
+ * | `CSGK`                  | csg/csgk.ts                  | union_key        |
+ *
+ * Synchronous and pure (the Draco and ZSTD WebAssembly modules load when this
+ * module is first imported). Malformed input throws MeshDecodeError, nothing else.
+ */
+import { decodeCsgk } from './csg/csgk.js';
+import { decodeCsgmdl } from './csg/csgmdl.js';
+import { decodeCsgmdl5 } from './csg/csgmdl5.js';
+import { decodeCsgphs } from './csg/csgphs.js';
+import { MeshDecodeError } from './errors.js';
+import { decodeChunkedMesh } from './filemesh/chunked.js';
+import { decodeTextMesh } from './filemesh/text.js';
+import { decodeMeshV2 } from './filemesh/v2.js';
+import { decodeMeshV4 } from './filemesh/v4.js';
+import { resolveMeshLimits, type MeshLimits } from './limits.js';
+import { sniffMeshFormat } from './sniff.js';
+import { nonFiniteNote } from './geometry.js';
+import type { FileMeshAsset, MeshAsset } from './types.js';
+
+export function decodeMeshAsset(bytes: Uint8Array, limits?: Partial<MeshLimits>): MeshAsset {
+  const caps = resolveMeshLimits(limits);
+  if (bytes.length > caps.maxInputBytes) {
+    throw new MeshDecodeError('unknown', 0, `the input is ${bytes.length} bytes, past the limit of ${caps.maxInputBytes}`);
+  }
+  const format = sniffMeshFormat(bytes);
+  try {
+    switch (format.family) {
+      case 'mesh': {
+        const mesh = decodeFileMesh(bytes, format.version, format.bodyStart, caps);
+        const note = nonFiniteNote(mesh.geometry);
+        if (note) mesh.header.notes.push(note);
+        return mesh;
+      }
+      case 'csgmdl':
+        if (format.version === 2 || format.version === 4) return decodeCsgmdl(bytes, format.version, caps);
+        if (format.version === 5) return decodeCsgmdl5(bytes, caps);
+        throw new MeshDecodeError(`CSGMDL ${format.version}`, 6, `unsupported CSGMDL version ${format.version} (known: 2, 4, 5)`);
+      case 'csgphs':
+        return decodeCsgphs(bytes, format.version, caps);
+      case 'csgk':
+        return decodeCsgk(bytes);
+    }
+  } catch (error) {
+    if (error instanceof MeshDecodeError) throw error;
+    // A RangeError from an allocation the limits allow but the heap does not: still a clean, typed failure.
+    if (error instanceof RangeError) throw new MeshDecodeError(describe(format), 0, `cannot decode: ${error.message}`);
+    throw error;
+  }
+}
+
+function decodeFileMesh(bytes: Uint8Array, version: string, bodyStart: number, limits: MeshLimits): FileMeshAsset {
+  if (version.startsWith('1.')) return decodeTextMesh(bytes, version, bodyStart, limits);
+  if (version.startsWith('2.') || version.startsWith('3.')) return decodeMeshV2(bytes, version, bodyStart, limits);
+  if (version.startsWith('4.') || version.startsWith('5.')) return decodeMeshV4(bytes, version, bodyStart, limits);
+  return decodeChunkedMesh(bytes, version, bodyStart, limits);
+}
+
+function describe(format: ReturnType<typeof sniffMeshFormat>): string {
+  switch (format.family) {
+    case 'mesh': return `mesh ${format.version}`;
+    case 'csgmdl': return `CSGMDL ${format.version}`;
+    case 'csgphs': return `CSGPHS ${format.version}`;
+    case 'csgk': return 'CSGK';
+  }
+}
+
+export { MeshDecodeError, isMeshDecodeError } from './errors.js';
+export { DEFAULT_MESH_LIMITS, type MeshLimits } from './limits.js';
+export { convexHull } from './csg/convex-hull.js';
+export type * from './types.js';

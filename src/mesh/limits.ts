@@ -1,0 +1,63 @@
+/**
+ * Caps that mesh and union bytes meet before anything is allocated. Every declared
+ * count is checked against what the input can still hold and against these caps;
+ * counts that compression can inflate (Draco, ZSTD, CSGMDL 5 delta indices,
+ * CSGPHS 8 Edgebreaker) are checked against them before decoding.
+ */
+export interface MeshLimits {
+  /** Largest input accepted at all. */
+  maxInputBytes: number;
+  /** Most vertices in one mesh, union model or physics blob (all hulls together). */
+  maxVertices: number;
+  /** Most triangles stored (all LODs, all hulls together). */
+  maxTriangles: number;
+  /** Most LOD offsets in a LOD table. */
+  maxLods: number;
+  /** Most bones in a skinned mesh. */
+  maxBones: number;
+  /** Most mesh subsets. */
+  maxSubsets: number;
+  /** Largest bone name table. */
+  maxNameTableBytes: number;
+  /** Most convex hulls in one CSGPHS blob. */
+  maxHulls: number;
+  /**
+   * Most points in one hull whose triangles must be computed (a CSGPHS hull stored
+   * as points only): the incremental hull is quadratic in the worst case.
+   */
+  maxHullPoints: number;
+  /** Largest decompressed CSGPHS 8 payload. */
+  maxDecompressedBytes: number;
+  /**
+   * Largest ratio of what a compressed stream declares it holds (a CSGPHS 8 payload,
+   * a Draco mesh's vertex and index arrays) to its own size, plus 1 MiB: real files
+   * stay far below, so a few bytes can never claim gigabytes.
+   */
+  maxExpansion: number;
+  /** Most chunks in a version 6.00/7.00 mesh. */
+  maxChunks: number;
+}
+
+export const DEFAULT_MESH_LIMITS: MeshLimits = Object.freeze({
+  maxInputBytes: 256 << 20,
+  maxVertices: 1 << 22,
+  maxTriangles: 1 << 22,
+  maxLods: 256,
+  maxBones: 8192,
+  maxSubsets: 8192,
+  maxNameTableBytes: 1 << 20,
+  maxHulls: 1 << 16,
+  maxHullPoints: 4096,
+  maxDecompressedBytes: 256 << 20,
+  maxExpansion: 256,
+  maxChunks: 256,
+});
+
+export function resolveMeshLimits(partial?: Partial<MeshLimits>): MeshLimits {
+  return partial ? { ...DEFAULT_MESH_LIMITS, ...partial } : DEFAULT_MESH_LIMITS;
+}
+
+/** What a compressed stream of `streamBytes` may declare it expands to. */
+export function expansionCap(limits: MeshLimits, streamBytes: number): number {
+  return limits.maxExpansion * streamBytes + (1 << 20);
+}
