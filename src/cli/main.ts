@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
-import { stringifyDump, toDump } from '../parser/dom.js';
+import { dumpJson, stringifyDump } from '../parser/dump.js';
 import { DecodeError } from '../parser/errors.js';
 
 const USAGE = `usage:
@@ -29,8 +29,12 @@ async function dump(args: string[]): Promise<number> {
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  const output = chunks ? decodeChunks(bytes) : toDump(decode(bytes));
-  await writeOut(stringifyDump(output) + '\n');
+  if (chunks) {
+    await writeOut(stringifyDump(decodeChunks(bytes)) + '\n');
+    return 0;
+  }
+  // The DOM is written instance by instance, waiting for stdout to drain.
+  for (const piece of dumpJson(decode(bytes))) await writeOut(piece);
   return 0;
 }
 

@@ -12,7 +12,10 @@ export function column(type: PropType, length: number, get: (row: number) => Val
   return { type, length, get };
 }
 
-/** A column over values already materialised (small or variable-length families). */
+/**
+ * A column over values already materialised (small or variable-length families, XML
+ * properties). Its length follows the array, so a decoder may still append rows.
+ */
 export function arrayColumn(type: PropType, values: Value[]): Column {
-  return { type, length: values.length, get: (row) => values[row]! };
+  return { type, get length() { return values.length; }, get: (row) => values[row]! };
 }
