@@ -4,7 +4,7 @@
  * Two outputs share the readers: the DOM (decodeBinary) and the chunk view
  * (decodeBinaryChunks, the shape of ../shared/conformance).
  */
-import { readChunks, type RawChunk } from './chunk.js';
+import { frameChunks, readChunk, type RawChunk } from './chunk.js';
 import { readColumn } from './columns/index.js';
 import { Dom, type Column, type PropertyTable, type ReferentIndex } from './dom.js';
 import { indexReferents, TreeLinks } from './dom-build.js';
@@ -60,9 +60,11 @@ function readInst(c: Cursor, limits: DecodeLimits): InstChunk {
   return { kind: 'INST', classId, className, objectFormat, referents };
 }
 
-function readProp(c: Cursor, limits: DecodeLimits, classCounts: Map<number, number>, warnings: WarningLog): PropChunk {
+function readProp(c: Cursor, { limits, classCounts, warnings, names }: WalkState): PropChunk {
   const classId = readU32(c);
-  const name = readText(c, limits.maxStringBytes, 'property name');
+  const read = readText(c, limits.maxStringBytes, 'property name');
+  let name = names.get(read);
+  if (name === undefined) names.set(read, (name = read));
   const typeId = readU8(c);
   const type = typeName(typeId);
   const count = classCounts.get(classId);
@@ -88,12 +90,23 @@ function readPrnt(c: Cursor, limits: DecodeLimits): PrntChunk {
   return { kind: 'PRNT', version, children, parents };
 }
 
+/** What the chunk readers share while a file is walked. */
+interface WalkState {
+  readonly limits: DecodeLimits;
+  readonly warnings: WarningLog;
+  /** INST instance count and class name by class id. */
+  readonly classCounts: Map<number, number>;
+  readonly classNames: Map<number, string>;
+  /** Property names, one string each: the same few hundred names recur in every class. */
+  readonly names: Map<string, string>;
+}
+
 /**
- * Decodes one chunk. Errors gain the chunk's name and file offset (and the property
- * being read), and anything that is not a DecodeError becomes one.
+ * Decodes one chunk from `c` (its data). Errors gain the chunk's name and file offset
+ * (and the property being read), and anything that is not a DecodeError becomes one.
  */
-function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<number, number>, classNames: Map<number, string>, warnings: WarningLog): DecodedChunk {
-  const c = cursor(raw.data);
+function decodeChunk(raw: RawChunk, c: Cursor, state: WalkState): DecodedChunk {
+  const { limits, classCounts, classNames, warnings } = state;
   const context: DecodeErrorContext = { chunk: raw.name, offset: raw.offset };
   try {
     switch (raw.name) {
@@ -108,12 +121,12 @@ function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<numbe
       }
       case 'PROP': {
         // Peek the property name first so a failure inside the column can name it.
-        const peek = cursor(raw.data);
+        const peek = cursor(c.bytes, c.pos, c.end);
         try {
           const classId = readU32(peek);
           context.property = `${classNames.get(classId) ?? `class#${classId}`}.${readText(peek, limits.maxStringBytes, 'property name')}`;
         } catch { /* readProp reports it */ }
-        return readProp(c, limits, classCounts, warnings);
+        return readProp(c, state);
       }
       case 'PRNT': return readPrnt(c, limits);
       case 'END': return { kind: 'END' };
@@ -127,14 +140,26 @@ function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<numbe
   }
 }
 
-/** Runs the framing and per-chunk readers; `visit` sees each decoded chunk in order. */
+/**
+ * Runs the framing and per-chunk readers; `visit` sees each decoded chunk in order.
+ * Every chunk is decompressed into one buffer, sized from the chunk headers that
+ * framing has already held to the limits: the columns that view it share that one
+ * object instead of keeping a buffer each.
+ */
 function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLog, visit: (chunk: DecodedChunk, raw: RawChunk) => void): FileHeader {
   const header = readHeader(bytes, limits);
-  const classCounts = new Map<number, number>();
-  const classNames = new Map<number, string>();
+  const frames = frameChunks(bytes, limits);
+  let total = 0;
+  for (const frame of frames) total += frame.uncompressedLength;
+  const arena = new Uint8Array(total);
+  const state: WalkState = { limits, warnings, classCounts: new Map(), classNames: new Map(), names: new Map() };
   let instances = 0;
-  for (const raw of readChunks(bytes, limits)) {
-    const chunk = decodeChunk(raw, limits, classCounts, classNames, warnings);
+  let at = 0;
+  for (const frame of frames) {
+    const raw = readChunk(bytes, frame);
+    arena.set(raw.data, at);
+    const chunk = decodeChunk(raw, cursor(arena, at, at + raw.data.length), state);
+    at += raw.data.length;
     if (chunk.kind === 'INST') {
       instances += chunk.referents.length;
       if (instances > limits.maxInstances) {
@@ -143,7 +168,7 @@ function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLo
     }
     visit(chunk, raw);
   }
-  if (classCounts.size !== header.classCount) warn(warnings, 'header class count differs', `header ${header.classCount}, file ${classCounts.size}`);
+  if (state.classCounts.size !== header.classCount) warn(warnings, 'header class count differs', `header ${header.classCount}, file ${state.classCounts.size}`);
   if (instances !== header.instanceCount) warn(warnings, 'header instance count differs', `header ${header.instanceCount}, file ${instances}`);
   return header;
 }

@@ -12,10 +12,13 @@ export interface Cursor {
   readonly view: DataView;
   pos: number;
   readonly end: number;
+  /** Where the data being read starts in `bytes` (messages give offsets from here). */
+  readonly base: number;
 }
 
+/** A cursor over bytes[pos, end): one chunk's data, possibly inside a larger buffer. */
 export function cursor(bytes: Uint8Array, pos = 0, end = bytes.length): Cursor {
-  return { bytes, view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), pos, end };
+  return { bytes, view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), pos, end, base: pos };
 }
 
 export function remaining(c: Cursor): number {
@@ -25,7 +28,7 @@ export function remaining(c: Cursor): number {
 /** Throws unless `count` bytes are left; returns the position they start at. */
 export function need(c: Cursor, count: number, what = 'data'): number {
   if (!(count >= 0) || count > c.end - c.pos) {
-    throw new DecodeError(`unexpected end of data reading ${what}: need ${count} bytes at data offset ${c.pos}, ${c.end - c.pos} left`);
+    throw new DecodeError(`unexpected end of data reading ${what}: need ${count} bytes at data offset ${c.pos - c.base}, ${c.end - c.pos} left`);
   }
   const at = c.pos;
   c.pos += count;
@@ -36,7 +39,7 @@ export function need(c: Cursor, count: number, what = 'data'): number {
 export function checkCount(c: Cursor, count: number, bytesEach: number, what: string, cap = Infinity): void {
   if (count > cap) throw new DecodeError(`${what} count ${count} exceeds the limit of ${cap}`);
   if (count * bytesEach > c.end - c.pos) {
-    throw new DecodeError(`${what} count ${count} needs ${count * bytesEach} bytes at data offset ${c.pos}, only ${c.end - c.pos} left`);
+    throw new DecodeError(`${what} count ${count} needs ${count * bytesEach} bytes at data offset ${c.pos - c.base}, only ${c.end - c.pos} left`);
   }
 }
 
@@ -79,6 +82,9 @@ export function bytesToStringValue(bytes: Uint8Array, start = 0, end = bytes.len
   }
   if (ascii) {
     if (length > 64) return latin1.decode(bytes.subarray(start, end));
+    // Past 12 characters, += would build a chain of cons strings (kept alive in Map
+    // keys, flattened again on every lookup); one call makes a flat string.
+    if (length > 12) return String.fromCharCode.apply(null, bytes.subarray(start, end) as unknown as number[]);
     let text = '';
     for (let i = start; i < end; i++) text += String.fromCharCode(bytes[i]!);
     return text;
