@@ -23,7 +23,14 @@ import { writeReferents } from '../src/parser/writer/interleave.js';
 import { encode } from '../src/parser/writer/index.js';
 import { jsonReplacer, type Value } from '../src/parser/values.js';
 import { DecodeError } from '../src/parser/errors.js';
+import { readChunks } from '../src/parser/chunk.js';
+import { DEFAULT_LIMITS } from '../src/parser/limits.js';
+import { analyzeDom } from '../src/project/report.js';
+import { buildScene } from '../src/project/scene.js';
 import { prng } from './support/corpus.js';
+import { PLACES_DIR } from './support/paths.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 // ---------------------------------------------------------------------------
 // The expected tree
@@ -479,5 +486,113 @@ describe('dump', () => {
     const expected = treeFromChunks(encode(dom));
     assert.deepEqual(parsed.instances.map((i) => [i.referent, i.parent, i.name]), expected.rows.map((row) => [row.referent, row.parent, row.name]));
     assert.deepEqual(Object.keys(parsed.instances[0]!.properties), ['Name', 'Tags']);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Values are read after decoding: whatever decodes must read whole
+
+describe('flipped bytes inside property data', () => {
+  /** The file again with every chunk stored raw and `flips` random bytes of its PROP chunks' data changed. */
+  function flipped(bytes: Uint8Array, random: () => number, flips: number): Uint8Array {
+    const chunks = [...readChunks(bytes, DEFAULT_LIMITS)].map((chunk) => ({ name: chunk.name, data: Uint8Array.from(chunk.data) }));
+    const props = chunks.filter((chunk) => chunk.name === 'PROP' && chunk.data.length > 0);
+    for (let i = 0; i < flips; i++) {
+      const chunk = props[Math.floor(random() * props.length)]!;
+      chunk.data[Math.floor(random() * chunk.data.length)] = Math.floor(random() * 256);
+    }
+    return concat([bytes.subarray(0, 32), ...chunks.flatMap(({ name, data }) => frameChunk(name, data, false))]);
+  }
+
+  for (const name of ['rocket-arena-2006.rbxl', 'slime-defense.rbxl', 'roblox-statemachine-demo.rbxl']) {
+    test(`${name}: a DecodeError, or a DOM whose every value, report and scene read`, { timeout: 120_000 }, () => {
+      const original = readFileSync(join(PLACES_DIR, name));
+      const random = prng(0xbeef ^ original.length);
+      let read = 0;
+      for (let round = 0; round < 60; round++) {
+        const bytes = flipped(original, random, 1 + Math.floor(random() * 4));
+        let dom: Dom;
+        try {
+          dom = decode(bytes);
+        } catch (error) {
+          assert.ok(error instanceof DecodeError, `${name} round ${round}: ${String(error)}`);
+          continue;
+        }
+        read++;
+        for (const { columns } of dom.tables) for (const column of columns.values()) for (let row = 0; row < column.length; row++) column.get(row);
+        analyzeDom(dom, { fileName: name, fileSize: bytes.length });
+        buildScene(dom);
+      }
+      assert.ok(read >= 10, `only ${read} of 60 damaged files decoded`);
+    });
+  }
+});
+
+describe('every column is checked when the file is decoded, not when it is read', () => {
+  /**
+   * Non-empty PROP chunks of a file, up to six of each property type: where the
+   * column data starts (after class id, name and type) and the type id.
+   */
+  function propChunks(bytes: Uint8Array): { index: number; name: string; typeId: number; dataAt: number; data: Uint8Array }[] {
+    const perType = new Map<number, number>();
+    return [...readChunks(bytes, DEFAULT_LIMITS)].flatMap((chunk, index) => {
+      if (chunk.name !== 'PROP') return [];
+      const view = new DataView(chunk.data.buffer, chunk.data.byteOffset, chunk.data.byteLength);
+      const nameLength = view.getUint32(4, true);
+      const name = Buffer.from(chunk.data.subarray(8, 8 + nameLength)).toString();
+      const typeId = chunk.data[8 + nameLength]!;
+      const dataAt = 9 + nameLength;
+      if (chunk.data.length === dataAt || (perType.get(typeId) ?? 0) >= 6) return [];
+      perType.set(typeId, (perType.get(typeId) ?? 0) + 1);
+      return [{ index, name, typeId, dataAt, data: chunk.data }];
+    });
+  }
+
+  /** The file with chunk `index` replaced by `data`, every chunk stored raw. */
+  function withChunk(bytes: Uint8Array, index: number, data: Uint8Array): Uint8Array {
+    const chunks = [...readChunks(bytes, DEFAULT_LIMITS)];
+    return concat([bytes.subarray(0, 32), ...chunks.flatMap((chunk, i) => frameChunk(chunk.name, i === index ? data : chunk.data, false))]);
+  }
+
+  const assertDecodeError = (bytes: Uint8Array, what: string, property: string) => assert.throws(() => decode(bytes), (error: unknown) => {
+    assert.ok(error instanceof DecodeError, `${what}: ${String(error)}`);
+    assert.equal(error.chunk, 'PROP', what);
+    assert.ok(error.property?.endsWith(`.${property}`), `${what}: property ${error.property}`);
+    return true;
+  }, what);
+
+  for (const name of ['rocket-arena-2006.rbxl', 'slime-defense.rbxl', 'roblox-statemachine-demo.rbxl', 'grow-a-slime.rbxl']) {
+    test(`${name}: a PROP chunk of each property type one byte short fails at decode`, () => {
+      const bytes = readFileSync(join(PLACES_DIR, name));
+      for (const prop of propChunks(bytes)) {
+        assertDecodeError(withChunk(bytes, prop.index, prop.data.subarray(0, prop.data.length - 1)), `${prop.name} cut by one byte`, prop.name);
+      }
+    });
+  }
+
+  test('bad rotation ids, keypoint counts, string lengths and physical flags fail at decode', () => {
+    const corrupt: Record<number, (data: Uint8Array, at: number) => void> = {
+      0x01: (data, at) => new DataView(data.buffer, data.byteOffset).setUint32(at, 0x7fffffff, true), // String length
+      0x10: (data, at) => { data[at] = 0xff; }, // CFrame rotation id
+      0x1e: (data, at) => { data[at + 1] = 0x30; }, // OptionalCFrame rotation id
+      0x15: (data, at) => new DataView(data.buffer, data.byteOffset).setUint32(at, 0xffffffff, true), // NumberSequence keypoints
+      0x16: (data, at) => new DataView(data.buffer, data.byteOffset).setUint32(at, 0x0fffffff, true), // ColorSequence keypoints
+      0x19: (data) => { data[data.length - 1] = 3; }, // PhysicalProperties: a last row claiming 24 more bytes
+    };
+    const seen = new Set<number>();
+    for (const name of ['slime-defense.rbxl', 'grow-a-slime.rbxl', 'roblox-statemachine-demo.rbxl']) {
+      const bytes = readFileSync(join(PLACES_DIR, name));
+      for (const prop of propChunks(bytes)) {
+        const damage = corrupt[prop.typeId];
+        if (!damage) continue;
+        // The last PhysicalProperties row must be a default one for its flag byte to be the chunk's last byte.
+        if (prop.typeId === 0x19 && prop.data[prop.data.length - 1] !== 0) continue;
+        const data = Uint8Array.from(prop.data);
+        damage(data, prop.dataAt);
+        assertDecodeError(withChunk(bytes, prop.index, data), `${name} ${prop.name} (type 0x${prop.typeId.toString(16)})`, prop.name);
+        seen.add(prop.typeId);
+      }
+    }
+    assert.deepEqual([...seen].sort((a, b) => a - b), Object.keys(corrupt).map(Number).sort((a, b) => a - b), 'every damage was tried');
   });
 });
