@@ -140,26 +140,37 @@ function decodeChunk(raw: RawChunk, c: Cursor, state: WalkState): DecodedChunk {
   }
 }
 
+/** Chunks at least this large keep their own buffer; smaller ones share one (see walkChunks). */
+const SHARED_BUFFER_CHUNK = 64 * 1024;
+
 /**
  * Runs the framing and per-chunk readers; `visit` sees each decoded chunk in order.
- * Every chunk is decompressed into one buffer, sized from the chunk headers that
- * framing has already held to the limits: the columns that view it share that one
- * object instead of keeping a buffer each.
+ * Columns view the chunk data they were read from, so a decoded file keeps it. A
+ * place has hundreds of small PROP chunks, and a buffer object of its own for each
+ * would cost more than many of them hold: small chunks are decompressed into one
+ * shared buffer, sized from the chunk headers that framing has already held to the
+ * limits; large ones keep the buffer they were decompressed into (no copy).
  */
 function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLog, visit: (chunk: DecodedChunk, raw: RawChunk) => void): FileHeader {
   const header = readHeader(bytes, limits);
   const frames = frameChunks(bytes, limits);
-  let total = 0;
-  for (const frame of frames) total += frame.uncompressedLength;
-  const arena = new Uint8Array(total);
+  let small = 0;
+  for (const frame of frames) if (frame.uncompressedLength < SHARED_BUFFER_CHUNK) small += frame.uncompressedLength;
+  const shared = new Uint8Array(small);
   const state: WalkState = { limits, warnings, classCounts: new Map(), classNames: new Map(), names: new Map() };
   let instances = 0;
   let at = 0;
   for (const frame of frames) {
     const raw = readChunk(bytes, frame);
-    arena.set(raw.data, at);
-    const chunk = decodeChunk(raw, cursor(arena, at, at + raw.data.length), state);
-    at += raw.data.length;
+    let c: Cursor;
+    if (raw.data.length < SHARED_BUFFER_CHUNK) {
+      shared.set(raw.data, at);
+      c = cursor(shared, at, at + raw.data.length);
+      at += raw.data.length;
+    } else {
+      c = cursor(raw.data);
+    }
+    const chunk = decodeChunk(raw, c, state);
     if (chunk.kind === 'INST') {
       instances += chunk.referents.length;
       if (instances > limits.maxInstances) {
