@@ -4,6 +4,7 @@
  * Two outputs share the readers: the DOM (decodeBinary) and the chunk view
  * (decodeBinaryChunks, the shape of ../shared/conformance).
  */
+import { Buffer } from 'node:buffer';
 import { frameChunks, readChunk, type RawChunk } from './chunk.js';
 import { readColumn } from './columns/index.js';
 import { Dom, type Column, type PropertyTable, type ReferentIndex } from './dom.js';
@@ -156,7 +157,8 @@ function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLo
   const frames = frameChunks(bytes, limits);
   let small = 0;
   for (const frame of frames) if (frame.uncompressedLength < SHARED_BUFFER_CHUNK) small += frame.uncompressedLength;
-  const shared = new Uint8Array(small);
+  // Buffers, not plain arrays: string columns turn byte ranges into text natively (reader.ts).
+  const shared = Buffer.alloc(small);
   const state: WalkState = { limits, warnings, classCounts: new Map(), classNames: new Map(), names: new Map() };
   let instances = 0;
   let at = 0;
@@ -168,7 +170,7 @@ function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLo
       c = cursor(shared, at, at + raw.data.length);
       at += raw.data.length;
     } else {
-      c = cursor(raw.data);
+      c = cursor(Buffer.isBuffer(raw.data) ? raw.data : Buffer.from(raw.data.buffer, raw.data.byteOffset, raw.data.length));
     }
     const chunk = decodeChunk(raw, c, state);
     if (chunk.kind === 'INST') {

@@ -71,23 +71,29 @@ export function readBytes(c: Cursor, maxBytes: number, what = 'string'): Uint8Ar
   return c.bytes.subarray(at, at + length);
 }
 
-/** Text when the bytes are valid UTF-8, else the bytes in base64 (the chunk view's shape). */
+/**
+ * Text when the bytes are valid UTF-8, else the bytes in base64 (the chunk view's
+ * shape). The decoder's columns hold their chunk data as Buffers, which turn a byte
+ * range into a string natively without a view per value.
+ */
 export function bytesToStringValue(bytes: Uint8Array, start = 0, end = bytes.length): StringValue {
   const length = end - start;
   if (length <= 0) return '';
-  // Most strings (names, tags, asset URIs) are ASCII: decode those without a Buffer or a validation pass.
+  // Most strings (names, tags, asset URIs) are ASCII: decode those without a validation pass.
   let ascii = true;
   for (let i = start; i < end; i++) {
     if (bytes[i]! > 0x7f) { ascii = false; break; }
   }
   if (ascii) {
+    if (length <= 12) {
+      // Short enough for += to make flat strings (longer ones would be chains of cons strings).
+      let text = '';
+      for (let i = start; i < end; i++) text += String.fromCharCode(bytes[i]!);
+      return text;
+    }
+    if (Buffer.isBuffer(bytes)) return bytes.toString('latin1', start, end);
     if (length > 64) return latin1.decode(bytes.subarray(start, end));
-    // Past 12 characters, += would build a chain of cons strings (kept alive in Map
-    // keys, flattened again on every lookup); one call makes a flat string.
-    if (length > 12) return String.fromCharCode.apply(null, bytes.subarray(start, end) as unknown as number[]);
-    let text = '';
-    for (let i = start; i < end; i++) text += String.fromCharCode(bytes[i]!);
-    return text;
+    return String.fromCharCode.apply(null, bytes.subarray(start, end) as unknown as number[]);
   }
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset + start, length);
   return isUtf8(buffer) ? buffer.toString('utf8') : { base64: buffer.toString('base64') };
