@@ -1,4 +1,5 @@
 /** Bit sets and variable-length structs: Faces, Axes, sequences, PhysicalProperties, UniqueId, Font, Content. */
+import { Buffer } from 'node:buffer';
 import type { Column } from '../dom.js';
 import { DecodeError } from '../errors.js';
 import { readInterleavedI32, readReferents } from '../interleave.js';
@@ -96,16 +97,18 @@ export function readPhysicalPropertiesColumn(c: Cursor, { count }: ColumnContext
   return new ViewColumn('PhysicalProperties', count, c.bytes, at, c.pos, physicalProperties);
 }
 
-/** Lower-case hex digits of four u32 words, as one flat string built in a scratch array. */
-const HEX = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
-const hexCodes = new Uint16Array(32);
+/** Lower-case hex digits of four u32 words, as one flat string: the digits are put in a scratch buffer, read back natively. */
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+const hexChars = Buffer.alloc(32);
+function putHex(word: number, at: number): void {
+  for (let k = 0; k < 8; k++) hexChars[at + k] = HEX_DIGITS[(word >>> (28 - 4 * k)) & 15]!;
+}
 function hexWords(a: number, b: number, c: number, d: number): string {
-  const words = [a, b, c, d];
-  for (let w = 0; w < 4; w++) {
-    const word = words[w]!;
-    for (let k = 0; k < 8; k++) hexCodes[w * 8 + k] = HEX[(word >>> (28 - 4 * k)) & 15]!;
-  }
-  return String.fromCharCode.apply(null, hexCodes as unknown as number[]);
+  putHex(a, 0);
+  putHex(b, 8);
+  putHex(c, 16);
+  putHex(d, 24);
+  return hexChars.toString('latin1', 0, 32);
 }
 
 /**
