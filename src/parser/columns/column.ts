@@ -42,8 +42,18 @@ export class ViewColumn implements Column {
 }
 
 /** A column over values already materialised (rare families, XML properties). Its length follows the array, so a decoder may still append rows. */
+class ArrayColumn implements Column {
+  constructor(readonly type: PropType, private readonly values: Value[]) {}
+  get length(): number {
+    return this.values.length;
+  }
+  get(row: number): Value {
+    return this.values[row]!;
+  }
+}
+
 export function arrayColumn(type: PropType, values: Value[]): Column {
-  return { type, get length() { return values.length; }, get: (row) => values[row]! };
+  return new ArrayColumn(type, values);
 }
 
 // Reading values out of byte planes. Floats go through one scratch DataView, so the
