@@ -19,12 +19,13 @@ export interface TerrainBlobs {
 
 /** The first Terrain's SmoothGrid and colour properties; null without a Terrain or a SmoothGrid. */
 export function terrainOf(dom: Dom): TerrainBlobs | null {
-  const terrain = dom.instances.find((instance) => instance.className === 'Terrain');
-  if (!terrain) return null;
+  let terrain = -1;
+  for (let row = 0; row < dom.count; row++) if (dom.className(row) === 'Terrain') { terrain = row; break; }
+  if (terrain < 0) return null;
   const smoothGrid = stringBytes(dom, terrain, 'SmoothGrid');
   if (!smoothGrid) return null;
-  const water = getValue(terrain, 'WaterColor');
-  const transparency = getValue(terrain, 'WaterTransparency');
+  const water = getValue(dom, terrain, 'WaterColor');
+  const transparency = getValue(dom, terrain, 'WaterTransparency');
   return {
     smoothGrid,
     materialColors: stringBytes(dom, terrain, 'MaterialColors'),
@@ -34,10 +35,10 @@ export function terrainOf(dom: Dom): TerrainBlobs | null {
 }
 
 /** A String property's bytes: as stored (binary files) or from its text/base64 value (XML). */
-function stringBytes(_dom: Dom, instance: Dom['instances'][number], name: string): Uint8Array | null {
-  const raw = getBytes(instance, name);
+function stringBytes(dom: Dom, row: number, name: string): Uint8Array | null {
+  const raw = getBytes(dom, row, name);
   if (raw) return raw;
-  const value = getValue(instance, name);
+  const value = getValue(dom, row, name);
   if (typeof value === 'string') return Buffer.from(value, 'latin1');
   if (value && typeof value === 'object' && 'base64' in value) return Buffer.from((value as { base64: string }).base64, 'base64');
   return null;

@@ -15,7 +15,8 @@
  */
 import { realpathSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import type { Column, Dom, Instance, PropertyTable } from '../src/parser/dom.js';
+import type { Column, Dom } from '../src/parser/dom.js';
+import { DomBuilder } from '../src/parser/dom-build.js';
 import type { CFrameValue, Matrix3, PropType, Value, Vec3 } from '../src/parser/values.js';
 import { encode } from '../src/parser/writer/index.js';
 
@@ -357,25 +358,26 @@ const PLAIN = (className: string): Schema => SCHEMAS[className] ?? INSTANCE;
 // The DOM under construction
 
 interface ClassTable {
-  readonly table: PropertyTable;
+  /** The table's id in the DomBuilder. */
+  readonly table: number;
   readonly names: string[];
   readonly defaults: Value[];
   readonly builders: ColumnBuilder[];
   readonly index: Map<string, number>;
-  rows: number;
 }
 
+/** Instances are rows (their referent is the row too); -1 is "no parent". */
 interface PlaceBuilder {
-  add(className: string, name: string, parent: Instance | null, values?: Record<string, Value>): Instance;
-  set(instance: Instance, property: string, value: Value): void;
+  add(className: string, name: string, parent: number, values?: Record<string, Value>): number;
+  set(row: number, property: string, value: Value): void;
   finish(sharedStrings: Uint8Array[]): Dom;
 }
 
 function placeBuilder(rng: Random): PlaceBuilder {
-  const instances: Instance[] = [];
-  const roots: Instance[] = [];
-  const byReferent = new Map<number, Instance>();
+  const dom = new DomBuilder('binary');
   const classes = new Map<string, ClassTable>();
+  const rowClass: ClassTable[] = [];
+  const rowInTable: number[] = [];
   // UniqueIds as Studio makes them: one random and time per session, a running index.
   const idPrefix = hex(rng, 16) + (0x02e00000 + int(rng, 0, 0xfffff)).toString(16).padStart(8, '0');
   let nextIndex = int(rng, 0x1000, 0x8000);
@@ -386,8 +388,8 @@ function placeBuilder(rng: Random): PlaceBuilder {
       const schema = PLAIN(className);
       const names = Object.keys(schema).sort();
       entry = {
-        table: { columns: new Map() }, names, defaults: names.map((n) => schema[n]![1]),
-        builders: names.map((n) => columnBuilder(schema[n]![0])), index: new Map(names.map((n, i) => [n, i])), rows: 0,
+        table: dom.addTable(className), names, defaults: names.map((n) => schema[n]![1]),
+        builders: names.map((n) => columnBuilder(schema[n]![0])), index: new Map(names.map((n, i) => [n, i])),
       };
       classes.set(className, entry);
     }
@@ -397,7 +399,6 @@ function placeBuilder(rng: Random): PlaceBuilder {
   return {
     add(className, name, parent, values) {
       const entry = classTable(className);
-      const row = entry.rows++;
       const rowValues = entry.defaults.slice();
       rowValues[entry.index.get('Name')!] = name;
       rowValues[entry.index.get('UniqueId')!] = idPrefix + (nextIndex++).toString(16).padStart(8, '0');
@@ -409,25 +410,22 @@ function placeBuilder(rng: Random): PlaceBuilder {
         }
       }
       for (let i = 0; i < rowValues.length; i++) entry.builders[i]!.push(rowValues[i]!);
-      const instance: Instance = { referent: instances.length, className, name, parent, children: [], table: entry.table, row };
-      instances.push(instance);
-      byReferent.set(instance.referent, instance);
-      if (parent) parent.children.push(instance);
-      else roots.push(instance);
-      return instance;
+      rowInTable.push(dom.tableLength(entry.table));
+      rowClass.push(entry);
+      return dom.add(entry.table, parent);
     },
-    set(instance, property, value) {
-      const entry = classes.get(instance.className)!;
+    set(row, property, value) {
+      const entry = rowClass[row]!;
       const at = entry.index.get(property);
-      if (at === undefined) throw new Error(`generator: ${instance.className} has no property ${property}`);
-      entry.builders[at]!.set(instance.row, value);
+      if (at === undefined) throw new Error(`generator: this class has no property ${property}`);
+      entry.builders[at]!.set(rowInTable[row]!, value);
     },
     finish(sharedStrings) {
       for (const entry of classes.values()) {
-        const columns = entry.table.columns as Map<string, Column>;
+        const columns = dom.columns(entry.table);
         entry.names.forEach((name, i) => columns.set(name, entry.builders[i]!.finish()));
       }
-      return { format: 'binary', metadata: [['ExplicitAutoJoints', 'true']], sharedStrings, instances, roots, byReferent, warnings: [] };
+      return dom.build({ metadata: [['ExplicitAutoJoints', 'true']], sharedStrings });
     },
   };
 }
@@ -607,15 +605,15 @@ export function generatePlace(options: GenerateOptions): Dom {
   };
 
   // Services, in the order Studio lists them.
-  const service: Record<string, Instance> = {};
-  for (const className of SERVICE_ORDER) service[className] = add(className, className, null);
+  const service: Record<string, number> = {};
+  for (const className of SERVICE_ORDER) service[className] = add(className, className, -1);
   const workspace = service.Workspace!;
 
   const camera = add('Camera', 'Camera', workspace, {
     CFrame: { position: [-20, 15, -20], orientation: yawPitch(-Math.PI * 0.75, -0.45) },
     Focus: { position: [0, 10, 0], orientation: IDENTITY },
   });
-  place.set(workspace, 'CurrentCamera', camera.referent);
+  place.set(workspace, 'CurrentCamera', camera);
   add('Terrain', 'Terrain', workspace);
 
   // Parts: the Baseplate, then models of parts spread over zones.
@@ -629,10 +627,10 @@ export function generatePlace(options: GenerateOptions): Dom {
     placed = 1;
   }
   const map = add('Folder', 'Map', workspace);
-  const zones: Instance[] = [];
+  const zones: number[] = [];
   const zoneCount = Math.max(1, Math.min(64, Math.ceil((parts - placed) / 3000)));
   for (let z = 0; z < zoneCount && placed < parts; z++) zones.push(add('Folder', `Zone${z + 1}`, map));
-  const models: Instance[] = [];
+  const models: number[] = [];
   const modelKinds = ['House', 'Tree', 'Tower', 'Bridge', 'Crate', 'Lamp', 'Fence', 'Rock', 'Car', 'Obby'];
 
   while (placed < parts) {
@@ -656,7 +654,7 @@ export function generatePlace(options: GenerateOptions): Dom {
         CastShadow: chance(rng, 0.95),
       };
       if (chance(rng, 0.02)) common.CustomPhysicalProperties = { density: f(0.7), friction: f(0.3), elasticity: f(0.5), frictionWeight: 1, elasticityWeight: 1, acousticAbsorption: 1 };
-      let part: Instance;
+      let part: number;
       if (mesh) {
         const meshId = pool.uri();
         part = add('MeshPart', pick(rng, ['MeshPart', 'Trunk', 'Leaves', 'Wheel', 'Handle', 'Body']), model, {
@@ -669,7 +667,7 @@ export function generatePlace(options: GenerateOptions): Dom {
           ...common, shape: pick(rng, [1, 1, 1, 1, 0, 2, 3]),
         });
       }
-      if (i === 0) place.set(model, 'PrimaryPart', part.referent);
+      if (i === 0) place.set(model, 'PrimaryPart', part);
       if (uniqueAssets > 0) {
         if (chance(rng, 0.05)) add('Decal', 'Decal', part, { Face: int(rng, 0, 5), Texture: pool.uri(), Transparency: chance(rng, 0.8) ? 0 : f(0.25) });
         if (chance(rng, 0.03)) add('Texture', 'Texture', part, { Face: int(rng, 0, 5), Texture: pool.uri(), StudsPerTileU: pick(rng, [2, 4, 8]), StudsPerTileV: pick(rng, [2, 4, 8]) });
@@ -714,7 +712,7 @@ export function generatePlace(options: GenerateOptions): Dom {
     const nth = made[kind]++;
     const legacy = nth === 0 || (nth > 1 && chance(rng, 0.35));
     const name = i === 0 && kind === 'Script' ? 'Main' : `${pick(rng, SCRIPT_NAMES)}${i + 1}`;
-    let parent: Instance;
+    let parent: number;
     if (kind === 'Script') parent = models.length && chance(rng, 0.25) ? pick(rng, models) : service.ServerScriptService!;
     else if (kind === 'ModuleScript') parent = i === 4 ? modules : chance(rng, 0.8) ? modules : service.ReplicatedStorage!;
     else parent = chance(rng, 0.75) ? starterPlayerScripts : gui;
@@ -780,7 +778,7 @@ function main(): void {
   const bytes = encode(dom, { compress: options.compress });
   writeFileSync(options.out, bytes);
   const seconds = ((performance.now() - started) / 1000).toFixed(2);
-  process.stdout.write(`${options.out}: ${dom.instances.length} instances, ${bytes.length} bytes in ${seconds}s\n`);
+  process.stdout.write(`${options.out}: ${dom.count} instances, ${bytes.length} bytes in ${seconds}s\n`);
 }
 
 const entry = process.argv[1];

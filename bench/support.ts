@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { encode } from '../src/parser/writer/index.js';
 import { generatePlace } from './generate.js';
 
-const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const SHARED = process.env.RBXL_SHARED_DIR ?? join(REPO_ROOT, '..', 'shared');
 
 export interface Input {

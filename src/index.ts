@@ -3,8 +3,10 @@ export { decode, decodeChunks, sniffFormat, type ChunkView } from './parser/inde
 export { decodeBinary } from './parser/binary.js';
 export { DecodeError, isDecodeError } from './parser/errors.js';
 export { DEFAULT_LIMITS, type DecodeLimits } from './parser/limits.js';
-export type { Dom, Instance, Column, PropertyTable, DomDump } from './parser/dom.js';
-export { getProperty, getValue, propertyNames, fullName, descendants, toDump, stringifyDump } from './parser/dom.js';
+export { Dom, InstanceView, type Column, type PropertyTable, type ReferentIndex } from './parser/dom.js';
+export { getProperty, getValue, getBytes, propertyNames, fullName, children, roots, preorder, findService, columnOf, instances } from './parser/dom.js';
+export { DomBuilder } from './parser/dom-build.js';
+export { dumpInstance, dumpJson, stringifyDump, type DumpInstance } from './parser/dump.js';
 export type * from './parser/values.js';
 export { scanScript, scanScriptBytes, FINDING_CODES, isHangRisk, type Finding, type FindingCode, type ScanOptions } from './scan/index.js';
 export { encode, EncodeError, type EncodeOptions } from './parser/writer/index.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { decode, decodeBinary, decodeChunks, DecodeError, fullName, getValue } from '../src/index.js';
+import { decode, decodeBinary, decodeChunks, DecodeError, findService, fullName, getValue, roots } from '../src/index.js';
 import { BINARY, chunkBoundaries, corpusFiles, prng } from './support/corpus.js';
 import { PLACES_DIR } from './support/paths.js';
 
@@ -20,27 +20,32 @@ for (const file of corpusFiles(BINARY)) {
     const dom = decode(bytes);
     const view = decodeChunks(bytes);
     assert.equal(dom.format, 'binary');
-    assert.equal(dom.instances.length, view.num_instances);
-    assert.equal(new Set(dom.instances.map((i) => i.className)).size, view.num_types);
+    assert.equal(dom.count, view.num_instances);
+    const rows = Array.from({ length: dom.count }, (_, row) => row);
+    assert.equal(new Set(rows.map((row) => dom.className(row))).size, view.num_types);
     let reachable = 0;
-    const stack = [...dom.roots];
-    while (stack.length) { const at = stack.pop()!; reachable++; stack.push(...at.children); }
-    assert.equal(reachable, dom.instances.length);
-    for (const instance of dom.instances) assert.equal(instance.name, getValue(instance, 'Name') ?? '');
+    const stack = roots(dom);
+    while (stack.length) {
+      const at = stack.pop()!;
+      reachable++;
+      for (let child = dom.firstChild(at); child !== -1; child = dom.nextSibling(child)) stack.push(child);
+    }
+    assert.equal(reachable, dom.count);
+    for (const row of rows) assert.equal(dom.name(row), getValue(dom, row, 'Name') ?? '');
     const declared = DECLARED_SCRIPTS[basename(file)];
     if (declared !== undefined) {
-      assert.equal(dom.instances.filter((i) => SCRIPT_CLASSES.has(i.className)).length, declared);
+      assert.equal(rows.filter((row) => SCRIPT_CLASSES.has(dom.className(row))).length, declared);
     }
   });
 }
 
 test('the ZSTD place decodes to the same kind of tree as LZ4 ones', () => {
   const dom = decode(readFileSync(`${PLACES_DIR}/roblox-statemachine-demo.rbxl`));
-  const workspace = dom.roots.find((root) => root.className === 'Workspace');
-  assert.ok(workspace && workspace.children.length > 0);
-  const meshParts = dom.instances.filter((i) => i.className === 'MeshPart');
+  const workspace = findService(dom, 'Workspace');
+  assert.ok(workspace !== -1 && dom.firstChild(workspace) !== -1);
+  const meshParts = Array.from({ length: dom.count }, (_, row) => row).filter((row) => dom.className(row) === 'MeshPart');
   assert.equal(meshParts.length, 19);
-  assert.match(fullName(meshParts[0]!), /^Workspace\./);
+  assert.match(fullName(dom, meshParts[0]!), /^Workspace\./);
 });
 
 function expectDecodeErrorOrDom(bytes: Uint8Array, label: string): void {
@@ -119,9 +124,9 @@ test('unknown chunks and unknown property types are skipped with warnings', () =
   const prop = concat(Uint8Array.of(0, 0, 0, 0, 4, 0, 0, 0), new TextEncoder().encode('Fizz'), Uint8Array.of(0x7e, 1, 2, 3));
   const prnt = concat(Uint8Array.of(0, 1, 0, 0, 0), Uint8Array.of(0, 0, 0, 0), Uint8Array.of(0, 0, 0, 1));
   const dom = decode(concat(header(1, 1), chunk('INST', inst), chunk('ABCD', Uint8Array.of(1, 2, 3)), chunk('PROP', prop), chunk('PRNT', prnt), END));
-  assert.equal(dom.instances.length, 1);
-  assert.equal(dom.instances[0]!.className, 'Folder');
-  assert.equal(dom.roots.length, 1);
+  assert.equal(dom.count, 1);
+  assert.equal(dom.className(0), 'Folder');
+  assert.equal(roots(dom).length, 1);
   assert.ok(dom.warnings.some((w) => /unknown chunk: "ABCD"/.test(w)), dom.warnings.join('; '));
   assert.ok(dom.warnings.some((w) => /unknown type: Fizz of class id 0: type id 0x7e/.test(w)), dom.warnings.join('; '));
 });

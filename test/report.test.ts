@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
-import { getBytes } from '../src/parser/dom.js';
+import { getBytes, instances } from '../src/parser/dom.js';
 import { encode } from '../src/parser/writer/index.js';
 import { analyzeDom, readMapScripts, scanMapScript, scanMapScripts, MAX_SCRIPTS_AT_RISK, MAX_WARNINGS, type Report } from '../src/project/index.js';
 import { FINDING_CODES, isHangRisk } from '../src/scan/index.js';
@@ -272,7 +272,7 @@ test('analyzeDom: scripts read as bytes from a binary file report as the same sc
   const dom = handDom([{ class: 'Workspace', children }]);
   const fromText = analyzeDom(dom, OPTIONS).report;
   const decoded = decode(encode(dom));
-  assert.ok(getBytes(decoded.instances.find((i) => i.name === 'S0')!, 'Source'), 'the binary decoder keeps the source bytes');
+  assert.ok(getBytes(decoded, [...instances(decoded)].find((i) => i.name === 'S0')!.row, 'Source'), 'the binary decoder keeps the source bytes');
   const fromBytes = analyzeDom(decoded, OPTIONS).report;
   for (const key of ['scripts_total', 'scripts_linked', 'script_lines_total', 'scripts_flagged', 'script_findings'] as const) {
     assert.deepEqual(fromBytes[key], fromText[key], key);

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
-import { fullName, getValue } from '../src/parser/dom.js';
+import { fullName, instances } from '../src/parser/dom.js';
 import { FINDING_CODES } from '../src/scan/index.js';
 import { PLACES_DIR } from './support/paths.js';
 import {
@@ -40,15 +40,16 @@ interface MapScript {
 /** The scripts as the map itself has them, read straight from the decoder. */
 function mapScripts(bytes: Uint8Array): MapScript[] {
   const scripts: MapScript[] = [];
-  for (const instance of decode(bytes).instances) {
+  const dom = decode(bytes);
+  for (const instance of instances(dom)) {
     if (!['Script', 'LocalScript', 'ModuleScript'].includes(instance.className)) continue;
-    const source = getValue(instance, 'Source');
-    const disabled = getValue(instance, 'Disabled');
-    const runContext = getValue(instance, 'RunContext');
+    const source = instance.get('Source');
+    const disabled = instance.get('Disabled');
+    const runContext = instance.get('RunContext');
     scripts.push({
       className: instance.className,
       name: instance.name,
-      path: fullName(instance),
+      path: fullName(dom, instance.row),
       source:
         typeof source === 'string' ? Buffer.from(source, 'utf8')
         : source && typeof source === 'object' && 'base64' in source ? Buffer.from(String(source.base64), 'base64')

@@ -32,7 +32,7 @@ test('50 concurrent analyses of different files all succeed', async () => {
     join(PLACES_DIR, 'rocket-arena-2006.rbxl'),
   ].map((path) => {
     const bytes = readFileSync(path);
-    return { name: path.slice(path.lastIndexOf('/') + 1), bytes, xml: path.endsWith('x'), instances: decode(bytes).instances.length };
+    return { name: path.slice(path.lastIndexOf('/') + 1), bytes, xml: path.endsWith('x'), instances: decode(bytes).count };
   });
   const files = Array.from({ length: 50 }, (_, index) => {
     const base = bases[index % bases.length]!;

@@ -17,7 +17,8 @@ import { decompress as zstdDecompress, init as initZstd } from '@bokuweb/zstd-wa
 await initZstd();
 import { decodeBinary } from '../src/parser/binary.js';
 import { decode } from '../src/parser/index.js';
-import type { Column, Dom, Instance, PropertyTable } from '../src/parser/dom.js';
+import { children, getValue, propertyNames, roots, type Column, type Dom } from '../src/parser/dom.js';
+import { DomBuilder } from '../src/parser/dom-build.js';
 import type { Matrix3, PropType, Value, Vec3 } from '../src/parser/values.js';
 import { encode, EncodeError } from '../src/parser/writer/index.js';
 import { basicRotationId } from '../src/parser/writer/cframe.js';
@@ -31,41 +32,37 @@ function column(type: PropType, values: Value[]): Column {
   return { type, length: values.length, get: (row) => values[row]! };
 }
 
-interface Spec { className: string; name: string; parent?: number; properties?: Record<string, [PropType, Value]> }
+interface Spec { className: string; name: string; parent?: number; referent?: number; properties?: Record<string, [PropType, Value]> }
 
 /**
  * A DOM where each instance has its own one-row table (as the XML decoder builds
- * them). Referents are the spec indexes; `parent` is the index of an earlier spec.
+ * them when no two Items share a property list). Rows and (unless given) referents
+ * are the spec indexes; `parent` is the index of an earlier spec.
  */
 function buildDom(specs: Spec[], extra: Partial<Pick<Dom, 'metadata' | 'sharedStrings'>> = {}): Dom {
-  const instances: Instance[] = [];
-  specs.forEach((spec, referent) => {
+  const builder = new DomBuilder();
+  specs.forEach((spec, index) => {
     const columns = new Map<string, Column>();
     for (const [name, [type, value]] of Object.entries(spec.properties ?? {})) columns.set(name, column(type, [value]));
     columns.set('Name', column('String', [spec.name]));
-    const parent = spec.parent === undefined ? null : instances[spec.parent]!;
-    const instance: Instance = { referent, className: spec.className, name: spec.name, parent, children: [], table: { columns }, row: 0 };
-    parent?.children.push(instance);
-    instances.push(instance);
+    builder.add(builder.addTable(spec.className, columns), spec.parent ?? -1, spec.referent ?? index);
   });
-  return {
-    format: 'binary', metadata: extra.metadata ?? [], sharedStrings: extra.sharedStrings ?? [], instances,
-    roots: instances.filter((i) => !i.parent), byReferent: new Map(instances.map((i) => [i.referent, i])), warnings: [],
-  };
+  return builder.build({ metadata: extra.metadata ?? [], sharedStrings: extra.sharedStrings ?? [] });
 }
 
 /** One class whose instances share a columnar table (as the binary decoder and the generator build them). */
 function columnarDom(className: string, rows: number, properties: Record<string, [PropType, Value[]]>, sharedStrings: Uint8Array[] = []): Dom {
   const columns = new Map<string, Column>();
-  const table: PropertyTable = { columns };
   const names = Array.from({ length: rows }, (_, i) => `${className}${i}`);
   columns.set('Name', column('String', names));
   for (const [name, [type, values]] of Object.entries(properties)) {
     assert.equal(values.length, rows, `${name} needs ${rows} values`);
     columns.set(name, column(type, values));
   }
-  const instances: Instance[] = names.map((name, row) => ({ referent: row, className, name, parent: null, children: [], table, row }));
-  return { format: 'binary', metadata: [], sharedStrings, instances, roots: [...instances], byReferent: new Map(instances.map((i) => [i.referent, i])), warnings: [] };
+  const builder = new DomBuilder();
+  const table = builder.addTable(className, columns);
+  for (let row = 0; row < rows; row++) builder.add(table);
+  return builder.build({ sharedStrings });
 }
 
 interface RawChunk { name: string; compressedLength: number; data: Uint8Array }
@@ -128,35 +125,35 @@ function prntLinks(bytes: Uint8Array): { children: number[]; parents: number[] }
  * must point at the counterpart of the instance the original pointed at.
  */
 function assertSameDom(original: Dom, decoded: Dom, where: string): void {
-  assert.equal(decoded.instances.length, original.instances.length, `${where}: instance count`);
+  assert.equal(decoded.count, original.count, `${where}: instance count`);
   assert.deepEqual(decoded.metadata, original.metadata, `${where}: metadata`);
   assert.deepEqual(decoded.sharedStrings.map((s) => Buffer.from(s).toString('hex')), original.sharedStrings.map((s) => Buffer.from(s).toString('hex')), `${where}: shared strings`);
-  const counterpart = (instance: Instance): Instance => {
-    const found = decoded.byReferent.get(instance.referent);
-    assert.ok(found, `${where}: instance ${instance.referent} (${instance.className}) is missing`);
+  const counterpart = (row: number): number => {
+    const found = decoded.rowOf(original.referent(row));
+    assert.ok(found !== -1, `${where}: instance ${original.referent(row)} (${original.className(row)}) is missing`);
     return found;
   };
-  const refTarget = (dom: Dom, value: Value) => (value === -1 ? null : dom.byReferent.get(value as number) ?? `dangling ${value}`);
-  assert.deepEqual(decoded.roots, original.roots.map(counterpart), `${where}: roots in order`);
-  for (const instance of original.instances) {
-    const other = counterpart(instance);
-    const at = `${where}: ${instance.className} ${JSON.stringify(instance.name)} (${instance.referent})`;
-    assert.equal(other.className, instance.className, `${at}: class`);
-    assert.equal(other.name, instance.name, `${at}: name`);
-    assert.equal(other.parent, instance.parent ? counterpart(instance.parent) : null, `${at}: parent`);
-    assert.deepEqual(other.children, instance.children.map(counterpart), `${at}: children in order`);
-    assert.deepEqual([...other.table.columns.keys()].sort(), [...instance.table.columns.keys()].sort(), `${at}: property names`);
-    for (const [name, col] of instance.table.columns) {
-      const mine = other.table.columns.get(name)!;
+  const refTarget = (dom: Dom, value: Value) => (value === -1 ? null : dom.rowOf(value as number) === -1 ? `dangling ${value}` : dom.rowOf(value as number));
+  assert.deepEqual(roots(decoded), roots(original).map(counterpart), `${where}: roots in order`);
+  for (let row = 0; row < original.count; row++) {
+    const other = counterpart(row);
+    const at = `${where}: ${original.className(row)} ${JSON.stringify(original.name(row))} (${original.referent(row)})`;
+    assert.equal(decoded.className(other), original.className(row), `${at}: class`);
+    assert.equal(decoded.name(other), original.name(row), `${at}: name`);
+    assert.equal(decoded.parent(other), original.parent(row) === -1 ? -1 : counterpart(original.parent(row)), `${at}: parent`);
+    assert.deepEqual(children(decoded, other), children(original, row).map(counterpart), `${at}: children in order`);
+    assert.deepEqual(propertyNames(decoded, other).sort(), propertyNames(original, row).sort(), `${at}: property names`);
+    for (const [name, col] of original.table(original.tableOf(row)).columns) {
+      const mine = decoded.table(decoded.tableOf(other)).columns.get(name)!;
       assert.equal(mine.type, col.type, `${at}.${name}: type`);
-      const expected = col.get(instance.row);
-      const actual = mine.get(other.row);
+      const expected = col.get(original.rowInTable(row));
+      const actual = mine.get(decoded.rowInTable(other));
       if (col.type === 'Ref') {
         const target = refTarget(original, expected);
-        assert.equal(refTarget(decoded, actual), target instanceof Object ? counterpart(target) : target, `${at}.${name}: Ref target`);
+        assert.equal(refTarget(decoded, actual), typeof target === 'number' ? counterpart(target) : target, `${at}.${name}: Ref target`);
       } else if (col.type === 'Content' && typeof expected === 'object' && expected && 'Object' in expected) {
         assert.ok(typeof actual === 'object' && actual && 'Object' in actual, `${at}.${name}: Content Object`);
-        assert.equal(refTarget(decoded, actual.Object), counterpart(original.byReferent.get(expected.Object)!), `${at}.${name}: Content Object target`);
+        assert.equal(refTarget(decoded, actual.Object), counterpart(original.rowOf(expected.Object)), `${at}.${name}: Content Object target`);
       } else {
         assert.deepStrictEqual(actual, expected, `${at}.${name}`);
       }
@@ -182,6 +179,7 @@ function binaryCorpusFiles(dir = CORPUS_DIR): string[] {
 }
 
 const relative = (path: string) => path.slice(CORPUS_DIR.length + 1);
+const rowsOf = (dom: Dom): number[] => Array.from({ length: dom.count }, (_, row) => row);
 
 // ---------------------------------------------------------------------------
 
@@ -343,8 +341,8 @@ describe('DOMs whose instances of a class carry different properties', () => {
       { className: 'Part', name: 'B', properties: { Transparency: ['Float32', 0.5], Size: ['Int32', 7] } },
     ], { sharedStrings: [Buffer.from('data')] });
     const back = decodeBinary(encode(dom));
-    const [a, b] = [back.byReferent.get(0)!, back.byReferent.get(1)!];
-    const value = (i: Instance, name: string) => i.table.columns.get(name)?.get(i.row);
+    const [a, b] = [back.rowOf(0), back.rowOf(1)];
+    const value = (row: number, name: string) => getValue(back, row, name);
     assert.deepEqual([value(a, 'Anchored'), value(a, 'Transparency'), value(a, 'Size')], [true, 0, [1, 2, 3]]);
     // B: Anchored and Mesh absent, Size of a different type: defaults.
     assert.deepEqual([value(b, 'Anchored'), value(b, 'Transparency'), value(b, 'Size')], [false, 0.5, [0, 0, 0]]);
@@ -395,8 +393,8 @@ describe('file layout', () => {
   test('a deep chain does not exhaust the stack', () => {
     const dom = buildDom(Array.from({ length: 20_000 }, (_, i) => folder(`f${i}`, i === 0 ? undefined : i - 1)));
     const back = decodeBinary(encode(dom));
-    assert.equal(back.instances.length, 20_000);
-    assert.equal(back.byReferent.get(19_999)!.parent!.referent, 19_998);
+    assert.equal(back.count, 20_000);
+    assert.equal(back.referent(back.parent(back.rowOf(19_999))), 19_998);
   });
 
   test('services get object_format 1 and markers in a place; a service class keeps format 1 in a model', () => {
@@ -437,11 +435,10 @@ describe('encode errors', () => {
   });
 
   test('duplicate referents and the null referent are rejected', () => {
-    const dom = buildDom([{ className: 'Folder', name: 'a' }, { className: 'Folder', name: 'b' }]);
-    (dom.instances[1] as { referent: number }).referent = 0;
-    assert.throws(() => encode(dom), /referent 0 is used by two instances/);
-    (dom.instances[1] as { referent: number }).referent = -1;
-    assert.throws(() => encode(dom), EncodeError);
+    const twice = buildDom([{ className: 'Folder', name: 'a' }, { className: 'Folder', name: 'b', referent: 0 }]);
+    assert.throws(() => encode(twice), /referent 0 is used by two instances/);
+    const none = buildDom([{ className: 'Folder', name: 'a' }, { className: 'Folder', name: 'b', referent: -1 }]);
+    assert.throws(() => encode(none), EncodeError);
   });
 });
 
@@ -454,7 +451,7 @@ describe('generated places', () => {
 
   test('have the requested parts, scripts and distinct asset ids', () => {
     const dom = decodeBinary(encode(generatePlace(options)));
-    const count = (...classes: string[]) => dom.instances.filter((i) => classes.includes(i.className)).length;
+    const count = (...classes: string[]) => rowsOf(dom).filter((row) => classes.includes(dom.className(row))).length;
     assert.equal(count('Part', 'MeshPart'), 500);
     assert.ok(count('MeshPart') > 50, 'a good share of MeshParts');
     assert.equal(count('Script', 'LocalScript', 'ModuleScript'), 20);
@@ -463,9 +460,9 @@ describe('generated places', () => {
     }
     const ids = new Set<string>();
     let sources = '';
-    for (const instance of dom.instances) {
-      for (const [name, column] of instance.table.columns) {
-        const value = column.get(instance.row);
+    for (const table of dom.tables) {
+      for (const [name, column] of table.columns) for (let row = 0; row < column.length; row++) {
+        const value = column.get(row);
         if (typeof value !== 'string') continue;
         if (name === 'Source') sources += value;
         for (const match of value.matchAll(/rbxassetid:\/\/(\d+)|[?&]id=(\d+)|require\((\d+)\)/g)) ids.add(match[1] ?? match[2] ?? match[3]!);
@@ -486,11 +483,11 @@ describe('generated places', () => {
 
   test('scale with the options, including none of anything', () => {
     const empty = generatePlace({ parts: 0, scripts: 0, uniqueAssets: 0 });
-    assert.equal(empty.instances.filter((i) => /Part$|Script$/.test(i.className)).length, 0);
+    assert.equal(rowsOf(empty).filter((row) => /Part$|Script$/.test(empty.className(row))).length, 0);
     roundTrip(empty, 'empty generated place');
     const lines = generatePlace({ parts: 10, scripts: 3, uniqueAssets: 5, scriptLines: 40 });
-    const script = lines.instances.find((i) => i.className === 'Script')!;
-    const source = script.table.columns.get('Source')!.get(script.row) as string;
+    const script = rowsOf(lines).find((row) => lines.className(row) === 'Script')!;
+    const source = getValue(lines, script, 'Source') as string;
     assert.ok(source.split('\n').length >= 38 && source.split('\n').length < 80, `about 40 lines, got ${source.split('\n').length}`);
   });
 
@@ -501,7 +498,7 @@ describe('generated places', () => {
       const cli = join(REPO_ROOT, 'dist', 'bench', 'generate.js');
       execFileSync(process.execPath, [cli, '--parts', '60', '--scripts', '4', '--assets', '12', '--seed', '3', '--out', out]);
       const dom = decodeBinary(readFileSync(out));
-      assert.equal(dom.instances.filter((i) => i.className === 'Part' || i.className === 'MeshPart').length, 60);
+      assert.equal(rowsOf(dom).filter((row) => dom.className(row) === 'Part' || dom.className(row) === 'MeshPart').length, 60);
       assert.ok(readFileSync(out).equals(encode(generatePlace({ parts: 60, scripts: 4, uniqueAssets: 12, seed: 3 }))));
       const bad = spawnSync(process.execPath, [cli, '--parts', 'many', '--out', out], { encoding: 'utf8' });
       assert.equal(bad.status, 2);

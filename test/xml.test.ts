@@ -4,10 +4,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeXml } from '../src/parser/xml/index.js';
 import { decodeBinary } from '../src/parser/binary.js';
-import { getProperty, getValue, type Dom, type Instance } from '../src/parser/dom.js';
+import { instances, roots, type Dom, type InstanceView } from '../src/parser/dom.js';
 import { DecodeError } from '../src/parser/errors.js';
 import type { Property } from '../src/parser/values.js';
-import { compareDoms, valuesEqual, walk } from './support/compare-dom.js';
+import { compareDoms, valuesEqual, walk, type Skip } from './support/compare-dom.js';
 import { CORPUS_DIR, PLACES_DIR, TEST_FILES_DIR } from './support/paths.js';
 
 function xmlFilesUnder(dir: string): string[] {
@@ -27,17 +27,17 @@ function model(properties: string, { className = 'Folder', extra = '' } = {}): U
   return bytesOf(`<roblox version="4"><Item class="${className}" referent="RBX1"><Properties>${properties}</Properties></Item>${extra}</roblox>`);
 }
 
-function onlyInstance(dom: Dom): Instance {
-  assert.equal(dom.instances.length, 1);
-  return dom.instances[0]!;
+function onlyInstance(dom: Dom): InstanceView {
+  assert.equal(dom.count, 1);
+  return dom.instance(0);
 }
 
 function property(properties: string, name: string, options?: { className?: string; extra?: string }): Property | undefined {
-  return getProperty(onlyInstance(decodeXml(model(properties, options))), name);
+  return onlyInstance(decodeXml(model(properties, options))).property(name);
 }
 
-function byName(dom: Dom, name: string): Instance {
-  const found = dom.instances.find((instance) => instance.name === name);
+function byName(dom: Dom, name: string): InstanceView {
+  const found = [...instances(dom)].find((instance) => instance.name === name);
   assert.ok(found, `no instance named ${name}`);
   return found;
 }
@@ -70,15 +70,15 @@ describe('XML corpus files', () => {
       const dom = decodeXml(bytes);
       const text = bytes.toString('utf8');
       assert.equal(dom.format, 'xml');
-      assert.equal(dom.instances.length, text.match(/<Item /g)?.length ?? 0);
-      assert.ok(dom.instances.length > 0);
-      assert.equal(dom.instances.filter((instance) => !instance.parent).length, dom.roots.length);
+      assert.equal(dom.count, text.match(/<Item /g)?.length ?? 0);
+      assert.ok(dom.count > 0);
+      assert.equal([...instances(dom)].filter((instance) => !instance.parent).length, roots(dom).length);
       assert.equal(dom.sharedStrings.length, text.match(/<SharedString md5=/g)?.length ?? 0);
-      dom.instances.forEach((instance, i) => {
-        assert.equal(instance.referent, i);
-        assert.equal(dom.byReferent.get(i), instance);
-        assert.equal(instance.name, getValue(instance, 'Name') ?? '');
-      });
+      for (const instance of instances(dom)) {
+        assert.equal(instance.referent, instance.row);
+        assert.equal(dom.rowOf(instance.row), instance.row);
+        assert.equal(instance.name, instance.get('Name') ?? '');
+      }
       if (!file.endsWith('xml-unknown-type.rbxmx')) assert.deepEqual(dom.warnings, []);
     });
   }
@@ -87,57 +87,57 @@ describe('XML corpus files', () => {
     const bytes = readFileSync(join(PLACES_DIR, 'roblox-dialog-system.rbxlx'));
     const text = bytes.toString('utf8');
     const dom = decodeXml(bytes);
-    assert.equal(dom.instances.length, 631);
-    assert.ok(dom.roots.map((root) => root.className).includes('Workspace'));
+    assert.equal(dom.count, 631);
+    assert.ok(roots(dom).map((root) => dom.className(root)).includes('Workspace'));
 
-    const workspace = dom.roots.find((root) => root.className === 'Workspace')!;
-    const camera = getProperty(workspace, 'CurrentCamera');
+    const workspace = dom.instance(roots(dom).find((root) => dom.className(root) === 'Workspace')!);
+    const camera = workspace.property('CurrentCamera');
     assert.equal(camera?.type, 'Ref');
-    assert.equal(dom.byReferent.get(camera!.value as number)?.className, 'Camera');
+    assert.equal(dom.className(dom.rowOf(camera!.value as number)), 'Camera');
     assert.equal((dom as Dom & { xmlReferents: string[] }).xmlReferents[camera!.value as number], 'RBX9169facd800e4e04933a1b562d36b11e');
 
-    const scripts = dom.instances.filter((instance) => /^(Script|LocalScript|ModuleScript)$/.test(instance.className));
+    const scripts = [...instances(dom)].filter((instance) => /^(Script|LocalScript|ModuleScript)$/.test(instance.className));
     assert.equal(scripts.length, 17);
-    const source = getProperty(scripts.find((script) => (getValue(script, 'Source') as string).includes('Tuneable settings'))!, 'Source');
+    const source = scripts.find((script) => (script.get('Source') as string).includes('Tuneable settings'))!.property('Source');
     assert.equal(source?.type, 'String');
     assert.ok((source!.value as string).startsWith('--!strict\n-- Tuneable settings for the dialog system.\n\n'));
 
     // Tags point at a SharedString; its bytes are the definition's base64.
-    const tags = getProperty(workspace, 'Tags')!;
+    const tags = workspace.property('Tags')!;
     assert.equal(tags.type, 'SharedString');
     const key = text.match(/<SharedString name="Tags">([^<]+)<\/SharedString>/)![1]!;
     const definition = new RegExp(`<SharedString md5="${key.replace(/[+/=]/g, '\\$&')}">([^<]*)</SharedString>`).exec(text)![1]!;
     assert.deepEqual(Buffer.from(dom.sharedStrings[tags.value as number]!), Buffer.from(definition, 'base64'));
 
-    const withAssetId = dom.instances.find((instance) => getValue(instance, 'SourceAssetId') === 112106911797100);
+    const withAssetId = [...instances(dom)].find((instance) => instance.get('SourceAssetId') === 112106911797100);
     assert.ok(withAssetId, 'int64 112106911797100 read as a number');
-    assert.equal(getProperty(workspace, 'UniqueId')?.value, '766756f93d4eb92d0a015d70000007f9');
-    assert.deepEqual(getProperty(workspace, 'Capabilities'), { type: 'SecurityCapabilities', value: 0 });
+    assert.equal(workspace.property('UniqueId')?.value, '766756f93d4eb92d0a015d70000007f9');
+    assert.deepEqual(workspace.property('Capabilities'), { type: 'SecurityCapabilities', value: 0 });
   });
 
   it('keeps unknown property types as warnings (xml-unknown-type)', () => {
     const dom = decodeXml(readFileSync(join(TEST_FILES_DIR, 'xml-unknown-type.rbxmx')));
     const value = onlyInstance(dom);
     assert.equal(value.name, 'A NumberValue');
-    assert.equal(getProperty(value, 'hello'), undefined);
+    assert.equal(value.property('hello'), undefined);
     assert.deepEqual(dom.warnings, ['property of unknown type <Baloney> skipped: NumberValue.hello']);
     assert.deepEqual(dom.metadata, [['ExplicitAutoJoints', 'true']]);
   });
 
   it('reads infinities and NaN in CFrames (cframe-case-mixture)', () => {
     const dom = decodeXml(readFileSync(join(TEST_FILES_DIR, 'cframe-case-mixture.rbxmx')));
-    const value = getProperty(dom.instances[1]!, 'Value')!;
+    const value = dom.instance(1).property('Value')!;
     assert.equal(value.type, 'CFrame');
     assert.ok(valuesEqual(value.value, {
       position: [0.15625, -0.15625, f32(0.100000001)],
       orientation: [[f32(-0.100000001), 0, 0], [1337, -1337, Infinity], [-Infinity, NaN, NaN]],
     }));
-    assert.deepEqual(getProperty(dom.instances[0]!, 'Value')?.value, { position: [0, 0, 0], orientation: [[1, 0, 0], [0, 0, -1], [0, 1, 0]] });
+    assert.deepEqual(dom.instance(0).property('Value')?.value, { position: [0, 0, 0], orientation: [[1, 0, 0], [0, 0, -1], [0, 1, 0]] });
   });
 
   it('reads an empty <Font> as the default font (empty-font)', () => {
     const label = onlyInstance(decodeXml(readFileSync(join(TEST_FILES_DIR, 'empty-font.rbxmx'))));
-    assert.deepEqual(getProperty(label, 'FontFace'), {
+    assert.deepEqual(label.property('FontFace'), {
       type: 'Font',
       value: { family: 'rbxasset://fonts/families/SourceSansPro.json', weight: 'Regular', style: 'Normal', cachedFaceId: null },
     });
@@ -146,25 +146,25 @@ describe('XML corpus files', () => {
   it('resolves Refs to earlier and later Items (ref-child, ref-parent)', () => {
     for (const name of ['ref-child', 'ref-parent']) {
       const dom = decodeXml(readFileSync(join(TEST_FILES_DIR, `${name}.rbxmx`)));
-      const objectValue = dom.instances.find((instance) => instance.className === 'ObjectValue')!;
-      const target = dom.byReferent.get(getValue(objectValue, 'Value') as number);
-      assert.equal(target?.className, 'Folder', name);
+      const objectValue = [...instances(dom)].find((instance) => instance.className === 'ObjectValue')!;
+      const target = dom.rowOf(objectValue.get('Value') as number);
+      assert.equal(dom.className(target), 'Folder', name);
     }
   });
 
   it('reads new-style Content and BrickColor ints with the types binary files use', () => {
-    const images = decodeXml(readFileSync(join(TEST_FILES_DIR, 'imagelabel-content.rbxmx'))).instances;
-    assert.deepEqual(images.map((image) => getProperty(image, 'ImageContent')), [
+    const images = [...instances(decodeXml(readFileSync(join(TEST_FILES_DIR, 'imagelabel-content.rbxmx'))))];
+    assert.deepEqual(images.map((image) => image.property('ImageContent')), [
       { type: 'Content', value: { Uri: 'rbxasset://textures/ui/GuiImagePlaceholder.png' } },
       { type: 'Content', value: { Uri: 'rbxasset://textures/SpawnLocation.png' } },
       { type: 'Content', value: 'None' },
     ]);
-    const bricks = decodeXml(readFileSync(join(TEST_FILES_DIR, 'three-brickcolorvalues.rbxmx'))).instances;
-    assert.deepEqual(bricks.map((brick) => getProperty(brick, 'Value')?.type), ['BrickColor', 'BrickColor', 'BrickColor']);
-    const colors = decodeXml(readFileSync(join(TEST_FILES_DIR, 'three-color3values.rbxmx'))).instances;
-    assert.deepEqual(getProperty(colors[1]!, 'Value'), { type: 'Color3', value: [1, f32(0.70588237), f32(0.0784313753)] });
+    const bricks = [...instances(decodeXml(readFileSync(join(TEST_FILES_DIR, 'three-brickcolorvalues.rbxmx'))))];
+    assert.deepEqual(bricks.map((brick) => brick.property('Value')?.type), ['BrickColor', 'BrickColor', 'BrickColor']);
+    const colors = [...instances(decodeXml(readFileSync(join(TEST_FILES_DIR, 'three-color3values.rbxmx'))))];
+    assert.deepEqual(colors[1]!.property('Value'), { type: 'Color3', value: [1, f32(0.70588237), f32(0.0784313753)] });
     const number = onlyInstance(decodeXml(readFileSync(join(TEST_FILES_DIR, 'funny-numbervalue.rbxmx'))));
-    assert.deepEqual(getProperty(number, 'Value'), { type: 'Float64', value: 1.2345600000000001017 });
+    assert.deepEqual(number.property('Value'), { type: 'Float64', value: 1.2345600000000001017 });
   });
 });
 
@@ -201,8 +201,8 @@ function closeTo(a: unknown, b: unknown, relative: number): boolean {
 }
 
 /** Binary copies of places also hold Studio's root-level "FilteredSelection" Instances, which XML copies leave out. */
-const skipStudioSelection = (instance: Instance): boolean =>
-  instance.parent === null && instance.className === 'Instance' && instance.name === 'FilteredSelection';
+const skipStudioSelection: Skip = (dom, row) =>
+  dom.parent(row) === -1 && dom.className(row) === 'Instance' && dom.name(row) === 'FilteredSelection';
 
 describe('binary and XML copies decode to the same DOM', () => {
   const found = pairs();
@@ -216,7 +216,7 @@ describe('binary and XML copies decode to the same DOM', () => {
       assert.deepEqual(compareDoms(fromBinary, fromXml, { skip: skipStudioSelection, allow: allowInherent(name) }), []);
       // Both sides carry the same property names, so the comparison above covered every property.
       const names = (dom: Dom): string[] =>
-        walk(dom, skipStudioSelection).map((i) => [...i.table.columns.keys()].map((p) => `${i.className}.${p}`).sort().join(','));
+        walk(dom, skipStudioSelection).map((row) => dom.instance(row).propertyNames().map((p) => `${dom.className(row)}.${p}`).sort().join(','));
       assert.deepEqual(names(fromXml), names(fromBinary));
     });
   }
@@ -339,12 +339,12 @@ describe('property types', () => {
       ${shared}</roblox>`;
     const dom = decodeXml(bytesOf(text));
     const a = byName(dom, 'a');
-    assert.deepEqual(getProperty(a, 'Value'), { type: 'Ref', value: byName(dom, 'b').referent });
-    assert.deepEqual(getProperty(a, 'Empty'), { type: 'Ref', value: -1 });
-    assert.deepEqual(getProperty(a, 'Lost'), { type: 'Ref', value: -1 });
-    assert.deepEqual(getProperty(a, 'S'), { type: 'SharedString', value: 1 });
-    assert.deepEqual(getProperty(a, 'N'), { type: 'SharedString', value: 0 });
-    assert.equal(getProperty(a, 'Missing'), undefined);
+    assert.deepEqual(a.property('Value'), { type: 'Ref', value: byName(dom, 'b').referent });
+    assert.deepEqual(a.property('Empty'), { type: 'Ref', value: -1 });
+    assert.deepEqual(a.property('Lost'), { type: 'Ref', value: -1 });
+    assert.deepEqual(a.property('S'), { type: 'SharedString', value: 1 });
+    assert.deepEqual(a.property('N'), { type: 'SharedString', value: 0 });
+    assert.equal(a.property('Missing'), undefined);
     assert.deepEqual(dom.sharedStrings.map((bytes) => [...bytes]), [[...Buffer.from('hello')], [0, 255]]);
     assert.deepEqual(dom.metadata, [['ExplicitAutoJoints', 'true']]);
     assert.equal(dom.warnings.length, 2);
@@ -360,11 +360,11 @@ describe('property types', () => {
         <Item class="Part" referent="r3"><Properties><string name="Name">p2</string></Properties></Item></Item>
       <Item class="Folder" referent="r4"><Properties/></Item></roblox>`;
     const dom = decodeXml(bytesOf(text));
-    assert.deepEqual(dom.instances.map((i) => [i.referent, i.className, i.name, i.parent?.referent ?? null]), [
+    assert.deepEqual([...instances(dom)].map((i) => [i.referent, i.className, i.name, i.parent?.referent ?? null]), [
       [0, 'Model', 'm', null], [1, 'Part', 'p1', 0], [2, 'Decal', 'd', 1], [3, 'Part', 'p2', 0], [4, 'Folder', '', null],
     ]);
-    assert.deepEqual(dom.roots.map((root) => root.referent), [0, 4]);
-    assert.deepEqual(dom.instances[0]!.children.map((child) => child.name), ['p1', 'p2']);
+    assert.deepEqual(roots(dom).map((root) => dom.referent(root)), [0, 4]);
+    assert.deepEqual(dom.instance(0).children.map((child) => child.name), ['p1', 'p2']);
     assert.deepEqual((dom as Dom & { xmlReferents: string[] }).xmlReferents, ['r0', 'r1', 'r2', 'r3', 'r4']);
   });
 
@@ -416,7 +416,7 @@ describe('malformed XML', () => {
         const error = decodeError(bytes.subarray(0, point));
         assert.ok(error.message.length > 0, `${file} cut at ${point}`);
       }
-      assert.ok(decodeXml(bytes.subarray(0, end)).instances.length > 0, `${file} cut right after </roblox>`);
+      assert.ok(decodeXml(bytes.subarray(0, end)).count > 0, `${file} cut right after </roblox>`);
     }
   });
 
@@ -435,7 +435,7 @@ describe('malformed XML', () => {
         }
         try {
           const dom = decodeXml(bytes);
-          assert.ok(Array.isArray(dom.instances));
+          assert.ok(dom.count >= 0);
         } catch (error) {
           assert.ok(error instanceof DecodeError, `${name} round ${round}: ${String(error)}`);
         }
@@ -449,7 +449,7 @@ describe('malformed XML', () => {
     const deepTags = `<roblox version="4">${'<a>'.repeat(1_000_000)}${'</a>'.repeat(1_000_000)}</roblox>`;
     assert.match(decodeError(bytesOf(deepTags)).message, /maxXmlDepth/);
     const fine = `<roblox version="4">${'<Item class="Folder"><Properties/>'.repeat(40)}${'</Item>'.repeat(40)}</roblox>`;
-    assert.equal(decodeXml(bytesOf(fine), { maxXmlDepth: 100 }).instances.length, 40);
+    assert.equal(decodeXml(bytesOf(fine), { maxXmlDepth: 100 }).count, 40);
     decodeError(bytesOf(fine), { maxXmlDepth: 30 });
   });
 
@@ -464,7 +464,7 @@ describe('malformed XML', () => {
   it('holds declared sizes to the limits', () => {
     const items = `<roblox version="4">${'<Item class="Folder" referent="x"><Properties/></Item>'.replace('referent="x"', '').repeat(11)}</roblox>`;
     assert.match(decodeError(bytesOf(items), { maxInstances: 10 }).message, /maxInstances/);
-    assert.equal(decodeXml(bytesOf(items), { maxInstances: 11 }).instances.length, 11);
+    assert.equal(decodeXml(bytesOf(items), { maxInstances: 11 }).count, 11);
     const big = Buffer.alloc(3000, 1).toString('base64');
     assert.match(decodeError(model('', { extra: `<SharedStrings><SharedString md5="k">${big}</SharedString></SharedStrings>` }), { maxStringBytes: 2048 }).message, /maxStringBytes/);
     assert.match(decodeError(model(`<string name="S">${'x'.repeat(5000)}</string>`), { maxStringBytes: 4096 }).message, /maxStringBytes/);
@@ -474,7 +474,7 @@ describe('malformed XML', () => {
 
   it('warns instead of failing on what it does not know', () => {
     const dom = decodeXml(bytesOf('<roblox version="5"><Widget/><Item class="Folder" referent="a"><Properties><Vector2int16 name="V"><X>1</X><Y>2</Y></Vector2int16><string>no name</string></Properties><Extra/></Item></roblox>'));
-    assert.equal(dom.instances.length, 1);
+    assert.equal(dom.count, 1);
     assert.equal(dom.warnings.length, 5);
     assert.match(dom.warnings.join('\n'), /unknown type <Vector2int16>/);
   });

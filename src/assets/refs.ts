@@ -8,7 +8,7 @@
  *
  * `AssetKind` is defined here (the source of truth); the downloader imports it.
  */
-import type { Dom, Instance, PropertyTable } from '../parser/dom.js';
+import type { Column, Dom, PropertyTable } from '../parser/dom.js';
 import type { Value } from '../parser/values.js';
 
 export type AssetKind = 'mesh' | 'image' | 'audio' | 'animation' | 'union' | 'other';
@@ -209,10 +209,8 @@ export interface AssetRefs {
   kindConflicts: string[];
 }
 
-interface TableRefColumns {
-  table: PropertyTable;
-  columns: { column: { get(row: number): Value }; kind: AssetKind; numeric: boolean }[];
-}
+/** The columns of a table that hold references, with their kind. */
+type RefColumns = { column: Column; kind: AssetKind; numeric: boolean }[];
 
 /**
  * Every asset reference in the DOM, whichever its property generation. An id used
@@ -225,13 +223,16 @@ export function collectAssetRefs(dom: Dom): AssetRefs {
   const other = new Set<string>();
   const kindConflicts: string[] = [];
   const conflicted = new Set<string>();
-  let cached: TableRefColumns | null = null;
+  // Each table's reference columns, resolved on its first row.
+  const byTable: (RefColumns | undefined)[] = new Array(dom.tables.length);
 
-  for (const instance of dom.instances) {
-    // Binary tables are shared by every instance of a class: resolve their columns once.
-    if (!cached || cached.table !== instance.table) cached = refColumns(instance);
-    for (const { column, kind, numeric } of cached.columns) {
-      const value = column.get(instance.row);
+  for (let row = 0; row < dom.count; row++) {
+    const table = dom.tableOf(row);
+    const refs = byTable[table] ??= refColumns(dom.table(table));
+    if (refs.length === 0) continue;
+    const at = dom.rowInTable(row);
+    for (const { column, kind, numeric } of refs) {
+      const value = column.get(at);
       let parsed: AssetUri | null;
       if (numeric) {
         const id = typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? String(value)
@@ -264,16 +265,16 @@ export function collectAssetRefs(dom: Dom): AssetRefs {
   return { ids, builtin: builtin.size, other: other.size, byKind, kindConflicts };
 }
 
-function refColumns(instance: Instance): TableRefColumns {
-  const columns: TableRefColumns['columns'] = [];
-  const numeric = NUMERIC_ID_CLASSES.has(instance.className);
-  for (const [name, column] of instance.table.columns) {
+function refColumns({ className, columns }: PropertyTable): RefColumns {
+  const refs: RefColumns = [];
+  const numeric = NUMERIC_ID_CLASSES.has(className);
+  for (const [name, column] of columns) {
     const isContent = column.type === 'Content';
     if (!isContent && column.type !== 'String' && !(numeric && (column.type === 'Int64' || column.type === 'Int32'))) continue;
-    const kind = propertyAssetKind(instance.className, name, isContent);
-    if (kind) columns.push({ column, kind, numeric: numeric && !isContent && column.type !== 'String' });
+    const kind = propertyAssetKind(className, name, isContent);
+    if (kind) refs.push({ column, kind, numeric: numeric && !isContent && column.type !== 'String' });
   }
-  return { table: instance.table, columns };
+  return refs;
 }
 
 export function emptyKindCounts(): Record<AssetKind, number> {

@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
-import { stringifyDump, toDump } from '../parser/dom.js';
+import { dumpJson, stringifyDump } from '../parser/dump.js';
 import { DecodeError } from '../parser/errors.js';
 import { MeshDecodeError } from '../mesh/errors.js';
 
@@ -30,10 +30,13 @@ function fileAndFlags(command: string, args: string[], known: string[]): { file:
 
 async function dump(args: string[]): Promise<number> {
   const { file, flags } = fileAndFlags('dump', args, ['--chunks']);
-  const chunks = flags.has('--chunks');
   const bytes = await readInput(file);
-  const output = chunks ? decodeChunks(bytes) : toDump(decode(bytes));
-  await writeOut(stringifyDump(output) + '\n');
+  if (flags.has('--chunks')) {
+    await writeOut(stringifyDump(decodeChunks(bytes)) + '\n');
+    return 0;
+  }
+  // The DOM is written instance by instance, waiting for stdout to drain.
+  for (const piece of dumpJson(decode(bytes))) await writeOut(piece);
   return 0;
 }
 

@@ -4,9 +4,11 @@
  * Two outputs share the readers: the DOM (decodeBinary) and the chunk view
  * (decodeBinaryChunks, the shape of ../shared/conformance).
  */
-import { readChunks, type RawChunk } from './chunk.js';
+import { Buffer } from 'node:buffer';
+import { frameChunks, readChunk, type RawChunk } from './chunk.js';
 import { readColumn } from './columns/index.js';
-import type { Column, Dom, Instance, PropertyTable } from './dom.js';
+import { Dom, type Column, type PropertyTable, type ReferentIndex } from './dom.js';
+import { indexReferents, TreeLinks } from './dom-build.js';
 import { DecodeError, type DecodeErrorContext } from './errors.js';
 import { readHeader, type FileHeader } from './header.js';
 import { readReferents } from './interleave.js';
@@ -59,9 +61,11 @@ function readInst(c: Cursor, limits: DecodeLimits): InstChunk {
   return { kind: 'INST', classId, className, objectFormat, referents };
 }
 
-function readProp(c: Cursor, limits: DecodeLimits, classCounts: Map<number, number>, warnings: WarningLog): PropChunk {
+function readProp(c: Cursor, { limits, classCounts, warnings, names }: WalkState): PropChunk {
   const classId = readU32(c);
-  const name = readText(c, limits.maxStringBytes, 'property name');
+  const read = readText(c, limits.maxStringBytes, 'property name');
+  let name = names.get(read);
+  if (name === undefined) names.set(read, (name = read));
   const typeId = readU8(c);
   const type = typeName(typeId);
   const count = classCounts.get(classId);
@@ -87,12 +91,23 @@ function readPrnt(c: Cursor, limits: DecodeLimits): PrntChunk {
   return { kind: 'PRNT', version, children, parents };
 }
 
+/** What the chunk readers share while a file is walked. */
+interface WalkState {
+  readonly limits: DecodeLimits;
+  readonly warnings: WarningLog;
+  /** INST instance count and class name by class id. */
+  readonly classCounts: Map<number, number>;
+  readonly classNames: Map<number, string>;
+  /** Property names, one string each: the same few hundred names recur in every class. */
+  readonly names: Map<string, string>;
+}
+
 /**
- * Decodes one chunk. Errors gain the chunk's name and file offset (and the property
- * being read), and anything that is not a DecodeError becomes one.
+ * Decodes one chunk from `c` (its data). Errors gain the chunk's name and file offset
+ * (and the property being read), and anything that is not a DecodeError becomes one.
  */
-function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<number, number>, classNames: Map<number, string>, warnings: WarningLog): DecodedChunk {
-  const c = cursor(raw.data);
+function decodeChunk(raw: RawChunk, c: Cursor, state: WalkState): DecodedChunk {
+  const { limits, classCounts, classNames, warnings } = state;
   const context: DecodeErrorContext = { chunk: raw.name, offset: raw.offset };
   try {
     switch (raw.name) {
@@ -107,12 +122,12 @@ function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<numbe
       }
       case 'PROP': {
         // Peek the property name first so a failure inside the column can name it.
-        const peek = cursor(raw.data);
+        const peek = cursor(c.bytes, c.pos, c.end);
         try {
           const classId = readU32(peek);
           context.property = `${classNames.get(classId) ?? `class#${classId}`}.${readText(peek, limits.maxStringBytes, 'property name')}`;
         } catch { /* readProp reports it */ }
-        return readProp(c, limits, classCounts, warnings);
+        return readProp(c, state);
       }
       case 'PRNT': return readPrnt(c, limits);
       case 'END': return { kind: 'END' };
@@ -126,14 +141,38 @@ function decodeChunk(raw: RawChunk, limits: DecodeLimits, classCounts: Map<numbe
   }
 }
 
-/** Runs the framing and per-chunk readers; `visit` sees each decoded chunk in order. */
+/** Chunks at least this large keep their own buffer; smaller ones share one (see walkChunks). */
+const SHARED_BUFFER_CHUNK = 64 * 1024;
+
+/**
+ * Runs the framing and per-chunk readers; `visit` sees each decoded chunk in order.
+ * Columns view the chunk data they were read from, so a decoded file keeps it. A
+ * place has hundreds of small PROP chunks, and a buffer object of its own for each
+ * would cost more than many of them hold: small chunks are decompressed into one
+ * shared buffer, sized from the chunk headers that framing has already held to the
+ * limits; large ones keep the buffer they were decompressed into (no copy).
+ */
 function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLog, visit: (chunk: DecodedChunk, raw: RawChunk) => void): FileHeader {
   const header = readHeader(bytes, limits);
-  const classCounts = new Map<number, number>();
-  const classNames = new Map<number, string>();
+  const frames = frameChunks(bytes, limits);
+  let small = 0;
+  for (const frame of frames) if (frame.uncompressedLength < SHARED_BUFFER_CHUNK) small += frame.uncompressedLength;
+  // Buffers, not plain arrays: string columns turn byte ranges into text natively (reader.ts).
+  const shared = Buffer.alloc(small);
+  const state: WalkState = { limits, warnings, classCounts: new Map(), classNames: new Map(), names: new Map() };
   let instances = 0;
-  for (const raw of readChunks(bytes, limits)) {
-    const chunk = decodeChunk(raw, limits, classCounts, classNames, warnings);
+  let at = 0;
+  for (const frame of frames) {
+    const raw = readChunk(bytes, frame);
+    let c: Cursor;
+    if (raw.data.length < SHARED_BUFFER_CHUNK) {
+      shared.set(raw.data, at);
+      c = cursor(shared, at, at + raw.data.length);
+      at += raw.data.length;
+    } else {
+      c = cursor(Buffer.isBuffer(raw.data) ? raw.data : Buffer.from(raw.data.buffer, raw.data.byteOffset, raw.data.length));
+    }
+    const chunk = decodeChunk(raw, c, state);
     if (chunk.kind === 'INST') {
       instances += chunk.referents.length;
       if (instances > limits.maxInstances) {
@@ -142,19 +181,21 @@ function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLo
     }
     visit(chunk, raw);
   }
-  if (classCounts.size !== header.classCount) warn(warnings, 'header class count differs', `header ${header.classCount}, file ${classCounts.size}`);
+  if (state.classCounts.size !== header.classCount) warn(warnings, 'header class count differs', `header ${header.classCount}, file ${state.classCounts.size}`);
   if (instances !== header.instanceCount) warn(warnings, 'header instance count differs', `header ${header.instanceCount}, file ${instances}`);
   return header;
 }
+
+interface ClassChunk { className: string; referents: Int32Array; columns: Map<string, Column>; offset: number }
 
 export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>): Dom {
   const limits = resolveLimits(options);
   const warnings: WarningLog = new Map();
   const metadata: [string, string][] = [];
   let sharedStrings: Uint8Array[] = [];
-  const instances: Instance[] = [];
-  const byReferent = new Map<number, Instance>();
-  const tables = new Map<number, { table: PropertyTable; members: Instance[]; className: string }>();
+  // One table per INST chunk, in file order; the file's class ids map to them.
+  const classes: ClassChunk[] = [];
+  const byClassId = new Map<number, ClassChunk>();
   const links: { children: Int32Array; parents: Int32Array; offset: number }[] = [];
 
   walkChunks(bytes, limits, warnings, (chunk, raw) => {
@@ -162,33 +203,16 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
       case 'META': metadata.push(...chunk.entries); break;
       case 'SSTR': sharedStrings = chunk.entries; break;
       case 'INST': {
-        const table: PropertyTable = { columns: new Map() };
-        const members: Instance[] = [];
-        const { referents, className } = chunk;
-        for (let row = 0; row < referents.length; row++) {
-          const referent = referents[row]!;
-          const instance: Instance = { referent, className, name: '', parent: null, children: NO_CHILDREN, table, row };
-          const before = byReferent.size;
-          if (byReferent.set(referent, instance).size === before) {
-            throw new DecodeError(`referent ${referent} is used by two instances`, { chunk: 'INST', offset: raw.offset });
-          }
-          instances.push(instance);
-          members.push(instance);
-        }
-        tables.set(chunk.classId, { table, members, className: chunk.className });
+        const entry: ClassChunk = { className: chunk.className, referents: chunk.referents, columns: new Map(), offset: raw.offset };
+        classes.push(entry);
+        byClassId.set(chunk.classId, entry);
         break;
       }
       case 'PROP': {
-        const owner = tables.get(chunk.classId);
+        const owner = byClassId.get(chunk.classId);
         if (!owner || !chunk.column) break;
-        if (owner.table.columns.has(chunk.name)) warn(warnings, 'property appears twice, the last one wins', `${owner.className}.${chunk.name}`);
-        (owner.table.columns as Map<string, Column>).set(chunk.name, chunk.column);
-        if (chunk.name === 'Name') {
-          for (const member of owner.members) {
-            const value = chunk.column.get(member.row);
-            member.name = typeof value === 'string' ? value : '';
-          }
-        }
+        if (owner.columns.has(chunk.name)) warn(warnings, 'property appears twice, the last one wins', `${owner.className}.${chunk.name}`);
+        owner.columns.set(chunk.name, chunk.column);
         break;
       }
       case 'PRNT': links.push({ children: chunk.children, parents: chunk.parents, offset: raw.offset }); break;
@@ -196,67 +220,91 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
     }
   });
 
-  const find = referentLookup(instances, byReferent);
-  const roots: Instance[] = [];
-  // A child is linked once: either it has a parent by now, or it is in rootSet.
-  const rootSet = new Set<Instance>();
+  // Rows are instances in INST order; walkChunks has kept their sum under maxInstances.
+  let count = 0;
+  for (const { referents } of classes) count += referents.length;
+  const tableIds = new Uint32Array(count);
+  const tableRows = new Int32Array(count);
+  const referents = new Int32Array(count);
+  const tables: PropertyTable[] = [];
+  let row = 0;
+  for (let id = 0; id < classes.length; id++) {
+    const { className, referents: members, columns } = classes[id]!;
+    const rows = new Int32Array(members.length);
+    referents.set(members, row);
+    tableIds.fill(id, row, row + members.length);
+    for (let i = 0; i < members.length; i++) {
+      tableRows[row] = i;
+      rows[i] = row++;
+    }
+    tables.push({ className, columns, rows });
+  }
+  const { index, duplicate } = indexReferents(referents);
+  if (duplicate !== -1) {
+    const owner = classes[tableIds[duplicate]!]!;
+    throw new DecodeError(`referent ${referents[duplicate]} is used by two instances`, { chunk: 'INST', offset: owner.offset });
+  }
+
+  const tree = linkParents(referents, links, index, warnings);
+  return new Dom({
+    format: 'binary', metadata, sharedStrings, warnings: warningLines(warnings),
+    tables, tableIds, tableRows, referents,
+    parents: tree.parents, firstChildren: tree.firstChildren, nextSiblings: tree.nextSiblings, firstRoot: tree.firstRoot,
+    referentIndex: index,
+  });
+}
+
+/**
+ * The tree from the PRNT links, in their order. A child is linked once (the first
+ * link wins); a child whose parent is unknown is kept as a root; instances no link
+ * names become roots after those, in row order. Every instance must then hang under
+ * a root, or it sits on a parent cycle.
+ */
+function linkParents(referents: Int32Array, links: { children: Int32Array; parents: Int32Array; offset: number }[], index: ReferentIndex, warnings: WarningLog): TreeLinks {
+  const count = referents.length;
+  const tree = new TreeLinks(count);
+  const linked = new Uint8Array(count);
   for (const { children, parents } of links) {
     for (let i = 0; i < children.length; i++) {
-      const child = find(children[i]!);
-      if (!child) { warn(warnings, 'PRNT names an unknown child', `referent ${children[i]}`); continue; }
-      if (child.parent || rootSet.has(child)) { warn(warnings, 'PRNT links a child twice, the first link wins', `referent ${children[i]}`); continue; }
+      const child = index.get(children[i]!);
+      if (child === -1) { warn(warnings, 'PRNT names an unknown child', `referent ${children[i]}`); continue; }
+      if (linked[child]) { warn(warnings, 'PRNT links a child twice, the first link wins', `referent ${children[i]}`); continue; }
+      linked[child] = 1;
       const parentRef = parents[i]!;
-      const parent = parentRef === -1 ? undefined : find(parentRef);
-      if (parentRef !== -1 && !parent) warn(warnings, 'PRNT names an unknown parent, child kept as a root', `referent ${children[i]}, parent ${parentRef}`);
-      if (parent) {
-        child.parent = parent;
-        // Most instances are leaves: they share one empty array until they get a child.
-        if (parent.children === NO_CHILDREN) (parent as { children: Instance[] }).children = [child];
-        else parent.children.push(child);
-      } else {
-        rootSet.add(child);
-        roots.push(child);
+      const parent = parentRef === -1 ? -1 : index.get(parentRef);
+      if (parent !== -1) tree.appendChild(child, parent);
+      else {
+        if (parentRef !== -1) warn(warnings, 'PRNT names an unknown parent, child kept as a root', `referent ${children[i]}, parent ${parentRef}`);
+        tree.appendRoot(child);
       }
     }
   }
-  for (const instance of instances) if (!instance.parent && !rootSet.has(instance)) roots.push(instance);
-  checkAcyclic(instances, roots, links[0]?.offset);
-
-  return { format: 'binary', metadata, sharedStrings, instances, roots, byReferent, warnings: warningLines(warnings) };
+  for (let row = 0; row < count; row++) if (!linked[row]) tree.appendRoot(row);
+  checkAcyclic(tree, referents, links[0]?.offset);
+  return tree;
 }
 
-const NO_CHILDREN: Instance[] = Object.freeze([]) as unknown as Instance[];
-
-/** Studio numbers referents 0..n-1: then an array lookup beats the Map on every PRNT link. */
-function referentLookup(instances: Instance[], byReferent: Map<number, Instance>): (referent: number) => Instance | undefined {
-  const dense: Instance[] = [];
-  for (const instance of instances) {
-    if (instance.referent < 0 || instance.referent >= instances.length * 2) return (referent) => byReferent.get(referent);
-    dense[instance.referent] = instance;
-  }
-  return (referent) => (referent >= 0 ? dense[referent] : undefined);
-}
-
-/** Every instance must hang under a root; one that does not sits on a parent cycle. */
-function checkAcyclic(instances: Instance[], roots: Instance[], offset?: number): void {
+/** Walks the tree from its roots (no stack: the links are enough); an instance not reached sits on a parent cycle. */
+function checkAcyclic(tree: TreeLinks, referents: Int32Array, offset?: number): void {
+  const count = referents.length;
+  const { parents, firstChildren, nextSiblings } = tree;
   let reached = 0;
-  const stack = [...roots];
-  while (stack.length) {
-    const at = stack.pop()!;
-    reached++;
-    for (const child of at.children) stack.push(child);
-  }
-  if (reached === instances.length) return;
+  const visit = (onRow?: (row: number) => void): void => {
+    for (let row = tree.firstRoot; row !== -1;) {
+      reached++;
+      onRow?.(row);
+      let next = firstChildren[row]!;
+      for (let at = row; next === -1 && at !== -1; at = parents[at]!) next = nextSiblings[at]!;
+      row = next;
+    }
+  };
+  visit();
+  if (reached === count) return;
   // Only a broken file pays for finding which instance is stuck.
-  const seen = new Set<Instance>();
-  const walk = [...roots];
-  while (walk.length) {
-    const at = walk.pop()!;
-    seen.add(at);
-    for (const child of at.children) walk.push(child);
-  }
-  const stuck = instances.find((instance) => !seen.has(instance));
-  throw new DecodeError(`PRNT links form a cycle (referent ${stuck?.referent})`, { chunk: 'PRNT', offset });
+  const seen = new Uint8Array(count);
+  visit((row) => { seen[row] = 1; });
+  const stuck = seen.indexOf(0);
+  throw new DecodeError(`PRNT links form a cycle (referent ${referents[stuck]})`, { chunk: 'PRNT', offset });
 }
 
 /** The chunk view of ../shared/conformance/README.md (without its `file` member). */

@@ -52,7 +52,8 @@ function decompressLz4(block: Uint8Array, size: number): Uint8Array {
   return uncompressSync(input);
 }
 
-interface Frame {
+/** A chunk's header, checked against the file and the limits. */
+export interface Frame {
   name: string;
   offset: number;
   compressedLength: number;
@@ -63,7 +64,7 @@ interface Frame {
  * Walks the chunk headers to END before any data is decompressed, so a truncated or
  * lying file fails at once and cheaply, and every declared size meets the limits first.
  */
-function frameChunks(bytes: Uint8Array, limits: DecodeLimits): Frame[] {
+export function frameChunks(bytes: Uint8Array, limits: DecodeLimits): Frame[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const frames: Frame[] = [];
   let pos = HEADER_SIZE;
@@ -104,27 +105,27 @@ function frameChunks(bytes: Uint8Array, limits: DecodeLimits): Frame[] {
 
 /** Reads every chunk up to and including END; decompresses each as it is reached. */
 export function* readChunks(bytes: Uint8Array, limits: DecodeLimits): Generator<RawChunk> {
-  for (const { name, offset, compressedLength, uncompressedLength } of frameChunks(bytes, limits)) {
-    const context = { chunk: name, offset };
-    const dataStart = offset + CHUNK_HEADER_SIZE;
-    const stored = bytes.subarray(dataStart, dataStart + (compressedLength || uncompressedLength));
-    if (compressedLength === 0) {
-      yield { name, offset, compression: 'none', data: stored };
-      continue;
-    }
-    const compression: Compression = isZstd(stored) ? 'zstd' : 'lz4';
-    let data: Uint8Array;
-    try {
-      data = compression === 'zstd'
-        ? decompressZstd(stored, uncompressedLength)
-        : decompressLz4(stored, uncompressedLength);
-    } catch (error) {
-      if (error instanceof DecodeError) throw error.withContext(context);
-      throw new DecodeError(`corrupt ${compression.toUpperCase()} data: ${(error as Error)?.message ?? String(error)}`, context);
-    }
-    if (data.length !== uncompressedLength) {
-      throw new DecodeError(`chunk decompressed to ${data.length} bytes, header says ${uncompressedLength}`, context);
-    }
-    yield { name, offset, compression, data };
+  for (const frame of frameChunks(bytes, limits)) yield readChunk(bytes, frame);
+}
+
+/** One framed chunk's data, decompressed (a view into `bytes` when it is stored raw). */
+export function readChunk(bytes: Uint8Array, { name, offset, compressedLength, uncompressedLength }: Frame): RawChunk {
+  const context = { chunk: name, offset };
+  const dataStart = offset + CHUNK_HEADER_SIZE;
+  const stored = bytes.subarray(dataStart, dataStart + (compressedLength || uncompressedLength));
+  if (compressedLength === 0) return { name, offset, compression: 'none', data: stored };
+  const compression: Compression = isZstd(stored) ? 'zstd' : 'lz4';
+  let data: Uint8Array;
+  try {
+    data = compression === 'zstd'
+      ? decompressZstd(stored, uncompressedLength)
+      : decompressLz4(stored, uncompressedLength);
+  } catch (error) {
+    if (error instanceof DecodeError) throw error.withContext(context);
+    throw new DecodeError(`corrupt ${compression.toUpperCase()} data: ${(error as Error)?.message ?? String(error)}`, context);
   }
+  if (data.length !== uncompressedLength) {
+    throw new DecodeError(`chunk decompressed to ${data.length} bytes, header says ${uncompressedLength}`, context);
+  }
+  return { name, offset, compression, data };
 }

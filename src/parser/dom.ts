@@ -1,11 +1,34 @@
 /**
- * The DOM every other part of the service reads. Instances are plain objects; their
- * properties live in per-class column tables (binary: one table per INST class, its
- * columns typed arrays; XML: one small table per instance), so a large place does not
- * become one JS object per property value. A value is only materialised on get().
+ * The DOM every other part of the service reads: an instance table.
+ *
+ * Instances are row numbers 0..count-1, in file order (binary: INST order, class by
+ * class; XML: document order, which is pre-order). Per row the DOM keeps a handful of
+ * typed-array entries and nothing else:
+ *
+ *   tableIds[row]       the property table holding the row's properties
+ *   tableRows[row]      the row's position in that table (its column row)
+ *   referents[row]      the file's referent (XML: the row itself)
+ *   parents[row]        the parent row, -1 for a root
+ *   firstChildren[row]  the first child row, -1 for a leaf
+ *   nextSiblings[row]   the next sibling row, -1 for the last child; roots are
+ *                       chained the same way from `firstRoot`
+ *
+ * Properties live in property tables: one per class in a binary file (its columns are
+ * the PROP chunks, typed arrays or offsets into the chunk data), one per class and
+ * property list in an XML file (so each instance keeps exactly its own properties, in
+ * its own order). Names, like every other value, are read from their column when
+ * asked; nothing per instance is allocated unless a caller asks for it (`instance(row)`
+ * views, `children`, `getValue`). Walks need no recursion and no stack: `next(row, top)`
+ * gives the pre-order successor inside `top`'s subtree, `after(row, top)` skips a subtree.
+ *
+ *   for (let row = dom.firstChild(top); row !== -1; row = dom.nextSibling(row)) ...   // children
+ *   for (let row = top; row !== -1; row = dom.next(row, top)) ...                      // top's subtree, pre-order
+ *   for (let row = dom.firstRoot; row !== -1; row = dom.next(row)) ...                 // every instance, pre-order
+ *
+ * A table's columns are resolved once and then read by `rowInTable(row)`: the fast way
+ * to read one property of many instances (see report.ts, scene.ts).
  */
 import type { Property, PropType, Value } from './values.js';
-import { jsonReplacer } from './values.js';
 
 export interface Column {
   readonly type: PropType;
@@ -16,123 +39,238 @@ export interface Column {
   bytes?(row: number): Uint8Array;
 }
 
+/** Instances of one class (and, in XML, one property list) and their properties as columns. */
 export interface PropertyTable {
-  /** Property name to column, in file order. */
-  readonly columns: Map<string, Column>;
-}
-
-export interface Instance {
-  /** Binary: the file's referent. XML: a sequential number (the file's referent strings are kept in Dom.xmlReferents). */
-  readonly referent: number;
   readonly className: string;
-  name: string;
-  parent: Instance | null;
-  readonly children: Instance[];
-  /** The table that holds this instance's properties, and its row there. */
-  readonly table: PropertyTable;
-  readonly row: number;
+  /** Property name to column, in file order; column row i belongs to the table's i-th instance. */
+  readonly columns: Map<string, Column>;
+  /** The DOM row of each of the table's instances, ascending. */
+  readonly rows: Int32Array;
 }
 
-export interface Dom {
+/** Referent → row, -1 when no instance has the referent. */
+export interface ReferentIndex {
+  get(referent: number): number;
+}
+
+/** What a decoder or DomBuilder hands to the Dom. */
+export interface DomParts {
+  format: 'binary' | 'xml';
+  metadata: [string, string][];
+  sharedStrings: Uint8Array[];
+  warnings: string[];
+  xmlReferents?: string[];
+  tables: PropertyTable[];
+  tableIds: Uint32Array;
+  tableRows: Int32Array;
+  referents: Int32Array;
+  parents: Int32Array;
+  firstChildren: Int32Array;
+  nextSiblings: Int32Array;
+  firstRoot: number;
+  referentIndex: ReferentIndex;
+}
+
+export class Dom {
   readonly format: 'binary' | 'xml';
   /** META entries (binary) or Meta elements (XML), in file order. */
   readonly metadata: [string, string][];
   /** SSTR entries / SharedStrings, indexed by SharedString property values. */
   readonly sharedStrings: Uint8Array[];
-  /** Every instance, in file order (binary: INST order; XML: document order). */
-  readonly instances: Instance[];
-  /** Instances with no parent, in file order. */
-  readonly roots: Instance[];
-  readonly byReferent: Map<number, Instance>;
   /** Things skipped or repaired while decoding (unknown chunks, types, tags...). */
   readonly warnings: string[];
-  /** XML only: the file's referent strings, indexed by Instance.referent. */
+  /** XML only: the file's referent attribute of each row ('' when the Item had none). */
   readonly xmlReferents?: string[];
-}
+  readonly count: number;
+  /** The first root; the others follow through `nextSibling`. -1 when the DOM is empty. */
+  readonly firstRoot: number;
+  readonly tables: readonly PropertyTable[];
+  // Per-row arrays (see the comment at the top). Read them through the methods below;
+  // they are public for code that hands them on whole (the writer).
+  readonly tableIds: Uint32Array;
+  readonly tableRows: Int32Array;
+  readonly referents: Int32Array;
+  readonly parents: Int32Array;
+  readonly firstChildren: Int32Array;
+  readonly nextSiblings: Int32Array;
+  readonly #referentIndex: ReferentIndex;
+  /** Each table's Name column, looked up on first use (null: the table has none). */
+  readonly #nameColumns: (Column | null | undefined)[];
 
-/** A table with one row, for instances whose properties are not columnar (XML). */
-export function singleRowTable(properties: Map<string, Property>): PropertyTable {
-  const columns = new Map<string, Column>();
-  for (const [name, { type, value }] of properties) {
-    columns.set(name, { type, length: 1, get: () => value });
+  constructor(parts: DomParts) {
+    this.format = parts.format;
+    this.metadata = parts.metadata;
+    this.sharedStrings = parts.sharedStrings;
+    this.warnings = parts.warnings;
+    if (parts.xmlReferents) this.xmlReferents = parts.xmlReferents;
+    this.count = parts.tableIds.length;
+    this.firstRoot = parts.firstRoot;
+    this.tables = parts.tables;
+    this.tableIds = parts.tableIds;
+    this.tableRows = parts.tableRows;
+    this.referents = parts.referents;
+    this.parents = parts.parents;
+    this.firstChildren = parts.firstChildren;
+    this.nextSiblings = parts.nextSiblings;
+    this.#referentIndex = parts.referentIndex;
+    this.#nameColumns = new Array(parts.tables.length);
   }
-  return { columns };
+
+  /** The id of the table holding the row's properties (an index into `tables`). */
+  tableOf(row: number): number {
+    return this.tableIds[row]!;
+  }
+
+  table(id: number): PropertyTable {
+    return this.tables[id]!;
+  }
+
+  /** The row's position in its table: the row to read its columns at. */
+  rowInTable(row: number): number {
+    return this.tableRows[row]!;
+  }
+
+  className(row: number): string {
+    return this.tables[this.tableIds[row]!]!.className;
+  }
+
+  /** The file's referent of the row (XML: the row). */
+  referent(row: number): number {
+    return this.referents[row]!;
+  }
+
+  /** The row of a referent (a Ref value), -1 when no instance has it. */
+  rowOf(referent: number): number {
+    return this.#referentIndex.get(referent);
+  }
+
+  /** The parent row, -1 for a root. */
+  parent(row: number): number {
+    return this.parents[row]!;
+  }
+
+  /** The first child row, -1 when the row has no children. */
+  firstChild(row: number): number {
+    return this.firstChildren[row]!;
+  }
+
+  /** The next row with the same parent (for a root: the next root), -1 after the last. */
+  nextSibling(row: number): number {
+    return this.nextSiblings[row]!;
+  }
+
+  /** The Name property as text: '' when absent or not valid UTF-8 (as Roblox shows it). */
+  name(row: number): string {
+    const id = this.tableIds[row]!;
+    let column = this.#nameColumns[id];
+    if (column === undefined) {
+      const found = this.tables[id]!.columns.get('Name');
+      column = this.#nameColumns[id] = found?.type === 'String' ? found : null;
+    }
+    if (column === null) return '';
+    const value = column.get(this.tableRows[row]!);
+    return typeof value === 'string' ? value : '';
+  }
+
+  /**
+   * The row after `row` in a pre-order walk of `top`'s subtree (of the whole DOM,
+   * roots in order, when `top` is -1); -1 when the walk is over.
+   */
+  next(row: number, top = -1): number {
+    const first = this.firstChildren[row]!;
+    return first !== -1 ? first : this.after(row, top);
+  }
+
+  /** Like `next`, but skipping `row`'s descendants. */
+  after(row: number, top = -1): number {
+    for (let at = row; at !== top && at !== -1; at = this.parents[at]!) {
+      const sibling = this.nextSiblings[at]!;
+      if (sibling !== -1) return sibling;
+    }
+    return -1;
+  }
+
+  /** An object view of one instance, for callers that want one (made on each call). */
+  instance(row: number): InstanceView {
+    return new InstanceView(this, row);
+  }
 }
 
-export function getProperty(instance: Instance, name: string): Property | undefined {
-  const column = instance.table.columns.get(name);
-  return column ? { type: column.type, value: column.get(instance.row) } : undefined;
+/** One instance as an object: convenient, but made per call; hot loops read the Dom directly. */
+export class InstanceView {
+  constructor(readonly dom: Dom, readonly row: number) {}
+  get referent(): number { return this.dom.referent(this.row); }
+  get className(): string { return this.dom.className(this.row); }
+  get name(): string { return this.dom.name(this.row); }
+  get parent(): InstanceView | null {
+    const parent = this.dom.parent(this.row);
+    return parent === -1 ? null : new InstanceView(this.dom, parent);
+  }
+  get children(): InstanceView[] { return children(this.dom, this.row).map((row) => new InstanceView(this.dom, row)); }
+  get(name: string): Value | undefined { return getValue(this.dom, this.row, name); }
+  property(name: string): Property | undefined { return getProperty(this.dom, this.row, name); }
+  propertyNames(): string[] { return propertyNames(this.dom, this.row); }
 }
 
-export function getValue(instance: Instance, name: string): Value | undefined {
-  return instance.table.columns.get(name)?.get(instance.row);
+/** The column of a row's property, undefined when its table has none. */
+export function columnOf(dom: Dom, row: number, name: string): Column | undefined {
+  return dom.tables[dom.tableIds[row]!]!.columns.get(name);
+}
+
+export function getValue(dom: Dom, row: number, name: string): Value | undefined {
+  return columnOf(dom, row, name)?.get(dom.tableRows[row]!);
+}
+
+export function getProperty(dom: Dom, row: number, name: string): Property | undefined {
+  const column = columnOf(dom, row, name);
+  return column ? { type: column.type, value: column.get(dom.tableRows[row]!) } : undefined;
 }
 
 /** A String property's bytes as the file holds them, when the decoder kept them (binary files); undefined otherwise. */
-export function getBytes(instance: Instance, name: string): Uint8Array | undefined {
-  return instance.table.columns.get(name)?.bytes?.(instance.row);
+export function getBytes(dom: Dom, row: number, name: string): Uint8Array | undefined {
+  return columnOf(dom, row, name)?.bytes?.(dom.tableRows[row]!);
 }
 
-export function propertyNames(instance: Instance): string[] {
-  return [...instance.table.columns.keys()];
+/** The row's property names, in file order. */
+export function propertyNames(dom: Dom, row: number): string[] {
+  return [...dom.tables[dom.tableIds[row]!]!.columns.keys()];
 }
 
 /** Roblox's GetFullName(): names from the top ancestor down, joined by dots. */
-export function fullName(instance: Instance): string {
+export function fullName(dom: Dom, row: number): string {
   const names: string[] = [];
-  for (let at: Instance | null = instance; at; at = at.parent) names.push(at.name);
+  for (let at = row; at !== -1; at = dom.parents[at]!) names.push(dom.name(at));
   return names.reverse().join('.');
 }
 
-/** Depth-first, pre-order walk of a subtree (iterative: deep trees must not blow the stack). */
-export function* descendants(root: Instance): Generator<Instance> {
-  const stack: Instance[] = [root];
-  while (stack.length) {
-    const at = stack.pop()!;
-    yield at;
-    for (let i = at.children.length - 1; i >= 0; i--) stack.push(at.children[i]!);
+/** The row's children, in order (an array made per call; loop over firstChild/nextSibling to avoid it). */
+export function children(dom: Dom, row: number): number[] {
+  const out: number[] = [];
+  for (let child = dom.firstChildren[row]!; child !== -1; child = dom.nextSiblings[child]!) out.push(child);
+  return out;
+}
+
+/** The root rows, in order. */
+export function roots(dom: Dom): number[] {
+  const out: number[] = [];
+  for (let root = dom.firstRoot; root !== -1; root = dom.nextSiblings[root]!) out.push(root);
+  return out;
+}
+
+/** Rows of `top`'s subtree (every row when `top` is -1) in pre-order, parents before children. */
+export function* preorder(dom: Dom, top = -1): Generator<number> {
+  for (let row = top === -1 ? dom.firstRoot : top; row !== -1; row = dom.next(row, top)) yield row;
+}
+
+/** The first root of this class (a place's services are roots), -1 when there is none. */
+export function findService(dom: Dom, className: string): number {
+  for (let root = dom.firstRoot; root !== -1; root = dom.nextSiblings[root]!) {
+    if (dom.className(root) === className) return root;
   }
+  return -1;
 }
 
-/** Links parents and children, and collects the roots, from each instance's `parent`. */
-export function linkTree(instances: Instance[], roots: Instance[]): void {
-  for (const instance of instances) {
-    if (instance.parent) instance.parent.children.push(instance);
-    else roots.push(instance);
-  }
-}
-
-export interface DomDump {
-  format: 'binary' | 'xml';
-  instances: {
-    referent: number;
-    class: string;
-    name: string;
-    parent: number | null;
-    properties: Record<string, Property>;
-  }[];
-}
-
-/** The `dump` command's JSON object (see README). */
-export function toDump(dom: Dom): DomDump {
-  return {
-    format: dom.format,
-    instances: dom.instances.map((instance) => {
-      const properties: Record<string, Property> = {};
-      for (const [name, column] of instance.table.columns) {
-        properties[name] = { type: column.type, value: column.get(instance.row) };
-      }
-      return {
-        referent: instance.referent,
-        class: instance.className,
-        name: instance.name,
-        parent: instance.parent ? instance.parent.referent : null,
-        properties,
-      };
-    }),
-  };
-}
-
-export function stringifyDump(value: unknown, indent?: number): string {
-  return JSON.stringify(value, jsonReplacer, indent);
+/** Every instance as an object view, in row order (one object per instance: for tools and tests, not hot paths). */
+export function* instances(dom: Dom): Generator<InstanceView> {
+  for (let row = 0; row < dom.count; row++) yield new InstanceView(dom, row);
 }

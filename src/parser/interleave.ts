@@ -1,7 +1,9 @@
 /**
  * Byte interleaving, zigzag integers and the Roblox float layout (binary.md,
  * "Data Storage Notes"). Arrays are stored as byte planes: all first bytes, then all
- * second bytes... Each reader checks the whole plane set fits before allocating.
+ * second bytes... These read whole arrays (INST and PRNT referents, Content source
+ * types), checking the whole plane set fits before allocating; property columns read
+ * one row at a time from the planes in place (columns/column.ts).
  */
 import { checkCount, need, type Cursor } from './reader.js';
 
@@ -29,16 +31,6 @@ export function readInterleavedI32(c: Cursor, count: number, what = 'i32 array')
   return out;
 }
 
-/** Roblox floats: sign bit moved to the end; rotating right by one restores IEEE-754. */
-export function readInterleavedF32(c: Cursor, count: number, what = 'f32 array'): Float32Array {
-  const raw = readInterleavedU32(c, count, what);
-  for (let i = 0; i < count; i++) {
-    const u = raw[i]!;
-    raw[i] = (u >>> 1) | (u << 31);
-  }
-  return new Float32Array(raw.buffer);
-}
-
 /** Referent arrays: zigzag i32 deltas, accumulated. */
 export function readReferents(c: Cursor, count: number, what = 'referents'): Int32Array {
   const out = readInterleavedI32(c, count, what);
@@ -48,41 +40,6 @@ export function readReferents(c: Cursor, count: number, what = 'referents'): Int
     out[i] = last;
   }
   return out;
-}
-
-/** `count` values of `width` bytes each, de-interleaved into row-major order. */
-export function readInterleavedBytes(c: Cursor, count: number, width: number, what = 'byte array'): Uint8Array {
-  checkCount(c, count, width, what);
-  const at = need(c, count * width, what);
-  const b = c.bytes;
-  const out = new Uint8Array(count * width);
-  for (let plane = 0; plane < width; plane++) {
-    const from = at + plane * count;
-    for (let i = 0; i < count; i++) out[i * width + plane] = b[from + i]!;
-  }
-  return out;
-}
-
-/**
- * Zigzag i64 values as two columns: high words (signed) and low words (unsigned).
- * Kept as halves so millions of values never become BigInts; see int64ToValue.
- */
-export function readInterleavedI64(c: Cursor, count: number, what = 'i64 array'): { hi: Int32Array; lo: Uint32Array } {
-  const rows = readInterleavedBytes(c, count, 8, what);
-  const view = new DataView(rows.buffer);
-  const hi = new Int32Array(count);
-  const lo = new Uint32Array(count);
-  for (let i = 0; i < count; i++) {
-    let h = view.getUint32(i * 8, false);
-    let l = view.getUint32(i * 8 + 4, false);
-    const negative = l & 1;
-    l = ((l >>> 1) | (h << 31)) >>> 0;
-    h = h >>> 1;
-    if (negative) { l = ~l >>> 0; h = ~h; }
-    hi[i] = h;
-    lo[i] = l;
-  }
-  return { hi, lo };
 }
 
 const TWO_32 = 2 ** 32;

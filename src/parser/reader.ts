@@ -12,10 +12,13 @@ export interface Cursor {
   readonly view: DataView;
   pos: number;
   readonly end: number;
+  /** Where the data being read starts in `bytes` (messages give offsets from here). */
+  readonly base: number;
 }
 
+/** A cursor over bytes[pos, end): one chunk's data, possibly inside a larger buffer. */
 export function cursor(bytes: Uint8Array, pos = 0, end = bytes.length): Cursor {
-  return { bytes, view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), pos, end };
+  return { bytes, view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), pos, end, base: pos };
 }
 
 export function remaining(c: Cursor): number {
@@ -25,7 +28,7 @@ export function remaining(c: Cursor): number {
 /** Throws unless `count` bytes are left; returns the position they start at. */
 export function need(c: Cursor, count: number, what = 'data'): number {
   if (!(count >= 0) || count > c.end - c.pos) {
-    throw new DecodeError(`unexpected end of data reading ${what}: need ${count} bytes at data offset ${c.pos}, ${c.end - c.pos} left`);
+    throw new DecodeError(`unexpected end of data reading ${what}: need ${count} bytes at data offset ${c.pos - c.base}, ${c.end - c.pos} left`);
   }
   const at = c.pos;
   c.pos += count;
@@ -36,7 +39,7 @@ export function need(c: Cursor, count: number, what = 'data'): number {
 export function checkCount(c: Cursor, count: number, bytesEach: number, what: string, cap = Infinity): void {
   if (count > cap) throw new DecodeError(`${what} count ${count} exceeds the limit of ${cap}`);
   if (count * bytesEach > c.end - c.pos) {
-    throw new DecodeError(`${what} count ${count} needs ${count * bytesEach} bytes at data offset ${c.pos}, only ${c.end - c.pos} left`);
+    throw new DecodeError(`${what} count ${count} needs ${count * bytesEach} bytes at data offset ${c.pos - c.base}, only ${c.end - c.pos} left`);
   }
 }
 
@@ -68,20 +71,29 @@ export function readBytes(c: Cursor, maxBytes: number, what = 'string'): Uint8Ar
   return c.bytes.subarray(at, at + length);
 }
 
-/** Text when the bytes are valid UTF-8, else the bytes in base64 (the chunk view's shape). */
+/**
+ * Text when the bytes are valid UTF-8, else the bytes in base64 (the chunk view's
+ * shape). The decoder's columns hold their chunk data as Buffers, which turn a byte
+ * range into a string natively without a view per value.
+ */
 export function bytesToStringValue(bytes: Uint8Array, start = 0, end = bytes.length): StringValue {
   const length = end - start;
   if (length <= 0) return '';
-  // Most strings (names, tags, asset URIs) are ASCII: decode those without a Buffer or a validation pass.
+  // Most strings (names, tags, asset URIs) are ASCII: decode those without a validation pass.
   let ascii = true;
   for (let i = start; i < end; i++) {
     if (bytes[i]! > 0x7f) { ascii = false; break; }
   }
   if (ascii) {
+    if (length <= 12) {
+      // Short enough for += to make flat strings (longer ones would be chains of cons strings).
+      let text = '';
+      for (let i = start; i < end; i++) text += String.fromCharCode(bytes[i]!);
+      return text;
+    }
+    if (Buffer.isBuffer(bytes)) return bytes.toString('latin1', start, end);
     if (length > 64) return latin1.decode(bytes.subarray(start, end));
-    let text = '';
-    for (let i = start; i < end; i++) text += String.fromCharCode(bytes[i]!);
-    return text;
+    return String.fromCharCode.apply(null, bytes.subarray(start, end) as unknown as number[]);
   }
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset + start, length);
   return isUtf8(buffer) ? buffer.toString('utf8') : { base64: buffer.toString('base64') };

@@ -3,7 +3,7 @@
  * the project document share: source text, enabled state, run context, linked code.
  */
 import { Buffer, isUtf8 } from 'node:buffer';
-import { fullName, getBytes, getValue, type Dom, type Instance } from '../parser/dom.js';
+import { fullName, getBytes, getValue, type Dom } from '../parser/dom.js';
 import type { Value } from '../parser/values.js';
 import { uriOf } from '../assets/refs.js';
 import { countSourceLines } from '../scan/wasm.js';
@@ -11,7 +11,8 @@ import { isScriptClass, RUN_CONTEXTS, type ScriptClass } from './classes.js';
 import type { RunContextName } from './scripts.js';
 
 export interface MapScript {
-  instance: Instance;
+  /** The script's row in the DOM. */
+  row: number;
   className: ScriptClass;
   name: string;
   /** Full name in the tree. */
@@ -40,30 +41,32 @@ export interface MapScript {
 
 /** Every Script, LocalScript and ModuleScript of the DOM, in DOM order. */
 export function readMapScripts(dom: Dom): MapScript[] {
+  const scriptTables = dom.tables.map(({ className }) => isScriptClass(className));
   const scripts: MapScript[] = [];
-  for (const instance of dom.instances) {
-    if (isScriptClass(instance.className)) scripts.push(readMapScript(instance, instance.className));
+  for (let row = 0; row < dom.count; row++) {
+    if (scriptTables[dom.tableOf(row)]) scripts.push(readMapScript(dom, row, dom.className(row) as ScriptClass));
   }
   return scripts;
 }
 
-function readMapScript(instance: Instance, className: ScriptClass): MapScript {
-  const linkedUri = uriOf(getValue(instance, 'LinkedSource'))?.trim();
+function readMapScript(dom: Dom, row: number, className: ScriptClass): MapScript {
+  const value = (name: string) => getValue(dom, row, name);
+  const linkedUri = uriOf(value('LinkedSource'))?.trim();
   const linkedSource = linkedUri ? linkedUri : undefined;
   const common = {
-    instance,
+    row,
     className,
-    name: instance.name,
-    path: fullName(instance),
-    enabled: className === 'ModuleScript' ? true : readEnabled(instance),
-    runContext: readRunContext(instance),
+    name: dom.name(row),
+    path: fullName(dom, row),
+    enabled: className === 'ModuleScript' ? true : readEnabled(value),
+    runContext: readRunContext(value),
     linkedSource,
   };
-  const bytes = getBytes(instance, 'Source');
+  const bytes = getBytes(dom, row, 'Source');
   if (bytes !== undefined) {
     return new BinaryMapScript(common, bytes, linkedSource !== undefined || isBlankBytes(bytes));
   }
-  const { text: source, nonUtf8 } = textOf(getValue(instance, 'Source'));
+  const { text: source, nonUtf8 } = textOf(value('Source'));
   return {
     ...common,
     source,
@@ -74,7 +77,7 @@ function readMapScript(instance: Instance, className: ScriptClass): MapScript {
   };
 }
 
-type ScriptFields = Pick<MapScript, 'instance' | 'className' | 'name' | 'path' | 'enabled' | 'runContext' | 'linkedSource'>;
+type ScriptFields = Pick<MapScript, 'row' | 'className' | 'name' | 'path' | 'enabled' | 'runContext' | 'linkedSource'>;
 
 /**
  * A script read from a binary file: its source stays bytes until something
@@ -82,7 +85,7 @@ type ScriptFields = Pick<MapScript, 'instance' | 'className' | 'name' | 'path' |
  * rather than on every record).
  */
 class BinaryMapScript implements MapScript {
-  readonly instance: Instance;
+  readonly row: number;
   readonly className: ScriptClass;
   readonly name: string;
   readonly path: string;
@@ -96,7 +99,7 @@ class BinaryMapScript implements MapScript {
   #text: string | undefined;
 
   constructor(fields: ScriptFields, bytes: Uint8Array, linked: boolean) {
-    this.instance = fields.instance;
+    this.row = fields.row;
     this.className = fields.className;
     this.name = fields.name;
     this.path = fields.path;
@@ -115,17 +118,19 @@ class BinaryMapScript implements MapScript {
   }
 }
 
-function readEnabled(instance: Instance): boolean {
-  const disabled = getValue(instance, 'Disabled');
+type ValueOf = (name: string) => Value | undefined;
+
+function readEnabled(value: ValueOf): boolean {
+  const disabled = value('Disabled');
   if (typeof disabled === 'boolean') return !disabled;
-  const enabled = getValue(instance, 'Enabled');
+  const enabled = value('Enabled');
   if (typeof enabled === 'boolean') return enabled;
   return true;
 }
 
-function readRunContext(instance: Instance): RunContextName {
-  const value = getValue(instance, 'RunContext');
-  return typeof value === 'number' ? (RUN_CONTEXTS[value] ?? 'Legacy') : 'Legacy';
+function readRunContext(value: ValueOf): RunContextName {
+  const context = value('RunContext');
+  return typeof context === 'number' ? (RUN_CONTEXTS[context] ?? 'Legacy') : 'Legacy';
 }
 
 /** A String value as text: valid UTF-8 is already a string; other bytes arrive as base64. */

@@ -6,8 +6,8 @@
  * them without reading the map again.
  */
 import { collectAssetRefs, parseAssetUri, uriOf, type AssetKind } from '../assets/refs.js';
-import { getValue, type Column, type Dom, type Instance, type PropertyTable } from '../parser/dom.js';
-import type { Vec3 } from '../parser/values.js';
+import { findService, getValue, type Column, type Dom } from '../parser/dom.js';
+import type { Value, Vec3 } from '../parser/values.js';
 import { FINDING_CODES, isHangRisk, type Finding } from '../scan/index.js';
 import { SCANNER_VERSION } from '../scan/version.js';
 import { BASE_PART_CLASSES, CSG_CLASSES, MESH_OBJECT_CLASSES, SCRIPT_CLASSES, type ScriptClass } from './classes.js';
@@ -112,22 +112,24 @@ export interface AnalyzeOptions {
 export function analyzeDom(dom: Dom, { fileName, fileSize }: AnalyzeOptions): Analysis {
   const warnings: string[] = [...dom.warnings];
 
+  // Counted per table (a binary file has one per class); only mesh objects are read row by row.
   const classCounts = new Map<string, number>();
   let partsTotal = 0;
   let meshesTotal = 0;
   let unionsTotal = 0;
-  let terrainInstance: Instance | undefined;
-  for (const instance of dom.instances) {
-    const className = instance.className;
-    classCounts.set(className, (classCounts.get(className) ?? 0) + 1);
+  let terrainRow = -1;
+  for (const { className, columns, rows } of dom.tables) {
+    classCounts.set(className, (classCounts.get(className) ?? 0) + rows.length);
     if (BASE_PART_CLASSES.has(className)) {
-      partsTotal++;
-      if (className === 'MeshPart') meshesTotal++;
-      else if (CSG_CLASSES.has(className)) unionsTotal++;
+      partsTotal += rows.length;
+      if (className === 'MeshPart') meshesTotal += rows.length;
+      else if (CSG_CLASSES.has(className)) unionsTotal += rows.length;
     } else if (MESH_OBJECT_CLASSES.has(className)) {
-      if (namesMeshFile(instance)) meshesTotal++;
-    } else if (className === 'Terrain' && !terrainInstance) {
-      terrainInstance = instance;
+      const meshId = columns.get('MeshId');
+      const meshContent = columns.get('MeshContent');
+      for (let i = 0; i < rows.length; i++) if (namesMeshFile(meshId?.get(i) ?? meshContent?.get(i))) meshesTotal++;
+    } else if (className === 'Terrain' && rows.length && (terrainRow === -1 || rows[0]! < terrainRow)) {
+      terrainRow = rows[0]!;
     }
   }
 
@@ -146,12 +148,12 @@ export function analyzeDom(dom: Dom, { fileName, fileSize }: AnalyzeOptions): An
     format: dom.format,
     file_name: fileName,
     file_size: fileSize,
-    instances_total: dom.instances.length,
+    instances_total: dom.count,
     classes: Object.fromEntries([...classCounts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     parts_total: partsTotal,
     meshes_total: meshesTotal,
     unions_total: unionsTotal,
-    terrain: summariseTerrain(terrainInstance),
+    terrain: summariseTerrain(dom, terrainRow),
     scripts: scripts.byClass,
     scripts_disabled: scripts.disabled,
     scripts_by_run_context: scripts.byRunContext,
@@ -274,53 +276,50 @@ export function isScriptCodes(value: unknown, scriptCount: number): value is Scr
     && bits.every((entry) => Number.isInteger(entry) && entry >= 0 && entry <= all);
 }
 
-function summariseTerrain(terrain: Instance | undefined): TerrainSummary {
-  if (!terrain) return { present: false, smooth_grid_bytes: 0, physics_grid_bytes: 0 };
-  const smooth = stringByteLength(getValue(terrain, 'SmoothGrid'));
+function summariseTerrain(dom: Dom, terrain: number): TerrainSummary {
+  if (terrain === -1) return { present: false, smooth_grid_bytes: 0, physics_grid_bytes: 0 };
+  const smooth = stringByteLength(getValue(dom, terrain, 'SmoothGrid'));
   return {
     present: smooth > EMPTY_SMOOTH_GRID_BYTES,
     smooth_grid_bytes: smooth,
-    physics_grid_bytes: stringByteLength(getValue(terrain, 'PhysicsGrid')),
+    physics_grid_bytes: stringByteLength(getValue(dom, terrain, 'PhysicsGrid')),
   };
 }
 
-function namesMeshFile(instance: Instance): boolean {
-  const uri = uriOf(getValue(instance, 'MeshId') ?? getValue(instance, 'MeshContent'));
+/** A mesh object's MeshId (else MeshContent) names a mesh file. */
+function namesMeshFile(value: Value | undefined): boolean {
+  const uri = uriOf(value);
   return uri !== null && parseAssetUri(uri) !== null;
 }
 
 /** The Workspace's parts (every part when the file has no Workspace, as in a model). */
 function mapBounds(dom: Dom, warnings: string[]): Bounds | null {
-  const workspace = dom.roots.find((root) => root.className === 'Workspace');
+  const workspace = findService(dom, 'Workspace');
   const bounds = newBounds();
   let skipped = 0;
-  let table: PropertyTable | null = null;
+  let table = -1;
+  let isPart = false;
   let cframeColumn: Column | undefined;
   let sizeColumn: Column | undefined;
 
-  const visit = (instance: Instance): void => {
-    if (!BASE_PART_CLASSES.has(instance.className)) return;
-    if (instance.table !== table) {
-      table = instance.table;
-      cframeColumn = table.columns.get('CFrame');
-      sizeColumn = table.columns.get('size') ?? table.columns.get('Size');
+  const visit = (row: number): void => {
+    if (dom.tableOf(row) !== table) {
+      table = dom.tableOf(row);
+      const { className, columns } = dom.table(table);
+      isPart = BASE_PART_CLASSES.has(className);
+      cframeColumn = columns.get('CFrame');
+      sizeColumn = columns.get('size') ?? columns.get('Size');
     }
-    const cframe = asCFrame(cframeColumn?.get(instance.row));
+    if (!isPart) return;
+    const at = dom.rowInTable(row);
+    const cframe = asCFrame(cframeColumn?.get(at));
     if (!cframe) return;
-    const size: Vec3 | null = asVec3(sizeColumn?.get(instance.row));
+    const size: Vec3 | null = asVec3(sizeColumn?.get(at));
     if (!addPartBox(bounds, cframe, size)) skipped++;
   };
 
-  if (workspace) {
-    const stack: Instance[] = [workspace];
-    while (stack.length) {
-      const at = stack.pop()!;
-      visit(at);
-      for (const child of at.children) stack.push(child);
-    }
-  } else {
-    for (const instance of dom.instances) visit(instance);
-  }
+  if (workspace !== -1) for (let row = workspace; row !== -1; row = dom.next(row, workspace)) visit(row);
+  else for (let row = 0; row < dom.count; row++) visit(row);
   if (skipped) warnings.push(`bounds: ${skipped} part(s) with a non-finite position left out`);
   return finishBounds(bounds);
 }

@@ -15,7 +15,7 @@
  * Built in one iterative walk; columns are resolved once per property table, so a
  * binary place's 200k parts cost a few column reads each.
  */
-import { getValue, type Column, type Dom, type Instance, type PropertyTable } from '../parser/dom.js';
+import { findService, getValue, type Column, type Dom } from '../parser/dom.js';
 import type { Matrix3, Value, Vec3 } from '../parser/values.js';
 import { parseAssetUri, uriOf } from '../assets/refs.js';
 import {
@@ -89,7 +89,7 @@ const IDENTITY: Matrix3 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
 const ORIGIN: Vec3 = [0, 0, 0];
 
 interface PartColumns {
-  table: PropertyTable;
+  table: number;
   cframe?: Column;
   size?: Column;
   shape?: Column;
@@ -107,8 +107,8 @@ interface PartColumns {
   assetId?: Column;
 }
 
-function partColumns(table: PropertyTable): PartColumns {
-  const c = table.columns;
+function partColumns(dom: Dom, table: number): PartColumns {
+  const c = dom.table(table).columns;
   return {
     table,
     cframe: c.get('CFrame'),
@@ -129,105 +129,115 @@ function partColumns(table: PropertyTable): PartColumns {
   };
 }
 
+type Owner = SceneNode[] | ScenePart | SceneGroup;
+
 export function buildScene(dom: Dom): Scene {
-  const workspace = dom.roots.find((root) => root.className === 'Workspace');
+  const workspace = findService(dom, 'Workspace');
   const top: SceneNode[] = [];
   let parts = 0;
   let groups = 0;
   let columns: PartColumns | null = null;
 
-  // Parallel stacks: an instance, and where its node (if any) goes.
-  const instances: Instance[] = [];
-  const owners: (SceneNode[] | ScenePart | SceneGroup)[] = [];
-  const starts = workspace ? workspace.children : dom.roots;
-  for (let i = starts.length - 1; i >= 0; i--) {
-    instances.push(starts[i]!);
-    owners.push(top);
-  }
-
-  while (instances.length) {
-    const instance = instances.pop()!;
-    const owner = owners.pop()!;
-    const className = instance.className;
-    if (className === 'Terrain' || className === 'Camera') continue;
-
-    let childOwner = owner;
-    if (BASE_PART_CLASSES.has(className)) {
-      if (!columns || columns.table !== instance.table) columns = partColumns(instance.table);
-      const part = readPart(instance, columns);
+  // A pre-order walk of the Workspace's descendants (of every instance in a model
+  // file), along the child and sibling links. `owner` is where the current row's node
+  // goes; `owners` holds the owner of each ancestor's level, popped while climbing.
+  const owners: Owner[] = [];
+  let owner: Owner = top;
+  let row = workspace === -1 ? dom.firstRoot : dom.firstChild(workspace);
+  while (row !== -1) {
+    const className = dom.className(row);
+    let childOwner: Owner | null = owner;
+    if (className === 'Terrain' || className === 'Camera') {
+      childOwner = null; // left out, with its subtree
+    } else if (BASE_PART_CLASSES.has(className)) {
+      if (!columns || columns.table !== dom.tableOf(row)) columns = partColumns(dom, dom.tableOf(row));
+      const part = readPart(dom, row, columns);
       attach(owner, part);
       childOwner = part;
       parts++;
     } else if (GROUP_CLASSES.has(className)) {
-      const group: SceneGroup = { type: 'group', class: className, name: instance.name, children: [] };
+      const group: SceneGroup = { type: 'group', class: className, name: dom.name(row), children: [] };
       attach(owner, group);
       childOwner = group;
       groups++;
     }
-    const children = instance.children;
-    for (let i = children.length - 1; i >= 0; i--) {
-      instances.push(children[i]!);
-      owners.push(childOwner);
+
+    const first = childOwner ? dom.firstChild(row) : -1;
+    if (first !== -1) {
+      owners.push(owner);
+      owner = childOwner!;
+      row = first;
+      continue;
+    }
+    // Up to the nearest ancestor with a next sibling, stopping at the Workspace (at the roots in a model).
+    for (;;) {
+      const sibling = dom.nextSibling(row);
+      if (sibling !== -1) { row = sibling; break; }
+      row = dom.parent(row);
+      if (row === workspace) { row = -1; break; }
+      owner = owners.pop()!;
     }
   }
-  return { root: workspace ? workspace.className : null, parts, groups, children: top };
+  return { root: workspace === -1 ? null : dom.className(workspace), parts, groups, children: top };
 }
 
-function attach(owner: SceneNode[] | ScenePart | SceneGroup, node: SceneNode): void {
+function attach(owner: Owner, node: SceneNode): void {
   if (Array.isArray(owner)) owner.push(node);
   else if (owner.children) owner.children.push(node);
   else owner.children = [node];
 }
 
-function readPart(instance: Instance, c: PartColumns): ScenePart {
-  const row = instance.row;
-  const cframe = asCFrame(c.cframe?.get(row));
-  const size = asVec3(c.size?.get(row));
-  const material = numberOr(c.material?.get(row), 256);
+function readPart(dom: Dom, row: number, c: PartColumns): ScenePart {
+  const className = dom.className(row);
+  const at = dom.rowInTable(row);
+  const cframe = asCFrame(c.cframe?.get(at));
+  const size = asVec3(c.size?.get(at));
+  const material = numberOr(c.material?.get(at), 256);
   const part: ScenePart = {
     type: 'part',
-    class: instance.className,
-    name: instance.name,
+    class: className,
+    name: dom.name(row),
     position: cframe ? roundVec3(cframe.position) : ORIGIN,
     rotation: cframe ? roundMatrix(cframe.orientation) : IDENTITY,
     size: size ? roundVec3(size) : null,
-    shape: shapeOf(instance.className, c.shape?.get(row)),
-    color: colorOf(c, row),
+    shape: shapeOf(className, c.shape?.get(at)),
+    color: colorOf(c, at),
     material: { value: material, name: MATERIALS.get(material) ?? null },
-    transparency: round6(numberOr(c.transparency?.get(row), 0)),
-    anchored: c.anchored?.get(row) === true,
-    can_collide: c.canCollide ? c.canCollide.get(row) !== false : true,
+    transparency: round6(numberOr(c.transparency?.get(at), 0)),
+    anchored: c.anchored?.get(at) === true,
+    can_collide: c.canCollide ? c.canCollide.get(at) !== false : true,
   };
 
-  const ownMesh = linkOf(c.meshContent?.get(row)) ?? linkOf(c.meshId?.get(row)) ?? linkOf(c.assetId?.get(row));
+  const ownMesh = linkOf(c.meshContent?.get(at)) ?? linkOf(c.meshId?.get(at)) ?? linkOf(c.assetId?.get(at));
   if (ownMesh) part.mesh = ownMesh;
-  const ownTexture = textureLink(c.textureContent?.get(row), instance.className, 'TextureContent')
-    ?? textureLink(c.textureId?.get(row), instance.className, 'TextureID');
+  const ownTexture = textureLink(c.textureContent?.get(at), className, 'TextureContent')
+    ?? textureLink(c.textureId?.get(at), className, 'TextureID');
   if (ownTexture) part.textures = [ownTexture];
 
   // Decals, Textures, SurfaceAppearance and mesh objects directly below the part.
-  for (const child of instance.children) {
-    const childClass = child.className;
+  for (let child = dom.firstChild(row); child !== -1; child = dom.nextSibling(child)) {
+    const childClass = dom.className(child);
+    const value = (name: string) => getValue(dom, child, name);
     if (childClass === 'Decal' || childClass === 'Texture') {
-      const texture = textureLink(getValue(child, 'TextureContent'), childClass, 'TextureContent')
-        ?? textureLink(getValue(child, 'ColorMapContent'), childClass, 'ColorMapContent')
-        ?? textureLink(getValue(child, 'Texture'), childClass, 'Texture');
+      const texture = textureLink(value('TextureContent'), childClass, 'TextureContent')
+        ?? textureLink(value('ColorMapContent'), childClass, 'ColorMapContent')
+        ?? textureLink(value('Texture'), childClass, 'Texture');
       if (texture) {
-        const face = getValue(child, 'Face');
+        const face = value('Face');
         if (typeof face === 'number' && NORMAL_IDS[face]) texture.face = NORMAL_IDS[face];
         addTexture(part, texture);
       }
     } else if (childClass === 'SurfaceAppearance') {
       for (const property of SURFACE_MAPS) {
-        const texture = textureLink(getValue(child, property + 'Content'), childClass, property + 'Content')
-          ?? textureLink(getValue(child, property), childClass, property);
+        const texture = textureLink(value(property + 'Content'), childClass, property + 'Content')
+          ?? textureLink(value(property), childClass, property);
         if (texture) addTexture(part, texture);
       }
     } else if (MESH_OBJECT_CLASSES.has(childClass) && !part.mesh) {
-      const mesh = meshObject(child);
+      const mesh = meshObject(dom, child);
       if (mesh) part.mesh = mesh;
-      const texture = textureLink(getValue(child, 'TextureContent'), childClass, 'TextureContent')
-        ?? textureLink(getValue(child, 'TextureId'), childClass, 'TextureId');
+      const texture = textureLink(value('TextureContent'), childClass, 'TextureContent')
+        ?? textureLink(value('TextureId'), childClass, 'TextureId');
       if (texture) addTexture(part, texture);
     }
   }
@@ -242,16 +252,17 @@ function addTexture(part: ScenePart, texture: SceneTexture): void {
 }
 
 /** A SpecialMesh/FileMesh/BlockMesh/CylinderMesh: its file (if any), type, scale and offset. */
-function meshObject(child: Instance): SceneMesh | null {
-  const link = linkOf(getValue(child, 'MeshContent')) ?? linkOf(getValue(child, 'MeshId'));
-  const meshType = getValue(child, 'MeshType');
-  const typeName = child.className === 'SpecialMesh' && typeof meshType === 'number' ? MESH_TYPES[meshType] : undefined;
+function meshObject(dom: Dom, child: number): SceneMesh | null {
+  const value = (name: string) => getValue(dom, child, name);
+  const link = linkOf(value('MeshContent')) ?? linkOf(value('MeshId'));
+  const meshType = value('MeshType');
+  const typeName = dom.className(child) === 'SpecialMesh' && typeof meshType === 'number' ? MESH_TYPES[meshType] : undefined;
   if (!link && typeName === undefined) return null;
   const mesh: SceneMesh = link ? { ...link } : {};
   if (typeName !== undefined) mesh.mesh_type = typeName;
-  const scale = asVec3(getValue(child, 'Scale'));
+  const scale = asVec3(value('Scale'));
   if (scale) mesh.scale = roundVec3(scale);
-  const offset = asVec3(getValue(child, 'Offset'));
+  const offset = asVec3(value('Offset'));
   if (offset && (offset[0] !== 0 || offset[1] !== 0 || offset[2] !== 0)) mesh.offset = roundVec3(offset);
   return mesh;
 }

@@ -5,12 +5,15 @@
  * objects) compare by the position of the instance they point to in the tree walk,
  * SharedString values by the bytes they index, floats with NaN equal to NaN.
  */
-import type { Dom, Instance } from '../../src/parser/dom.js';
+import { children, roots, type Dom } from '../../src/parser/dom.js';
 import type { Property, PropType, Value } from '../../src/parser/values.js';
+
+/** Decides whether a row (with its subtree) is left out of the walk. */
+export type Skip = (dom: Dom, row: number) => boolean;
 
 export interface CompareOptions {
   /** Instances (with their subtrees) left out of the walk on either side. */
-  skip?: (instance: Instance) => boolean;
+  skip?: Skip;
   /**
    * Decides a property both sides carry before the normal comparison: true = equal
    * (an allowed difference), false = different, undefined = compare normally.
@@ -18,15 +21,13 @@ export interface CompareOptions {
   allow?: (className: string, propertyName: string, a: Property, b: Property) => boolean | undefined;
 }
 
-/** Pre-order walk of every root, in order, leaving out skipped subtrees. */
-export function walk(dom: Dom, skip: (instance: Instance) => boolean = () => false): Instance[] {
-  const out: Instance[] = [];
-  const stack = [...dom.roots].reverse();
-  while (stack.length) {
-    const at = stack.pop()!;
-    if (skip(at)) continue;
-    out.push(at);
-    for (let i = at.children.length - 1; i >= 0; i--) stack.push(at.children[i]!);
+/** Pre-order walk of every root, in order, leaving out skipped subtrees: rows. */
+export function walk(dom: Dom, skip: Skip = () => false): number[] {
+  const out: number[] = [];
+  for (let row = dom.firstRoot; row !== -1;) {
+    if (skip(dom, row)) { row = dom.after(row); continue; }
+    out.push(row);
+    row = dom.next(row);
   }
   return out;
 }
@@ -37,45 +38,46 @@ export function compareDoms(a: Dom, b: Dom, options: CompareOptions = {}): strin
   const skip = options.skip ?? (() => false);
   const walkA = walk(a, skip);
   const walkB = walk(b, skip);
-  const rootsA = a.roots.filter((root) => !skip(root)).length;
-  const rootsB = b.roots.filter((root) => !skip(root)).length;
+  const rootsA = roots(a).filter((root) => !skip(a, root)).length;
+  const rootsB = roots(b).filter((root) => !skip(b, root)).length;
   if (rootsA !== rootsB) differences.push(`root count ${rootsA} != ${rootsB}`);
   if (walkA.length !== walkB.length) {
     differences.push(`instance count ${walkA.length} != ${walkB.length}`);
     return differences;
   }
-  const positionA = new Map(walkA.map((instance, i) => [instance, i]));
-  const positionB = new Map(walkB.map((instance, i) => [instance, i]));
-  const refPosition = (dom: Dom, positions: Map<Instance, number>, referent: number): number => {
+  const positionA = new Map(walkA.map((row, i) => [row, i]));
+  const positionB = new Map(walkB.map((row, i) => [row, i]));
+  const refPosition = (dom: Dom, positions: Map<number, number>, referent: number): number => {
     if (referent === -1) return -1;
-    const target = dom.byReferent.get(referent);
-    return target === undefined ? -2 : positions.get(target) ?? -2;
+    const target = dom.rowOf(referent);
+    return target === -1 ? -2 : positions.get(target) ?? -2;
   };
 
   for (let i = 0; i < walkA.length; i++) {
     const x = walkA[i]!;
     const y = walkB[i]!;
-    const where = `#${i} ${x.className} ${JSON.stringify(x.name)}`;
-    if (x.className !== y.className || x.name !== y.name) {
-      differences.push(`${where}: is ${y.className} ${JSON.stringify(y.name)} on the other side`);
+    const where = `#${i} ${a.className(x)} ${JSON.stringify(a.name(x))}`;
+    if (a.className(x) !== b.className(y) || a.name(x) !== b.name(y)) {
+      differences.push(`${where}: is ${b.className(y)} ${JSON.stringify(b.name(y))} on the other side`);
       continue;
     }
-    const childrenA = x.children.filter((child) => !skip(child)).length;
-    const childrenB = y.children.filter((child) => !skip(child)).length;
+    const childrenA = children(a, x).filter((child) => !skip(a, child)).length;
+    const childrenB = children(b, y).filter((child) => !skip(b, child)).length;
     if (childrenA !== childrenB) differences.push(`${where}: ${childrenA} != ${childrenB} children`);
-    const parentA = x.parent ? positionA.get(x.parent) : -1;
-    const parentB = y.parent ? positionB.get(y.parent) : -1;
+    const parentA = a.parent(x) === -1 ? -1 : positionA.get(a.parent(x));
+    const parentB = b.parent(y) === -1 ? -1 : positionB.get(b.parent(y));
     if (parentA !== parentB) differences.push(`${where}: parent #${parentA} != #${parentB}`);
 
-    for (const [name, columnA] of x.table.columns) {
-      const columnB = y.table.columns.get(name);
+    const columnsB = b.table(b.tableOf(y)).columns;
+    for (const [name, columnA] of a.table(a.tableOf(x)).columns) {
+      const columnB = columnsB.get(name);
       if (!columnB) continue;
-      const pa: Property = { type: columnA.type, value: columnA.get(x.row) };
-      const pb: Property = { type: columnB.type, value: columnB.get(y.row) };
-      const allowed = options.allow?.(x.className, name, pa, pb);
+      const pa: Property = { type: columnA.type, value: columnA.get(a.rowInTable(x)) };
+      const pb: Property = { type: columnB.type, value: columnB.get(b.rowInTable(y)) };
+      const allowed = options.allow?.(a.className(x), name, pa, pb);
       if (allowed === true) continue;
       if (allowed === undefined && pa.type === pb.type) {
-        const normalize = (dom: Dom, positions: Map<Instance, number>, p: Property): unknown =>
+        const normalize = (dom: Dom, positions: Map<number, number>, p: Property): unknown =>
           normalizeValue(p.type, p.value, (referent) => refPosition(dom, positions, referent), dom.sharedStrings);
         if (valuesEqual(normalize(a, positionA, pa), normalize(b, positionB, pb))) continue;
       }

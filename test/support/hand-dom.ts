@@ -1,9 +1,12 @@
 /**
  * Small DOMs built by hand for unit tests: a tree of {class, name, props, children}
- * becomes a Dom with one single-row property table per instance (the XML layout).
+ * becomes a Dom with one single-row property table per instance (as an XML file
+ * whose Items all differ would).
  */
-import { linkTree, singleRowTable, type Dom, type Instance } from '../../src/parser/dom.js';
-import type { Property, PropType, Value } from '../../src/parser/values.js';
+import type { Dom } from '../../src/parser/dom.js';
+import { DomBuilder } from '../../src/parser/dom-build.js';
+import { arrayColumn } from '../../src/parser/columns/column.js';
+import type { PropType, Value } from '../../src/parser/values.js';
 
 export interface HandNode {
   class: string;
@@ -13,35 +16,18 @@ export interface HandNode {
 }
 
 export function handDom(nodes: HandNode[], format: 'binary' | 'xml' = 'binary', warnings: string[] = []): Dom {
-  const instances: Instance[] = [];
-  const add = (node: HandNode, parent: Instance | null): void => {
+  const builder = new DomBuilder(format);
+  const add = (node: HandNode, parent: number): void => {
     const name = node.name ?? node.class;
-    const properties = new Map<string, Property>([['Name', { type: 'String', value: name }]]);
-    for (const [key, [type, value]] of Object.entries(node.props ?? {})) properties.set(key, { type, value });
-    const instance: Instance = {
-      referent: instances.length,
-      className: node.class,
-      name,
-      parent,
-      children: [],
-      table: singleRowTable(properties),
-      row: 0,
-    };
-    instances.push(instance);
-    for (const child of node.children ?? []) add(child, instance);
+    const table = builder.addTable(node.class);
+    const columns = builder.columns(table);
+    columns.set('Name', arrayColumn('String', [name]));
+    for (const [key, [type, value]] of Object.entries(node.props ?? {})) columns.set(key, arrayColumn(type, [value]));
+    const row = builder.add(table, parent);
+    for (const child of node.children ?? []) add(child, row);
   };
-  for (const node of nodes) add(node, null);
-  const roots: Instance[] = [];
-  linkTree(instances, roots);
-  return {
-    format,
-    metadata: [],
-    sharedStrings: [],
-    instances,
-    roots,
-    byReferent: new Map(instances.map((instance) => [instance.referent, instance])),
-    warnings,
-  };
+  for (const node of nodes) add(node, -1);
+  return builder.build({ warnings });
 }
 
 /** A part node with a CFrame (identity rotation unless given) and a size. */

@@ -4,11 +4,10 @@
  */
 import type { Column } from '../dom.js';
 import { DecodeError } from '../errors.js';
-import { readInterleavedF32 } from '../interleave.js';
 import { checkCount, need, readU8, type Cursor } from '../reader.js';
 import type { CFrameValue, Matrix3, Vec3 } from '../values.js';
 import { TYPE_IDS } from '../types.js';
-import { column, type ColumnContext } from './column.js';
+import { f32At, f32le, ViewColumn, type ColumnContext, type RowReader } from './column.js';
 
 /** Unit normals in Roblox NormalId-style order: +X, +Y, +Z, -X, -Y, -Z. */
 const NORMALS: readonly Vec3[] = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0], [0, 0, -1]];
@@ -29,52 +28,93 @@ export function basicRotation(id: number): number[] | undefined {
 
 const ROTATIONS: (number[] | undefined)[] = Array.from({ length: 36 }, (_, id) => basicRotation(id));
 
-function readRotations(c: Cursor, count: number, what: string): Float32Array {
+/**
+ * Checks the rotation ids (one byte each; 0 is followed by nine raw floats) and how
+ * many rows carry a full matrix: without any, row r's rotation is byte `at + r`.
+ */
+function checkRotations(c: Cursor, count: number, what: string): number {
   checkCount(c, count, 1, what);
-  const rotations = new Float32Array(count * 9);
+  let full = 0;
   for (let i = 0; i < count; i++) {
     const id = readU8(c);
     if (id === 0) {
-      const at = need(c, 36, `${what} rotation matrix`);
-      for (let k = 0; k < 9; k++) rotations[i * 9 + k] = c.view.getFloat32(at + k * 4, true);
-    } else {
-      const basic = ROTATIONS[id];
-      if (!basic) throw new DecodeError(`${what} has invalid rotation id ${id} at data offset ${c.pos - 1}`);
-      rotations.set(basic, i * 9);
+      need(c, 36, `${what} rotation matrix`);
+      full++;
+    } else if (!ROTATIONS[id]) {
+      throw new DecodeError(`${what} has invalid rotation id ${id} at data offset ${c.pos - 1 - c.base}`);
     }
   }
-  return rotations;
+  return full;
 }
 
-function cframeAt(rotations: Float32Array, x: Float32Array, y: Float32Array, z: Float32Array, row: number): CFrameValue {
-  const r = row * 9;
-  const orientation: Matrix3 = [
-    [rotations[r]!, rotations[r + 1]!, rotations[r + 2]!],
-    [rotations[r + 3]!, rotations[r + 4]!, rotations[r + 5]!],
-    [rotations[r + 6]!, rotations[r + 7]!, rotations[r + 8]!],
-  ];
-  return { position: [x[row]!, y[row]!, z[row]!], orientation };
+/** Where row `row`'s rotation id is: `at + row` unless some rows carry a full matrix, then from offsets worked out once. */
+function rotationAt(col: ViewColumn, start: number, full: boolean, row: number): number {
+  if (!full) return start + row;
+  let offsets = col.cache;
+  if (!offsets) {
+    offsets = col.cache = new Uint32Array(col.length);
+    for (let i = 0, at = start; i < col.length; i++) {
+      offsets[i] = at;
+      at += col.data[at] === 0 ? 37 : 1;
+    }
+  }
+  return offsets[row]!;
 }
+
+function cframeAt(col: ViewColumn, rotationStart: number, full: boolean, positions: number, row: number): CFrameValue {
+  const b = col.data, n = col.length;
+  const at = rotationAt(col, rotationStart, full, row);
+  const id = b[at]!;
+  let orientation: Matrix3;
+  if (id === 0) {
+    const f = (k: number) => f32le(b, at + 1 + 4 * k);
+    orientation = [[f(0), f(1), f(2)], [f(3), f(4), f(5)], [f(6), f(7), f(8)]];
+  } else {
+    const r = ROTATIONS[id]!;
+    orientation = [[r[0]!, r[1]!, r[2]!], [r[3]!, r[4]!, r[5]!], [r[6]!, r[7]!, r[8]!]];
+  }
+  const position: Vec3 = [f32At(b, positions, n, row), f32At(b, positions + 4 * n, n, row), f32At(b, positions + 8 * n, n, row)];
+  return { position, orientation };
+}
+
+// A CFrame column's bytes: rotations from `at`, then three float plane sets that end the column.
+const CFRAME: Record<'compact' | 'full', RowReader> = {
+  compact: (col, row) => cframeAt(col, col.at, false, col.end - 12 * col.length, row),
+  full: (col, row) => cframeAt(col, col.at, true, col.end - 12 * col.length, row),
+};
 
 export function readCFrameColumn(c: Cursor, { count }: ColumnContext): Column {
-  const rotations = readRotations(c, count, 'CFrame');
-  const x = readInterleavedF32(c, count, 'CFrame position');
-  const y = readInterleavedF32(c, count, 'CFrame position');
-  const z = readInterleavedF32(c, count, 'CFrame position');
-  return column('CFrame', count, (row) => cframeAt(rotations, x, y, z, row));
+  const at = c.pos;
+  const full = checkRotations(c, count, 'CFrame') > 0;
+  checkCount(c, count, 12, 'CFrame position');
+  need(c, count * 12, 'CFrame position');
+  return new ViewColumn('CFrame', count, c.bytes, at, c.pos, CFRAME[full ? 'full' : 'compact']);
 }
 
-/** Like CFrame, led by the CFrame type byte and followed by a Bool-typed presence array. */
+/**
+ * Like CFrame, led by the CFrame type byte and followed by a Bool-typed presence
+ * array: [type byte][rotations][positions][Bool type byte][presence].
+ */
+function optionalCFrameAt(col: ViewColumn, full: boolean, row: number): CFrameValue | null {
+  const n = col.length;
+  if (col.data[col.end - n + row] === 0) return null;
+  return cframeAt(col, col.at + 1, full, col.end - n - 1 - 12 * n, row);
+}
+
+const OPTIONAL_CFRAME: Record<'compact' | 'full', RowReader> = {
+  compact: (col, row) => optionalCFrameAt(col, false, row),
+  full: (col, row) => optionalCFrameAt(col, true, row),
+};
+
 export function readOptionalCFrameColumn(c: Cursor, { count }: ColumnContext): Column {
+  const at = c.pos;
   const inner = readU8(c);
   if (inner !== TYPE_IDS.CFrame) throw new DecodeError(`OptionalCFrame expected inner type 0x10, got 0x${inner.toString(16)}`);
-  const rotations = readRotations(c, count, 'OptionalCFrame');
-  const x = readInterleavedF32(c, count, 'OptionalCFrame position');
-  const y = readInterleavedF32(c, count, 'OptionalCFrame position');
-  const z = readInterleavedF32(c, count, 'OptionalCFrame position');
+  const full = checkRotations(c, count, 'OptionalCFrame') > 0;
+  checkCount(c, count, 12, 'OptionalCFrame position');
+  need(c, count * 12, 'OptionalCFrame position');
   const flagType = readU8(c);
   if (flagType !== TYPE_IDS.Bool) throw new DecodeError(`OptionalCFrame expected presence type 0x02, got 0x${flagType.toString(16)}`);
-  const at = need(c, count, 'OptionalCFrame presence');
-  const present = c.bytes.slice(at, at + count);
-  return column('OptionalCFrame', count, (row) => (present[row] ? cframeAt(rotations, x, y, z, row) : null));
+  need(c, count, 'OptionalCFrame presence');
+  return new ViewColumn('OptionalCFrame', count, c.bytes, at, c.pos, OPTIONAL_CFRAME[full ? 'full' : 'compact']);
 }

@@ -1,53 +1,73 @@
 /** Scalar columns: Bool, Int32, Float32, Float64, Enum, BrickColor, Ref, SharedString, Int64, SecurityCapabilities. */
 import type { Column } from '../dom.js';
-import { int64ToValue, readInterleavedF32, readInterleavedI32, readInterleavedI64, readInterleavedU32, readReferents, uint64ToValue } from '../interleave.js';
+import { int64ToValue, uint64ToValue } from '../interleave.js';
 import { checkCount, need, type Cursor } from '../reader.js';
 import type { PropType } from '../values.js';
-import { column, type ColumnContext } from './column.js';
+import { f32At, f64le, i32At, u32At, ViewColumn, type ColumnContext, type RowReader } from './column.js';
 
-export function readBoolColumn(c: Cursor, { count }: ColumnContext): Column {
-  checkCount(c, count, 1, 'bool');
-  const at = need(c, count, 'bool');
-  const values = c.bytes.slice(at, at + count);
-  return column('Bool', count, (row) => values[row] !== 0);
+/** Checks that `count` values of `width` bytes are there and returns a view column over them. */
+export function fixedColumn(c: Cursor, type: PropType, count: number, width: number, read: RowReader, what: string = type): ViewColumn {
+  checkCount(c, count, width, what);
+  const at = need(c, count * width, what);
+  return new ViewColumn(type, count, c.bytes, at, c.pos, read);
 }
 
-export function readInt32Column(c: Cursor, { count }: ColumnContext): Column {
-  const values = readInterleavedI32(c, count, 'Int32');
-  return column('Int32', count, (row) => values[row]!);
-}
+const bool: RowReader = (col, row) => col.data[col.at + row] !== 0;
+const int32: RowReader = (col, row) => i32At(col.data, col.at, col.length, row);
+const float32: RowReader = (col, row) => f32At(col.data, col.at, col.length, row);
+const float64: RowReader = (col, row) => f64le(col.data, col.at + row * 8);
+const uint32: RowReader = (col, row) => u32At(col.data, col.at, col.length, row);
 
-export function readFloat32Column(c: Cursor, { count }: ColumnContext): Column {
-  const values = readInterleavedF32(c, count, 'Float32');
-  return column('Float32', count, (row) => values[row]!);
-}
-
-export function readFloat64Column(c: Cursor, { count }: ColumnContext): Column {
-  checkCount(c, count, 8, 'Float64');
-  const at = need(c, count * 8, 'Float64');
-  const values = new Float64Array(count);
-  for (let i = 0; i < count; i++) values[i] = c.view.getFloat64(at + i * 8, true);
-  return column('Float64', count, (row) => values[row]!);
-}
+export const readBoolColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Bool', count, 1, bool, 'bool');
+export const readInt32Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Int32', count, 4, int32);
+export const readFloat32Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Float32', count, 4, float32);
+export const readFloat64Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Float64', count, 8, float64);
 
 /** Enum, BrickColor and SharedString: big-endian u32, interleaved, no transformation. */
 export function readUint32Column(c: Cursor, { count }: ColumnContext, type: PropType): Column {
-  const values = readInterleavedU32(c, count, type);
-  return column(type, count, (row) => values[row]!);
+  return fixedColumn(c, type, count, 4, uint32);
 }
 
-export function readRefColumn(c: Cursor, { count }: ColumnContext): Column {
-  const values = readReferents(c, count, 'Ref');
-  return column('Ref', count, (row) => values[row]!);
+/** Referents are zigzag deltas: the running sums are worked out on the first read. */
+const ref: RowReader = (col, row) => {
+  let values = col.cache;
+  if (!values) {
+    values = col.cache = new Int32Array(col.length);
+    let last = 0;
+    for (let i = 0; i < col.length; i++) values[i] = last = (last + i32At(col.data, col.at, col.length, i)) | 0;
+  }
+  return values[row]!;
+};
+
+export const readRefColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Ref', count, 4, ref);
+
+/**
+ * Int64 rows are eight big-endian byte planes, zigzag-encoded: read as two 32-bit
+ * halves (high signed, low unsigned), so values never become BigInts unless they
+ * must (int64ToValue).
+ */
+function int64Halves(col: ViewColumn, row: number): [hi: number, lo: number] {
+  const b = col.data, n = col.length, i = col.at + row;
+  let h = ((b[i]! << 24) | (b[i + n]! << 16) | (b[i + 2 * n]! << 8) | b[i + 3 * n]!) >>> 0;
+  let l = ((b[i + 4 * n]! << 24) | (b[i + 5 * n]! << 16) | (b[i + 6 * n]! << 8) | b[i + 7 * n]!) >>> 0;
+  const negative = l & 1;
+  l = ((l >>> 1) | (h << 31)) >>> 0;
+  h = h >>> 1;
+  if (negative) { l = ~l >>> 0; h = ~h; }
+  return [h, l];
 }
 
-export function readInt64Column(c: Cursor, { count }: ColumnContext): Column {
-  const { hi, lo } = readInterleavedI64(c, count, 'Int64');
-  return column('Int64', count, (row) => int64ToValue(hi[row]!, lo[row]!));
-}
+const int64: RowReader = (col, row) => {
+  const [hi, lo] = int64Halves(col, row);
+  return int64ToValue(hi, lo);
+};
 
 /** Stored like Int64 (zigzag), read back as the unsigned bit set. */
-export function readSecurityCapabilitiesColumn(c: Cursor, { count }: ColumnContext): Column {
-  const { hi, lo } = readInterleavedI64(c, count, 'SecurityCapabilities');
-  return column('SecurityCapabilities', count, (row) => uint64ToValue(hi[row]!, lo[row]!));
-}
+const securityCapabilities: RowReader = (col, row) => {
+  const [hi, lo] = int64Halves(col, row);
+  return uint64ToValue(hi, lo);
+};
+
+export const readInt64Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Int64', count, 8, int64);
+export const readSecurityCapabilitiesColumn = (c: Cursor, { count }: ColumnContext): Column =>
+  fixedColumn(c, 'SecurityCapabilities', count, 8, securityCapabilities);

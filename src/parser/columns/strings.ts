@@ -1,29 +1,46 @@
 /** String and Bytecode columns: u32-length-prefixed byte strings, stored in sequence. */
-import type { Column } from '../dom.js';
 import { DecodeError } from '../errors.js';
 import { bytesToStringValue, checkCount, need, readU32, type Cursor } from '../reader.js';
-import type { PropType } from '../values.js';
-import { column, type ColumnContext } from './column.js';
+import type { PropType, StringValue } from '../values.js';
+import { u32le, ViewColumn, type ColumnContext } from './column.js';
 
 /**
- * Keeps offsets into the chunk data and decodes a value only when read, so a place's
+ * Checks every length when the file is decoded; where each string starts is worked
+ * out on the first read, and a value is decoded only when read, so a place's
  * hundreds of thousands of names and attribute blobs are not all turned into strings.
  */
-export function readStringColumn(c: Cursor, ctx: ColumnContext, type: PropType = 'String'): Column {
+export class StringColumn extends ViewColumn {
+  /** A row's bytes as the file holds them: a view into the chunk data, not a copy. */
+  bytes(row: number): Uint8Array {
+    const at = stringStart(this, row);
+    return this.data.subarray(at, at + u32le(this.data, at - 4));
+  }
+}
+
+function stringStart(col: ViewColumn, row: number): number {
+  let starts = col.cache;
+  if (!starts) {
+    starts = col.cache = new Uint32Array(col.length);
+    for (let i = 0, at = col.at; i < col.length; i++) {
+      starts[i] = at + 4;
+      at += 4 + u32le(col.data, at);
+    }
+  }
+  return starts[row]!;
+}
+
+const text = (col: ViewColumn, row: number): StringValue => {
+  const at = stringStart(col, row);
+  return bytesToStringValue(col.data, at, at + u32le(col.data, at - 4));
+};
+
+export function readStringColumn(c: Cursor, ctx: ColumnContext, type: PropType = 'String'): StringColumn {
   checkCount(c, ctx.count, 4, 'string');
-  const starts = new Uint32Array(ctx.count);
-  const ends = new Uint32Array(ctx.count);
-  // Lengths are read straight off the view: a subarray per string would allocate a Buffer each.
+  const at = c.pos;
   for (let i = 0; i < ctx.count; i++) {
     const length = readU32(c);
     if (length > ctx.maxStringBytes) throw new DecodeError(`string length ${length} exceeds the limit of ${ctx.maxStringBytes} bytes`);
-    const at = need(c, length, 'string');
-    starts[i] = at;
-    ends[i] = at + length;
+    need(c, length, 'string');
   }
-  const data = c.bytes;
-  return {
-    ...column(type, ctx.count, (row) => bytesToStringValue(data, starts[row], ends[row])),
-    bytes: (row) => data.subarray(starts[row], ends[row]),
-  };
+  return new StringColumn(type, ctx.count, c.bytes, at, c.pos, text);
 }

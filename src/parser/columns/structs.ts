@@ -1,10 +1,12 @@
 /** Bit sets and variable-length structs: Faces, Axes, sequences, PhysicalProperties, UniqueId, Font, Content. */
+import { Buffer } from 'node:buffer';
 import type { Column } from '../dom.js';
 import { DecodeError } from '../errors.js';
-import { readInterleavedBytes, readInterleavedI32, readReferents } from '../interleave.js';
-import { checkCount, need, readF32, readText, readU16, readU32, readU8, type Cursor } from '../reader.js';
+import { readInterleavedI32, readReferents } from '../interleave.js';
+import { checkCount, need, readText, readU16, readU32, readU8, type Cursor } from '../reader.js';
 import { AXIS_NAMES, FACE_NAMES, FONT_STYLES, FONT_WEIGHTS, type ColorKeypoint, type ContentValue, type FontValue, type NumberKeypoint, type Value } from '../values.js';
-import { arrayColumn, column, type ColumnContext } from './column.js';
+import { arrayColumn, f32le, u32At, u32le, ViewColumn, type ColumnContext, type RowReader } from './column.js';
+import { fixedColumn } from './numbers.js';
 
 function bitNames(names: readonly string[], bits: number): string[] {
   const out: string[] = [];
@@ -12,80 +14,115 @@ function bitNames(names: readonly string[], bits: number): string[] {
   return out;
 }
 
+const faces: RowReader = (col, row) => bitNames(FACE_NAMES, col.data[col.at + row]!);
+const axes: RowReader = (col, row) => bitNames(AXIS_NAMES, col.data[col.at + row]!);
+
 export function readBitSetColumn(c: Cursor, { count }: ColumnContext, type: 'Faces' | 'Axes'): Column {
-  checkCount(c, count, 1, type);
-  const at = need(c, count, type);
-  const values = c.bytes.slice(at, at + count);
-  const names = type === 'Faces' ? FACE_NAMES : AXIS_NAMES;
-  return column(type, count, (row) => bitNames(names, values[row]!));
+  return fixedColumn(c, type, count, 1, type === 'Faces' ? faces : axes);
 }
 
-function readKeypointCount(c: Cursor, ctx: ColumnContext, bytesEach: number, what: string): number {
-  const keypoints = readU32(c);
-  checkCount(c, keypoints, bytesEach, `${what} keypoint`, ctx.maxSequenceLength);
-  return keypoints;
-}
-
-export function readNumberSequenceColumn(c: Cursor, ctx: ColumnContext): Column {
-  checkCount(c, ctx.count, 4, 'NumberSequence');
-  const values: Value[] = new Array(ctx.count);
-  for (let i = 0; i < ctx.count; i++) {
-    const keypoints: NumberKeypoint[] = new Array(readKeypointCount(c, ctx, 12, 'NumberSequence'));
-    for (let k = 0; k < keypoints.length; k++) keypoints[k] = { time: readF32(c), value: readF32(c), envelope: readF32(c) };
-    values[i] = { keypoints };
-  }
-  return arrayColumn('NumberSequence', values);
-}
-
-export function readColorSequenceColumn(c: Cursor, ctx: ColumnContext): Column {
-  checkCount(c, ctx.count, 4, 'ColorSequence');
-  const values: Value[] = new Array(ctx.count);
-  for (let i = 0; i < ctx.count; i++) {
-    const keypoints: ColorKeypoint[] = new Array(readKeypointCount(c, ctx, 20, 'ColorSequence'));
-    for (let k = 0; k < keypoints.length; k++) {
-      const time = readF32(c);
-      keypoints[k] = { time, color: [readF32(c), readF32(c), readF32(c)] };
-      readF32(c); // envelope: serialized, unused
+/**
+ * Sequences and PhysicalProperties vary in size per row: every row's size is checked
+ * when the file is decoded; where each row starts is worked out on the first read.
+ */
+function rowStart(col: ViewColumn, row: number, size: (data: Uint8Array, at: number) => number): number {
+  let starts = col.cache;
+  if (!starts) {
+    starts = col.cache = new Uint32Array(col.length);
+    for (let i = 0, at = col.at; i < col.length; i++) {
+      starts[i] = at;
+      at += size(col.data, at);
     }
-    values[i] = { keypoints };
   }
-  return arrayColumn('ColorSequence', values);
+  return starts[row]!;
 }
+
+function checkSequences(c: Cursor, ctx: ColumnContext, type: 'NumberSequence' | 'ColorSequence', bytesEach: number, read: RowReader): Column {
+  checkCount(c, ctx.count, 4, type);
+  const at = c.pos;
+  for (let i = 0; i < ctx.count; i++) {
+    const keypoints = readU32(c);
+    checkCount(c, keypoints, bytesEach, `${type} keypoint`, ctx.maxSequenceLength);
+    c.pos += keypoints * bytesEach;
+  }
+  return new ViewColumn(type, ctx.count, c.bytes, at, c.pos, read);
+}
+
+const numberSequenceSize = (data: Uint8Array, at: number) => 4 + 12 * u32le(data, at);
+const colorSequenceSize = (data: Uint8Array, at: number) => 4 + 20 * u32le(data, at);
+
+const numberSequence: RowReader = (col, row) => {
+  const b = col.data;
+  let at = rowStart(col, row, numberSequenceSize);
+  const keypoints: NumberKeypoint[] = new Array(u32le(b, at));
+  for (let k = 0; k < keypoints.length; k++, at += 12) {
+    keypoints[k] = { time: f32le(b, at + 4), value: f32le(b, at + 8), envelope: f32le(b, at + 12) };
+  }
+  return { keypoints };
+};
+
+// time, r, g, b, then an envelope that is serialized but unused.
+const colorSequence: RowReader = (col, row) => {
+  const b = col.data;
+  let at = rowStart(col, row, colorSequenceSize);
+  const keypoints: ColorKeypoint[] = new Array(u32le(b, at));
+  for (let k = 0; k < keypoints.length; k++, at += 20) {
+    keypoints[k] = { time: f32le(b, at + 4), color: [f32le(b, at + 8), f32le(b, at + 12), f32le(b, at + 16)] };
+  }
+  return { keypoints };
+};
+
+export const readNumberSequenceColumn = (c: Cursor, ctx: ColumnContext): Column => checkSequences(c, ctx, 'NumberSequence', 12, numberSequence);
+export const readColorSequenceColumn = (c: Cursor, ctx: ColumnContext): Column => checkSequences(c, ctx, 'ColorSequence', 20, colorSequence);
 
 /** Flag byte: bit 0 custom values follow, bit 1 they include AcousticAbsorption (else 1). */
+const physicalSize = (data: Uint8Array, at: number) => (data[at]! & 1 ? (data[at]! & 2 ? 25 : 21) : 1);
+
+const physicalProperties: RowReader = (col, row): Value => {
+  const b = col.data;
+  const at = rowStart(col, row, physicalSize);
+  const flags = b[at]!;
+  if (!(flags & 1)) return 'Default';
+  const f = (k: number) => f32le(b, at + 1 + 4 * k);
+  return { density: f(0), friction: f(1), elasticity: f(2), frictionWeight: f(3), elasticityWeight: f(4), acousticAbsorption: flags & 2 ? f(5) : 1 };
+};
+
 export function readPhysicalPropertiesColumn(c: Cursor, { count }: ColumnContext): Column {
   checkCount(c, count, 1, 'PhysicalProperties');
-  const values: Value[] = new Array(count);
+  const at = c.pos;
   for (let i = 0; i < count; i++) {
     const flags = readU8(c);
-    if (!(flags & 1)) { values[i] = 'Default'; continue; }
-    values[i] = {
-      density: readF32(c), friction: readF32(c), elasticity: readF32(c),
-      frictionWeight: readF32(c), elasticityWeight: readF32(c),
-      acousticAbsorption: flags & 2 ? readF32(c) : 1,
-    };
+    if (flags & 1) need(c, flags & 2 ? 24 : 20, 'PhysicalProperties');
   }
-  return arrayColumn('PhysicalProperties', values);
+  return new ViewColumn('PhysicalProperties', count, c.bytes, at, c.pos, physicalProperties);
 }
 
-const hex8 = (n: number): string => (n >>> 0).toString(16).padStart(8, '0');
+/** Lower-case hex digits of four u32 words, as one flat string: the digits are put in a scratch buffer, read back natively. */
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+const hexChars = Buffer.alloc(32);
+function putHex(word: number, at: number): void {
+  for (let k = 0; k < 8; k++) hexChars[at + k] = HEX_DIGITS[(word >>> (28 - 4 * k)) & 15]!;
+}
+function hexWords(a: number, b: number, c: number, d: number): string {
+  putHex(a, 0);
+  putHex(b, 8);
+  putHex(c, 16);
+  putHex(d, 24);
+  return hexChars.toString('latin1', 0, 32);
+}
 
 /**
  * 16 interleaved bytes per value: index u32 BE, time u32 BE, random i64 BE. Printed
  * as random (rotated right by one bit), time, index: the XML/rbx-dom text form.
  */
-export function readUniqueIdColumn(c: Cursor, { count }: ColumnContext): Column {
-  const rows = readInterleavedBytes(c, count, 16, 'UniqueId');
-  const view = new DataView(rows.buffer);
-  return column('UniqueId', count, (row) => {
-    const o = row * 16;
-    const index = view.getUint32(o), time = view.getUint32(o + 4);
-    const hi = view.getUint32(o + 8), lo = view.getUint32(o + 12);
-    const rotatedHi = (hi >>> 1) | (lo << 31);
-    const rotatedLo = (lo >>> 1) | (hi << 31);
-    return hex8(rotatedHi) + hex8(rotatedLo) + hex8(time) + hex8(index);
-  });
-}
+const uniqueId: RowReader = (col, row) => {
+  const n = col.length;
+  const word = (k: number) => u32At(col.data, col.at + 4 * k * n, n, row);
+  const index = word(0), time = word(1), hi = word(2), lo = word(3);
+  return hexWords((hi >>> 1) | (lo << 31), (lo >>> 1) | (hi << 31), time, index);
+};
+
+export const readUniqueIdColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'UniqueId', count, 16, uniqueId);
 
 export function readFontColumn(c: Cursor, ctx: ColumnContext): Column {
   checkCount(c, ctx.count, 11, 'Font');

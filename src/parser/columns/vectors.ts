@@ -1,67 +1,65 @@
 /** Fixed-size struct columns built from float/int planes: UDim(2), Ray, Vector2/3, Color3, Vector3int16, Color3uint8, NumberRange, Rect. */
 import type { Column } from '../dom.js';
-import { readInterleavedF32, readInterleavedI32 } from '../interleave.js';
-import { checkCount, need, type Cursor } from '../reader.js';
-import type { PropType, Vec2, Vec3 } from '../values.js';
-import { column, type ColumnContext } from './column.js';
+import type { Cursor } from '../reader.js';
+import type { PropType, Value } from '../values.js';
+import { f32At, f32le, i32At, type ColumnContext, type RowReader } from './column.js';
+import { fixedColumn } from './numbers.js';
 
-export function readUDimColumn(c: Cursor, { count }: ColumnContext): Column {
-  const scale = readInterleavedF32(c, count, 'UDim scale');
-  const offset = readInterleavedI32(c, count, 'UDim offset');
-  return column('UDim', count, (row) => [scale[row]!, offset[row]!]);
-}
+/** Float plane set `plane` (each is four byte planes of `length` bytes) of row `row`. */
+const plane = (col: { data: Uint8Array; at: number; length: number }, index: number, row: number) =>
+  f32At(col.data, col.at + index * 4 * col.length, col.length, row);
 
-export function readUDim2Column(c: Cursor, { count }: ColumnContext): Column {
-  const xScale = readInterleavedF32(c, count, 'UDim2 X.Scale');
-  const yScale = readInterleavedF32(c, count, 'UDim2 Y.Scale');
-  const xOffset = readInterleavedI32(c, count, 'UDim2 X.Offset');
-  const yOffset = readInterleavedI32(c, count, 'UDim2 Y.Offset');
-  return column('UDim2', count, (row) => [[xScale[row]!, xOffset[row]!], [yScale[row]!, yOffset[row]!]]);
-}
+const udim: RowReader = (col, row) => [plane(col, 0, row), i32At(col.data, col.at + 4 * col.length, col.length, row)];
+
+const udim2: RowReader = (col, row) => {
+  const n = col.length;
+  return [
+    [plane(col, 0, row), i32At(col.data, col.at + 8 * n, n, row)],
+    [plane(col, 1, row), i32At(col.data, col.at + 12 * n, n, row)],
+  ];
+};
+
+const vec2: RowReader = (col, row) => [plane(col, 0, row), plane(col, 1, row)];
+const vec3: RowReader = (col, row) => [plane(col, 0, row), plane(col, 1, row), plane(col, 2, row)];
+const rect: RowReader = (col, row) => [[plane(col, 0, row), plane(col, 1, row)], [plane(col, 2, row), plane(col, 3, row)]];
+
+export const readUDimColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'UDim', count, 8, udim);
+export const readUDim2Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'UDim2', count, 16, udim2);
+export const readRectColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Rect', count, 16, rect);
 
 /** Vector2, Vector3 and Color3: one interleaved float plane set per component. */
 export function readFloatStructColumn(c: Cursor, { count }: ColumnContext, type: PropType, components: 2 | 3): Column {
-  const planes: Float32Array[] = [];
-  for (let i = 0; i < components; i++) planes.push(readInterleavedF32(c, count, type));
-  const [x, y, z] = planes as [Float32Array, Float32Array, Float32Array?];
-  if (components === 2) return column(type, count, (row): Vec2 => [x[row]!, y[row]!]);
-  return column(type, count, (row): Vec3 => [x[row]!, y[row]!, z![row]!]);
+  return fixedColumn(c, type, count, 4 * components, components === 2 ? vec2 : vec3);
 }
 
 /** Ray and NumberRange: little-endian f32 values in sequence, no interleaving. */
+const numberRange: RowReader = (col, row) => {
+  const at = col.at + row * 8;
+  return [f32le(col.data, at), f32le(col.data, at + 4)];
+};
+const ray: RowReader = (col, row): Value => {
+  const at = col.at + row * 24;
+  const f = (k: number) => f32le(col.data, at + 4 * k);
+  return { origin: [f(0), f(1), f(2)], direction: [f(3), f(4), f(5)] };
+};
+
 export function readPlainFloatColumn(c: Cursor, { count }: ColumnContext, type: 'Ray' | 'NumberRange'): Column {
-  const width = type === 'Ray' ? 6 : 2;
-  checkCount(c, count, width * 4, type);
-  const at = need(c, count * width * 4, type);
-  const values = new Float32Array(count * width);
-  for (let i = 0; i < values.length; i++) values[i] = c.view.getFloat32(at + i * 4, true);
-  if (type === 'NumberRange') return column(type, count, (row) => [values[row * 2]!, values[row * 2 + 1]!]);
-  return column(type, count, (row) => {
-    const o = row * 6;
-    return { origin: [values[o]!, values[o + 1]!, values[o + 2]!], direction: [values[o + 3]!, values[o + 4]!, values[o + 5]!] };
-  });
+  return type === 'Ray' ? fixedColumn(c, type, count, 24, ray) : fixedColumn(c, type, count, 8, numberRange);
 }
 
-export function readVector3int16Column(c: Cursor, { count }: ColumnContext): Column {
-  checkCount(c, count, 6, 'Vector3int16');
-  const at = need(c, count * 6, 'Vector3int16');
-  const values = new Int16Array(count * 3);
-  for (let i = 0; i < values.length; i++) values[i] = c.view.getInt16(at + i * 2, true);
-  return column('Vector3int16', count, (row) => [values[row * 3]!, values[row * 3 + 1]!, values[row * 3 + 2]!]);
-}
+/** Little-endian i16 triples in sequence. */
+const vector3int16: RowReader = (col, row) => {
+  const b = col.data, at = col.at + row * 6;
+  const i16 = (k: number) => ((b[at + k]! | (b[at + k + 1]! << 8)) << 16) >> 16;
+  return [i16(0), i16(2), i16(4)];
+};
+
+export const readVector3int16Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Vector3int16', count, 6, vector3int16);
 
 /** Three consecutive byte arrays: all R, all G, all B. */
-export function readColor3uint8Column(c: Cursor, { count }: ColumnContext): Column {
-  checkCount(c, count, 3, 'Color3uint8');
-  const at = need(c, count * 3, 'Color3uint8');
-  const values = c.bytes.slice(at, at + count * 3);
-  return column('Color3uint8', count, (row) => [values[row]!, values[count + row]!, values[2 * count + row]!]);
-}
+const color3uint8: RowReader = (col, row) => {
+  const b = col.data, i = col.at + row, n = col.length;
+  return [b[i]!, b[i + n]!, b[i + 2 * n]!];
+};
 
-export function readRectColumn(c: Cursor, { count }: ColumnContext): Column {
-  const minX = readInterleavedF32(c, count, 'Rect');
-  const minY = readInterleavedF32(c, count, 'Rect');
-  const maxX = readInterleavedF32(c, count, 'Rect');
-  const maxY = readInterleavedF32(c, count, 'Rect');
-  return column('Rect', count, (row) => [[minX[row]!, minY[row]!], [maxX[row]!, maxY[row]!]]);
-}
+export const readColor3uint8Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Color3uint8', count, 3, color3uint8);

@@ -12,7 +12,7 @@
  * default where the source had nothing.
  */
 import { createHash } from 'node:crypto';
-import type { Column, Dom, Instance } from '../dom.js';
+import type { Column, Dom } from '../dom.js';
 import { TYPE_IDS } from '../types.js';
 import type { PropType, Value } from '../values.js';
 import { ByteWriter, utf8 } from './bytes.js';
@@ -35,26 +35,25 @@ const END_MAGIC = utf8('</roblox>');
 
 export function encode(dom: Dom, options: EncodeOptions = {}): Uint8Array {
   const compress = options.compress ?? true;
-  checkReferents(dom.instances);
-  const members = new Set(dom.instances);
-  const classes = groupByClass(dom.instances);
+  checkReferents(dom);
+  const classes = groupByClass(dom);
   const sharedStrings = [...dom.sharedStrings];
 
   // Chunks are framed (compressed) as soon as they are built, so only one chunk's
   // raw data is alive at a time. PROP chunks are built before SSTR is written: a
   // filled-in SharedString value adds an entry to it.
   const frame = (name: string, data: Uint8Array, compressed = compress) => frameChunk(name, data, compressed);
-  const markersOf = serviceMarkers(dom, members);
-  const insts = classes.flatMap((group, classId) => frame('INST', instChunk(group, classId, markersOf(group))));
+  const markersOf = serviceMarkers(dom);
+  const insts = classes.flatMap((group, classId) => frame('INST', instChunk(dom, group, classId, markersOf(group))));
   const props: Uint8Array[] = [];
   classes.forEach((group, classId) => {
-    for (const [name, type] of classProperties(group)) props.push(...frame('PROP', propChunk(group, classId, name, type, sharedStrings)));
+    for (const [name, type] of classProperties(dom, group)) props.push(...frame('PROP', propChunk(dom, group, classId, name, type, sharedStrings)));
   });
 
-  const head: Uint8Array[] = [fileHeader(classes.length, dom.instances.length)];
+  const head: Uint8Array[] = [fileHeader(classes.length, dom.count)];
   if (dom.metadata.length) head.push(...frame('META', metaChunk(dom.metadata)));
   if (sharedStrings.length) head.push(...frame('SSTR', sstrChunk(sharedStrings)));
-  const tail = [...frame('PRNT', prntChunk(dom, members)), ...frame('END', END_MAGIC, false)];
+  const tail = [...frame('PRNT', prntChunk(dom)), ...frame('END', END_MAGIC, false)];
   // concat, not push(...): a place can have more chunks than a call takes arguments.
   return concat(head.concat(insts, props, tail));
 }
@@ -82,26 +81,26 @@ function sstrChunk(strings: readonly Uint8Array[]): Uint8Array {
 }
 
 /** Class id, name, object format (1 when `markers` are given: a service), referents, then the markers. */
-function instChunk({ className, members }: ClassGroup, classId: number, markers: Uint8Array | null): Uint8Array {
-  const w = new ByteWriter(64 + members.length * 5);
+function instChunk(dom: Dom, { className, rows }: ClassGroup, classId: number, markers: Uint8Array | null): Uint8Array {
+  const w = new ByteWriter(64 + rows.length * 5);
   w.u32(classId);
   w.text(className);
   w.u8(markers ? 1 : 0);
-  w.u32(members.length);
-  writeReferents(w, members.map((instance) => instance.referent));
+  w.u32(rows.length);
+  writeReferents(w, Array.from(rows, (row) => dom.referent(row)));
   if (markers) w.raw(markers);
   return w.finish();
 }
 
 /**
- * The class's properties: the union of its instances' columns in first-seen order
+ * The class's properties: the union of its tables' columns in first-seen order
  * (first type seen wins), with Name always present.
  */
-function classProperties({ members }: ClassGroup): Map<string, PropType> {
+function classProperties(dom: Dom, { rows }: ClassGroup): Map<string, PropType> {
   const properties = new Map<string, PropType>();
-  const tables = new Set(members.map((instance) => instance.table));
+  const tables = new Set(Array.from(rows, (row) => dom.tableOf(row)));
   for (const table of tables) {
-    for (const [name, column] of table.columns) if (!properties.has(name)) properties.set(name, column.type);
+    for (const [name, column] of dom.table(table).columns) if (!properties.has(name)) properties.set(name, column.type);
   }
   if (properties.get('Name') !== 'String') {
     properties.delete('Name');
@@ -110,41 +109,31 @@ function classProperties({ members }: ClassGroup): Map<string, PropType> {
   return properties;
 }
 
-/**
- * The Name value: instance.name (it may have been renamed), except that a name the
- * decoder could only keep as bytes ({ base64 } in the Name column) is written back
- * as those bytes.
- */
-function nameValue(instance: Instance): Value {
-  const column = instance.table.columns.get('Name');
-  if (column?.type === 'String' && instance.name === '') {
-    const stored = column.get(instance.row);
-    if (typeof stored === 'object' && stored !== null) return stored;
-  }
-  return instance.name;
-}
-
-function columnValues(members: readonly Instance[], name: string, type: PropType, fill: () => Value): Value[] {
-  const values: Value[] = new Array(members.length);
-  let lastTable: unknown;
+/** Each row's value of the property; a row whose table lacks it (or has another type) gets `fill()`. */
+function columnValues(dom: Dom, rows: Int32Array, name: string, type: PropType, fill: () => Value): Value[] {
+  const values: Value[] = new Array(rows.length);
+  let lastTable = -1;
   let column: Column | undefined;
-  for (let i = 0; i < members.length; i++) {
-    const instance = members[i]!;
-    if (instance.table !== lastTable) {
-      lastTable = instance.table;
-      const found = instance.table.columns.get(name);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    const table = dom.tableOf(row);
+    if (table !== lastTable) {
+      lastTable = table;
+      const found = dom.table(table).columns.get(name);
       column = found?.type === type ? found : undefined;
     }
-    values[i] = column ? column.get(instance.row) : fill();
+    values[i] = column ? column.get(dom.rowInTable(row)) : fill();
   }
   return values;
 }
 
-function propChunk(group: ClassGroup, classId: number, name: string, type: PropType, sharedStrings: Uint8Array[]): Uint8Array {
-  const { className, members } = group;
-  const fill = type === 'SharedString' ? () => emptySharedString(sharedStrings) : () => DEFAULT_VALUES[type as Exclude<PropType, 'SharedString'>];
-  const values = name === 'Name' ? members.map(nameValue) : columnValues(members, name, type, fill);
-  const w = new ByteWriter(64 + members.length * 8);
+function propChunk(dom: Dom, group: ClassGroup, classId: number, name: string, type: PropType, sharedStrings: Uint8Array[]): Uint8Array {
+  const { className, rows } = group;
+  // Name is always written, as '' where a table has no String Name column.
+  const fill = name === 'Name' ? () => ''
+    : type === 'SharedString' ? () => emptySharedString(sharedStrings) : () => DEFAULT_VALUES[type as Exclude<PropType, 'SharedString'>];
+  const values = columnValues(dom, rows, name, type, fill);
+  const w = new ByteWriter(64 + rows.length * 8);
   w.u32(classId);
   w.text(name);
   w.u8(TYPE_IDS[type]);
@@ -152,7 +141,8 @@ function propChunk(group: ClassGroup, classId: number, name: string, type: PropT
     ENCODERS[type](w, values, { sharedStringCount: sharedStrings.length });
   } catch (error) {
     if (error instanceof ValueShapeError) {
-      throw new EncodeError(`${type} value: ${error.message}`, { className, property: name, referent: members[error.row]?.referent });
+      const row = rows[error.row];
+      throw new EncodeError(`${type} value: ${error.message}`, { className, property: name, referent: row === undefined ? undefined : dom.referent(row) });
     }
     throw error;
   }
@@ -169,8 +159,8 @@ function emptySharedString(sharedStrings: Uint8Array[]): number {
   return sharedStrings.length - 1;
 }
 
-function prntChunk(dom: Dom, members: ReadonlySet<Instance>): Uint8Array {
-  const { children, parents } = parentLinks(dom, members);
+function prntChunk(dom: Dom): Uint8Array {
+  const { children, parents } = parentLinks(dom);
   const w = new ByteWriter(16 + children.length * 8);
   w.u8(0); // version
   w.u32(children.length);

@@ -1,5 +1,5 @@
 /** The instance-tree side of the file: class grouping, service markers and the PRNT order. */
-import type { Dom, Instance } from '../dom.js';
+import { findService, type Dom } from '../dom.js';
 import { EncodeError } from './errors.js';
 
 /**
@@ -25,35 +25,34 @@ export const SERVICE_CLASSES: ReadonlySet<string> = new Set([
 
 export interface ClassGroup {
   readonly className: string;
-  readonly members: Instance[];
+  /** The class's rows, in DOM order. */
+  readonly rows: Int32Array;
 }
 
-/** Rejects referents the format cannot carry: not an i32, -1 (the null referent), or used twice. */
-export function checkReferents(instances: readonly Instance[]): void {
+/** Rejects referents the format cannot carry: -1 (the null referent), or one used twice. */
+export function checkReferents(dom: Dom): void {
   const seen = new Set<number>();
-  for (const { referent, className } of instances) {
-    if (!Number.isInteger(referent) || referent < -0x80000000 || referent > 0x7fffffff || referent === -1) {
-      throw new EncodeError(`referent ${referent} is not a valid i32 other than -1`, { className, referent });
-    }
-    if (seen.has(referent)) throw new EncodeError(`referent ${referent} is used by two instances`, { className, referent });
+  for (let row = 0; row < dom.count; row++) {
+    const referent = dom.referent(row);
+    if (referent === -1) throw new EncodeError(`referent ${referent} is not a valid i32 other than -1`, { className: dom.className(row), referent });
+    if (seen.has(referent)) throw new EncodeError(`referent ${referent} is used by two instances`, { className: dom.className(row), referent });
     seen.add(referent);
   }
 }
 
-/** Instances grouped by class, classes sorted by name, members in DOM order. */
-export function groupByClass(instances: readonly Instance[]): ClassGroup[] {
-  const groups = new Map<string, Instance[]>();
-  for (const instance of instances) {
-    let members = groups.get(instance.className);
-    if (!members) groups.set(instance.className, (members = []));
-    members.push(instance);
+/**
+ * Rows grouped by class, classes sorted by name, rows in DOM order. A binary DOM has
+ * one table per class; an XML DOM may split a class over several tables.
+ */
+export function groupByClass(dom: Dom): ClassGroup[] {
+  const groups = new Map<string, number[]>();
+  for (let row = 0; row < dom.count; row++) {
+    const className = dom.className(row);
+    let rows = groups.get(className);
+    if (!rows) groups.set(className, (rows = []));
+    rows.push(row);
   }
-  return [...groups.keys()].sort().map((className) => ({ className, members: groups.get(className)! }));
-}
-
-/** The parent the file records: none when the parent is not part of the DOM being written. */
-export function parentIn(instance: Instance, members: ReadonlySet<Instance>): Instance | null {
-  return instance.parent && members.has(instance.parent) ? instance.parent : null;
+  return [...groups.keys()].sort().map((className) => ({ className, rows: Int32Array.from(groups.get(className)!) }));
 }
 
 /**
@@ -62,12 +61,12 @@ export function parentIn(instance: Instance, members: ReadonlySet<Instance>): In
  * `Instance` roots so); in a model no instance gets marker 1, but a service class
  * still gets object_format 1 (as Studio writes a Lighting saved as a model).
  */
-export function serviceMarkers(dom: Dom, members: ReadonlySet<Instance>): (group: ClassGroup) => Uint8Array | null {
-  const isPlace = dom.instances.some((i) => i.className === 'Workspace' && parentIn(i, members) === null);
-  return ({ className, members: instances }) => {
-    const markers = new Uint8Array(instances.length);
+export function serviceMarkers(dom: Dom): (group: ClassGroup) => Uint8Array | null {
+  const isPlace = findService(dom, 'Workspace') !== -1;
+  return ({ className, rows }) => {
+    const markers = new Uint8Array(rows.length);
     if (isPlace) {
-      instances.forEach((instance, i) => { markers[i] = parentIn(instance, members) === null ? 1 : 0; });
+      rows.forEach((row, i) => { markers[i] = dom.parent(row) === -1 ? 1 : 0; });
     }
     return SERVICE_CLASSES.has(className) || markers.includes(1) ? markers : null;
   };
@@ -76,49 +75,27 @@ export function serviceMarkers(dom: Dom, members: ReadonlySet<Instance>): (group
 /**
  * PRNT order: depth-first post-order (children before their parent, siblings in
  * order), as Studio writes it, so a decoder that links in chunk order rebuilds the
- * same child order. Iterative: a deep tree must not exhaust the stack. Instances no
- * parent lists among its children come last, still with their parent.
+ * same child order. The child and sibling links are the walk's only state, so a
+ * deep tree needs no stack.
  */
-export function parentLinks(dom: Dom, members: ReadonlySet<Instance>): { children: Int32Array; parents: Int32Array } {
-  const count = dom.instances.length;
-  const children = new Int32Array(count);
-  const parents = new Int32Array(count);
-  const done = new Set<Instance>();
+export function parentLinks(dom: Dom): { children: Int32Array; parents: Int32Array } {
+  const children = new Int32Array(dom.count);
+  const parents = new Int32Array(dom.count);
   let n = 0;
-  const emit = (instance: Instance) => {
-    done.add(instance);
-    children[n] = instance.referent;
-    parents[n] = parentIn(instance, members)?.referent ?? -1;
-    n++;
+  const deepestFirst = (row: number): number => {
+    for (let child = dom.firstChild(row); child !== -1; child = dom.firstChild(row)) row = child;
+    return row;
   };
-
-  const roots = new Set<Instance>();
-  for (const list of [dom.roots, dom.instances]) {
-    for (const root of list) if (members.has(root) && parentIn(root, members) === null) roots.add(root);
-  }
-  // Children are followed only from their own parent, so the walk cannot loop.
-  for (const root of roots) {
-    if (done.has(root)) continue;
-    const stack: Instance[] = [root];
-    const next: number[] = [0];
-    while (stack.length) {
-      const top = stack.length - 1;
-      const at = stack[top]!;
-      const i = next[top]!;
-      if (i < at.children.length) {
-        next[top] = i + 1;
-        const child = at.children[i]!;
-        if (child.parent === at && members.has(child) && !done.has(child)) {
-          stack.push(child);
-          next.push(0);
-        }
-      } else {
-        stack.pop();
-        next.pop();
-        emit(at);
-      }
+  for (let root = dom.firstRoot; root !== -1; root = dom.nextSibling(root)) {
+    for (let at = deepestFirst(root); ; ) {
+      const parent = dom.parent(at);
+      children[n] = dom.referent(at);
+      parents[n] = parent === -1 ? -1 : dom.referent(parent);
+      n++;
+      if (at === root) break;
+      const sibling = dom.nextSibling(at);
+      at = sibling !== -1 ? deepestFirst(sibling) : parent;
     }
   }
-  for (const instance of dom.instances) if (!done.has(instance)) emit(instance);
   return { children, parents };
 }

@@ -1,12 +1,15 @@
 /**
  * XML (.rbxlx/.rbxmx) decoding into the DOM: the element tree (tree.ts), then the
  * <roblox> element's Meta, SharedStrings and Items. Items are numbered 0, 1, 2... in
- * document order before any property is read, so Ref values can point forward.
+ * document order before any property is read, so Ref values can point forward; that
+ * number is the Item's row in the instance table and its referent.
  */
-import { linkTree, singleRowTable, type Dom, type Instance } from '../dom.js';
+import type { Column, Dom } from '../dom.js';
+import { DomBuilder } from '../dom-build.js';
+import { arrayColumn } from '../columns/column.js';
 import { DecodeError } from '../errors.js';
 import { resolveLimits, type DecodeLimits } from '../limits.js';
-import type { Property } from '../values.js';
+import type { Property, Value } from '../values.js';
 import { fail, warn, warningLines, type DecodeContext, type WarningLog } from './context.js';
 import { decodeProperties } from './properties.js';
 import { readSharedStrings } from './references.js';
@@ -62,27 +65,47 @@ function decodeDocument(bytes: Uint8Array, limits: DecodeLimits): XmlDom {
   for (const [key, index] of shared.keys) ctx.sharedStringKeys.set(key, index);
 
   const items = numberItems(ctx, topItems);
-  const instances: Instance[] = [];
-  const byReferent = new Map<number, Instance>();
-  for (let referent = 0; referent < items.length; referent++) {
-    const { element, parent } = items[referent]!;
-    const instance = readItem(ctx, element, referent, parent === -1 ? null : instances[parent]!);
-    instances.push(instance);
-    byReferent.set(referent, instance);
+  // Rows are Items in document order; an Item's parent is an earlier row.
+  const builder = new DomBuilder('xml');
+  const tables = new Map<string, { table: number; values: Value[][] }>();
+  for (let row = 0; row < items.length; row++) {
+    const { element, parent } = items[row]!;
+    const { className, properties } = readItem(ctx, element);
+    const key = shapeKey(className, properties);
+    let shape = tables.get(key);
+    if (!shape) {
+      const columns = new Map<string, Column>();
+      const values: Value[][] = [];
+      for (const [name, { type }] of properties) {
+        const column: Value[] = [];
+        values.push(column);
+        columns.set(name, arrayColumn(type, column));
+      }
+      shape = { table: builder.addTable(className, columns), values };
+      tables.set(key, shape);
+    }
+    let i = 0;
+    for (const { value } of properties.values()) shape.values[i++]!.push(value);
+    builder.add(shape.table, parent);
   }
-  const roots: Instance[] = [];
-  linkTree(instances, roots);
 
-  return {
-    format: 'xml',
+  return builder.build({
     metadata,
     sharedStrings: shared.strings,
-    instances,
-    roots,
-    byReferent,
     warnings: warningLines(log),
     xmlReferents: items.map((item) => item.referent ?? ''),
-  };
+  }) as XmlDom;
+}
+
+/**
+ * Items share a table when they have the same class and the same properties, of the
+ * same types, in the same order: each keeps exactly its own properties. The key is
+ * unambiguous (lengths before names; type names are fixed words).
+ */
+function shapeKey(className: string, properties: Map<string, Property>): string {
+  let key = `${className.length}:${className}`;
+  for (const [name, { type }] of properties) key += `|${name.length}:${name}:${type}`;
+  return key;
 }
 
 /** Strict UTF-8 first; a file with invalid bytes is still read, with U+FFFD for them and a warning. */
@@ -154,7 +177,7 @@ function numberItems(ctx: DecodeContext, topItems: XmlNode[]): NumberedItem[] {
   return items;
 }
 
-function readItem(ctx: DecodeContext, element: XmlNode, referent: number, parent: Instance | null): Instance {
+function readItem(ctx: DecodeContext, element: XmlNode): { className: string; properties: Map<string, Property> } {
   const className = attributeOf(element, 'class');
   ctx.element = element;
   ctx.className = 'Item';
@@ -170,14 +193,5 @@ function readItem(ctx: DecodeContext, element: XmlNode, referent: number, parent
   }
   const properties = new Map<string, Property>();
   decodeProperties(propertiesElements, ctx, properties);
-  const name = properties.get('Name')?.value;
-  return {
-    referent,
-    className,
-    name: typeof name === 'string' ? name : '',
-    parent,
-    children: [],
-    table: singleRowTable(properties),
-    row: 0,
-  };
+  return { className, properties };
 }
