@@ -28,8 +28,8 @@ interface ZstdExports {
 
 const EXPORT_NAMES = { memory: 'f', init: 'g', isError: 'h', decompress: 'r', malloc: 's', free: 't' } as const;
 const ARITY = { init: 0, isError: 1, decompress: 4, malloc: 1, free: 1 } as const;
-/** Memory kept between chunks; an instance that grew past it is dropped after use. */
-const RETAINED_BYTES = 16 << 20;
+/** Memory kept between chunks (the module starts at about 16 MiB); an instance that grew past it is dropped after use. */
+const RETAINED_BYTES = 32 << 20;
 /** Room for libzstd's own state (decompression context, window) beside the input and output. */
 const WORKING_BYTES = 16 << 20;
 const PAGE = 65536;
