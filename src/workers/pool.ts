@@ -29,7 +29,7 @@ export interface WorkerPoolOptions {
 export interface WorkerPool {
   analyze(task: Omit<AnalyzeTask, 'kind' | 'limits'>): Promise<AnalyzeResult>;
   build(task: Omit<BuildTask, 'kind' | 'limits'>): Promise<BuildResult>;
-  stats(): { workers: number; running: number; queued: number; max_queue: number; replaced: number };
+  stats(): { workers: number; running: number; queued: number; max_queue: number; replaced: number; tasks: { analyze: number; build: number } };
   close(): Promise<void>;
 }
 
@@ -44,10 +44,13 @@ export function createWorkerPool({ workers, maxQueue, limits, resourceLimits }: 
   // Running plus waiting: a worker each, then up to maxQueue in line.
   const admission = createSemaphore(workers + maxQueue);
   let replaced = 0;
+  /** Tasks handed to a worker, by kind (the analysis dedupe is checked against these). */
+  const tasks = { analyze: 0, build: 0 };
 
   async function run<T>(task: AnalyzeTask | BuildTask): Promise<T | OutOfMemory> {
     const release = admission.tryAcquire();
     if (release === null) throw new PoolBusyError();
+    tasks[task.kind]++;
     try {
       return (await piscina.run(task)) as T;
     } catch (error) {
@@ -63,7 +66,7 @@ export function createWorkerPool({ workers, maxQueue, limits, resourceLimits }: 
     analyze: (task) => run<AnalyzeResult>({ kind: 'analyze', limits, ...task }),
     build: (task) => run<BuildResult>({ kind: 'build', limits, ...task }),
     stats: () => ({
-      workers: piscina.threads.length, running: Math.min(admission.active, workers), queued: piscina.queueSize, max_queue: maxQueue, replaced,
+      workers: piscina.threads.length, running: Math.min(admission.active, workers), queued: piscina.queueSize, max_queue: maxQueue, replaced, tasks: { ...tasks },
     }),
     close: () => piscina.destroy(),
   };
