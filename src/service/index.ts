@@ -108,7 +108,8 @@ export async function createService(config: Config): Promise<Service> {
         throw new ServiceError('map_too_large', `the upload is ${declaredBytes} bytes; a map may have at most ${budget.task.maxFileBytes} here (MAX_MEMORY_MB)`);
       }
       guard(() => quota.checkRoom(declaredBytes));
-      guard(() => quota.checkUser(user, 'preview', declaredBytes));
+      // The count of previews is checked once the upload's hash is known: the same bytes again cost nothing.
+      guard(() => quota.checkUserBytes(user, declaredBytes));
     },
     health() {
       const storage = quota.state();

@@ -55,6 +55,8 @@ export interface DiskQuota {
   untrack(kind: UsageKind, key: string): void;
   /** Throws QuotaExceededError unless `user` may add one more `kind` of `bytes` (an entry the user already has is free). */
   checkUser(user: string, kind: UsageKind, bytes: number, key?: string): void;
+  /** Throws QuotaExceededError unless `user` may add `bytes` (counts are checked by checkUser, once the entry is known). */
+  checkUserBytes(user: string, bytes: number): void;
   usage(user: string): { bytes: number; previews: number; projects: number };
   /** Bytes `user` may still add. */
   userRoom(user: string): number;
@@ -87,6 +89,12 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
   async function recount(): Promise<void> {
     await measure();
     used = await directoryBytes(options.dataDir);
+  }
+
+  function checkUserBytes(user: string, bytes: number): void {
+    if ((users.get(user)?.bytes ?? 0) + bytes > options.userMaxBytes) {
+      throw new QuotaExceededError(`your previews and projects would take more than ${options.userMaxBytes} bytes (USER_MAX_BYTES); delete projects or let previews expire`);
+    }
   }
 
   const room = (): number => Math.max(0, Math.min(maxBytes - used, free - floor));
@@ -145,10 +153,9 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
       if (kind === 'project' && usage.projects >= options.userMaxProjects) {
         throw new QuotaExceededError(`you have ${usage.projects} projects, the most one user may keep (USER_MAX_PROJECTS); delete some first`);
       }
-      if (usage.bytes + bytes > options.userMaxBytes) {
-        throw new QuotaExceededError(`your previews and projects would take more than ${options.userMaxBytes} bytes (USER_MAX_BYTES); delete projects or let previews expire`);
-      }
+      checkUserBytes(user, bytes);
     },
+    checkUserBytes,
     userRoom: (user) => Math.max(0, options.userMaxBytes - (users.get(user)?.bytes ?? 0)),
     usage: (user) => ({ ...(users.get(user) ?? { bytes: 0, previews: 0, projects: 0 }) }),
     state: () => ({ used_bytes: used, max_bytes: maxBytes, free_bytes: free, full: room() <= 0 }),
