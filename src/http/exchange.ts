@@ -103,6 +103,7 @@ const CORK_BUFFER_BYTES = 16 * 1024;
 export function send(exchange: Exchange, status: number, body: string | Uint8Array, headers: Record<string, string>): void {
   if (exchange.finished) return;
   const closeConnection = (exchange.bodyStarted && !exchange.bodyDone) || exchange.closeAfterAnswer || exchange.flushBeforeClose || (doneHooks.get(exchange)?.closing() ?? false);
+  if (exchange.method === 'HEAD') body = ''; // probes get the status and headers only
   // JSON allows trailing whitespace: padding keeps the body valid and pushes it past the cork buffer.
   if (exchange.flushBeforeClose && typeof body === 'string') body = body.padEnd(CORK_BUFFER_BYTES + 1024, ' ');
   exchange.status = status;

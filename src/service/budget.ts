@@ -18,6 +18,7 @@
  * gets 413 `map_too_large`.
  */
 import type { ResourceLimits } from 'node:worker_threads';
+import { ConfigError } from '../config.js';
 import type { DecodeLimits } from '../parser/limits.js';
 
 export interface BudgetInput {
@@ -52,7 +53,8 @@ const BYTES_PER_INSTANCE = 1024;
 /** Below this a worker cannot decode a real place. */
 const MIN_TASK_MB = 48;
 
-export class BudgetError extends Error {
+/** MAX_MEMORY_MB cannot hold WORKERS workers: a configuration error, reported at start. */
+export class BudgetError extends ConfigError {
   override name = 'BudgetError';
 }
 
