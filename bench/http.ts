@@ -111,7 +111,8 @@ const inputs: [Input, number, number][] = [
 
 const rows: (string | number)[][] = [];
 const health: (string | number)[][] = [];
-const impls: Impl[] = BEFORE ? ['uws', 'node', 'before'] : ['uws', 'node'];
+// BENCH_BEFORE_FIRST=1 runs the other checkout first (the machines are shared: run both orders).
+const impls: Impl[] = !BEFORE ? ['uws', 'node'] : process.env.BENCH_BEFORE_FIRST ? ['before', 'uws', 'node'] : ['uws', 'node', 'before'];
 for (const impl of impls) {
   const server = await launch(impl);
   for (const [input, requests, concurrency] of inputs) {
@@ -128,15 +129,15 @@ for (const impl of impls) {
 
 process.stdout.write(`\nHTTP analyze benchmark on ${machine()}\n\n`);
 process.stdout.write(table(['server', 'input', 'size', 'concurrency', 'req/s', 'MB/s', 'p50 ms', 'p99 ms', 'failed'], rows) + '\n\n');
-const half = inputs.length;
+const rowsOf = (impl: Impl) => rows.filter((row) => row[0] === LABELS[impl]);
 process.stdout.write(table(['input', 'req/s ratio (uWS / node:http)', 'p99 ratio (uWS / node:http)'], inputs.map(([input], i) => {
-  const a = rows[i]!, b = rows[half + i]!;
+  const a = rowsOf('uws')[i]!, b = rowsOf('node')[i]!;
   const n = (cell: string | number | undefined): number => Number(String(cell).replace(/,/g, ''));
   return [input.name, `${fmt(n(a[4]) / n(b[4]), 2)}×`, `${fmt(n(a[7]) / n(b[7]), 2)}×`];
 })) + '\n\n');
 if (BEFORE) {
   process.stdout.write(table(['input', 'req/s ratio (after / before)', 'p99 ratio (after / before)'], inputs.map(([input], i) => {
-    const a = rows[i]!, b = rows[2 * half + i]!;
+    const a = rowsOf('uws')[i]!, b = rowsOf('before')[i]!;
     const n = (cell: string | number | undefined): number => Number(String(cell).replace(/,/g, ''));
     return [input.name, `${fmt(n(a[4]) / n(b[4]), 2)}×`, `${fmt(n(a[7]) / n(b[7]), 2)}×`];
   })) + '\n\n');
