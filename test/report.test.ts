@@ -130,8 +130,8 @@ test('analyzeDom: scripts_at_risk puts hang risks first and stops at 200 distinc
   assert.equal(report.script_findings.loop_without_yield, 1);
   assert.equal(report.script_findings.deprecated_global, 230);
   assert.deepEqual(Object.keys(report.script_findings), [...FINDING_CODES]);
-  assert.deepEqual(report.scripts_by_finding.loop_without_yield, { scripts: 1, enabled: 1 });
-  assert.deepEqual(report.scripts_by_finding.deprecated_global, { scripts: 230, enabled: 230 });
+  assert.deepEqual(report.scripts_by_finding.loop_without_yield, { scripts: 1, enabled: 1, most_severe: 1, most_severe_enabled: 1 });
+  assert.deepEqual(report.scripts_by_finding.deprecated_global, { scripts: 230, enabled: 230, most_severe: 230, most_severe_enabled: 230 });
   assert.ok(report.warnings.some((w) => w.includes('200 of 231')));
 });
 
@@ -151,8 +151,9 @@ test('analyzeDom: copies of one script are one scripts_at_risk entry with their 
   assert.equal(otherClass!.copies, 1);
   assert.equal(other!.copies, 1);
   assert.deepEqual(other!.copy_paths, []);
-  assert.deepEqual(report.scripts_by_finding.deprecated_global, { scripts: 301, enabled: 201 });
-  assert.deepEqual(report.scripts_by_finding.legacy_method, { scripts: 1, enabled: 1 });
+  assert.deepEqual(report.scripts_by_finding.deprecated_global, { scripts: 301, enabled: 201, most_severe: 301, most_severe_enabled: 201 });
+  // `Other` has only a legacy method; a script with both codes counts as most severe under deprecated_global.
+  assert.deepEqual(report.scripts_by_finding.legacy_method, { scripts: 1, enabled: 1, most_severe: 1, most_severe_enabled: 1 });
   assert.ok(!report.warnings.some((w) => w.startsWith('scripts_at_risk')), 'nothing left out');
 });
 
@@ -225,7 +226,11 @@ function checkConsistent(file: string, report: Report, assetsLength: number): vo
     assert.deepEqual(counted, report.script_findings, `${file}: per code`);
     assert.deepEqual(Object.fromEntries(Object.entries(report.scripts_by_finding).map(([code, n]) => [code, n.scripts])), scriptsWith, `${file}: scripts per code`);
   }
-  for (const { scripts, enabled } of Object.values(report.scripts_by_finding)) assert.ok(enabled <= scripts && scripts <= report.scripts_flagged, file);
+  for (const { scripts, enabled, most_severe, most_severe_enabled } of Object.values(report.scripts_by_finding)) {
+    assert.ok(enabled <= scripts && scripts <= report.scripts_flagged && most_severe <= scripts && most_severe_enabled <= most_severe, file);
+  }
+  const severest = Object.values(report.scripts_by_finding).reduce((total, n) => total + n.most_severe, 0);
+  assert.equal(severest, report.scripts_flagged, `${file}: every flagged script has one most severe code`);
   // hang risks first
   let seenOther = false;
   for (const entry of report.scripts_at_risk) {

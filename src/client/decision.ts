@@ -110,7 +110,7 @@ const plural = (n: number, one: string, many = `${one}s`): string => `${n.toLoca
 export function decideScripts(report: Json): ScriptDecision {
   const scriptsTotal = num(report.scripts_total);
   const disabledInMap = num(report.scripts_disabled);
-  const byFinding = (report.scripts_by_finding ?? {}) as Record<string, { scripts?: unknown; enabled?: unknown }>;
+  const byFinding = (report.scripts_by_finding ?? {}) as Record<string, { scripts?: unknown; enabled?: unknown; most_severe?: unknown; most_severe_enabled?: unknown }>;
   const findingCounts = (report.script_findings ?? {}) as Record<string, unknown>;
   const entries = Array.isArray(report.scripts_at_risk) ? (report.scripts_at_risk as Json[]) : [];
   const copiesListed = entries.reduce((total, entry) => total + Math.max(1, num(entry.copies)), 0);
@@ -134,7 +134,7 @@ export function decideScripts(report: Json): ScriptDecision {
     if (scripts > 0 || findings > 0) codes.push({ code, info, scripts, enabled, findings });
   }
 
-  const groups = groupCounts(codes, entries, complete);
+  const groups = groupCounts(byFinding, codes, entries, complete);
   const { recommended, reason } = recommend(scriptsTotal, disabledInMap, groups, num(report.scripts_linked));
   return {
     scriptsTotal,
@@ -157,17 +157,31 @@ function findingsOf(entry: Json): { code: string; line: number; message: string 
     : [];
 }
 
-/** Scripts per group: exact from the list when it is complete, else the largest code's count (a lower bound). */
-function groupCounts(codes: CodeCount[], entries: Json[], complete: boolean): Record<FindingGroup, { scripts: number; enabled: number }> {
+/**
+ * Scripts per group, each script in its most serious group only ("old style only" means
+ * nothing worse): exact from the report's `most_severe` counts, or from the list when it
+ * is complete; otherwise the largest code's count (a lower bound).
+ */
+function groupCounts(
+  byFinding: Record<string, { most_severe?: unknown; most_severe_enabled?: unknown }>, codes: CodeCount[], entries: Json[], complete: boolean,
+): Record<FindingGroup, { scripts: number; enabled: number }> {
   const groups: Record<FindingGroup, { scripts: number; enabled: number }> = {
     hang: { scripts: 0, enabled: 0 }, break: { scripts: 0, enabled: 0 }, style: { scripts: 0, enabled: 0 },
   };
+  if (Object.values(byFinding).some((counts) => typeof counts?.most_severe === 'number')) {
+    for (const [code, counts] of Object.entries(byFinding)) {
+      const info = FINDINGS[code];
+      if (!info) continue;
+      groups[info.group].scripts += num(counts.most_severe);
+      groups[info.group].enabled += num(counts.most_severe_enabled);
+    }
+    return groups;
+  }
   if (complete) {
     for (const entry of entries) {
       const copies = Math.max(1, num(entry.copies));
       const enabled = copies - num(entry.disabled);
       const kinds = new Set(findingsOf(entry).map((f) => FINDINGS[f.code]?.group).filter((g): g is FindingGroup => g !== undefined));
-      // A script counts in its most serious group only: "old style only" means nothing worse.
       const worst = kinds.has('hang') ? 'hang' : kinds.has('break') ? 'break' : kinds.has('style') ? 'style' : null;
       if (worst === null) continue;
       groups[worst].scripts += copies;

@@ -73,7 +73,7 @@ export interface Report {
   scripts_linked?: number;
   scripts_by_run_context?: Record<string, number>;
   script_findings?: Record<string, number>;
-  scripts_by_finding?: Record<string, { scripts: number; enabled: number }>;
+  scripts_by_finding?: Record<string, { scripts: number; enabled: number; most_severe?: number; most_severe_enabled?: number }>;
   scripts_at_risk?: ScriptAtRisk[];
   assets_total?: number;
   assets?: Record<string, number>;

@@ -52,6 +52,9 @@ export interface ScriptAtRisk {
 export interface ScriptsWithFinding {
   scripts: number;
   enabled: number;
+  /** Scripts whose most severe finding (FINDING_CODES order) is this code, and how many of them are enabled. */
+  most_severe: number;
+  most_severe_enabled: number;
 }
 
 export type RunContextCounts = { Legacy: number; Server: number; Client: number; Plugin?: number };
@@ -208,7 +211,9 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
   const byClass = Object.fromEntries(SCRIPT_CLASSES.map((c) => [c, 0])) as Record<ScriptClass, number>;
   const byRunContext: RunContextCounts = { Legacy: 0, Server: 0, Client: 0 };
   const findings: Record<string, number> = Object.fromEntries(FINDING_CODES.map((code) => [code, 0]));
-  const byFinding: Record<string, ScriptsWithFinding> = Object.fromEntries(FINDING_CODES.map((code) => [code, { scripts: 0, enabled: 0 }]));
+  const byFinding: Record<string, ScriptsWithFinding> = Object.fromEntries(
+    FINDING_CODES.map((code) => [code, { scripts: 0, enabled: 0, most_severe: 0, most_severe_enabled: 0 }]),
+  );
   // One entry per distinct flagged script: copies share their findings array (scanMapScripts), which keys them here.
   const flaggedScripts = new Map<Finding[], { entry: ScriptAtRisk; rank: number }>();
   let flagged = 0;
@@ -231,11 +236,16 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
     if (found.length === 0) continue;
     flagged++;
     for (const finding of found) findings[finding.code] = (findings[finding.code] ?? 0) + 1;
-    for (const code of codesOfBits(codes[index]!)) {
+    const bits = codes[index]!;
+    for (const code of codesOfBits(bits)) {
       const counts = byFinding[code]!;
       counts.scripts++;
       if (script.enabled) counts.enabled++;
     }
+    // FINDING_CODES is in severity order, so the lowest bit set is the most severe code.
+    const severest = byFinding[FINDING_CODES[31 - Math.clz32(bits & -bits)]!]!;
+    severest.most_severe++;
+    if (script.enabled) severest.most_severe_enabled++;
     const copy = flaggedScripts.get(found);
     if (copy !== undefined) {
       copy.entry.copies++;

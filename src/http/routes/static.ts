@@ -55,6 +55,8 @@ export function configRoute(ctx: HttpContext): RouteHandler {
       auth_mode: ctx.config.authMode,
       max_upload_bytes: ctx.service.maxMapBytes,
       scripts_modes: ['disabled', 'enabled', 'skip'],
+      // Whether create can download assets at all: 'off' means every asset fails with no_credentials.
+      asset_downloads: ctx.config.assetUrlTemplate !== null ? 'mirror' : ctx.config.assetApiKey !== null ? 'open_cloud' : 'off',
     });
   };
 }
