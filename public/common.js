@@ -343,7 +343,7 @@ export function riskSummaryElement(decision) {
       el('span', { className: 'risk-title', text: ` ${title}` }));
     const detail = [];
     if (counts.scripts > 0 && counts.enabled < counts.scripts) detail.push(`${number(counts.scripts - counts.enabled)} already off in the map`);
-    for (const code of codes) detail.push(`${code.info.label.toLowerCase()} ${number(code.scripts)}`);
+    if (codes.length) detail.push(`scripts with: ${codes.map((code) => `${code.info.label.toLowerCase()} ${number(code.scripts)}`).join(', ')}`);
     if (detail.length) item.append(el('span', { className: 'risk-codes', text: detail.join(' · ') }));
     list.append(item);
   }
