@@ -32,10 +32,11 @@ const BY_CODE: Record<string, Advice> = {
     message: `The service cannot use your user id: ${detail}.`,
     action: 'Sign in again with an id of letters, digits and punctuation, without spaces.',
   }),
-  not_a_place: (detail) => ({
-    message: `This file is not a Roblox map the importer can read (${detail}).`,
+  // The decoder's own words (chunk, byte offset) stay in the details: they help a developer, not a first try.
+  not_a_place: {
+    message: 'This file is not a Roblox map the importer can read.',
     action: 'Choose a .rbxl, .rbxlx, .rbxm or .rbxmx file saved by Roblox Studio. If Studio opens it, save it again from Studio and upload that copy.',
-  }),
+  },
   map_too_large: (detail) => ({
     message: `This map is larger than this service can take (${detail}).`,
     action: 'Remove what the game does not need (unused models, terrain far from play) and save a smaller copy, or ask the operator to raise MAX_MEMORY_MB.',
