@@ -44,7 +44,7 @@ export function createWorkerPool({ workers, maxQueue, limits, resourceLimits }: 
     // whose graph has top-level await (the wasm decoders load that way) can abort the
     // process (a V8 check on IsGraphAsync); refusing require(esm) in the workers makes
     // piscina take its import() path at once.
-    execArgv: [...process.execArgv, '--no-experimental-require-module'],
+    execArgv: ['--no-experimental-require-module'],
   });
   // Running plus waiting: a worker each, then up to maxQueue in line.
   const admission = createSemaphore(workers + maxQueue);
