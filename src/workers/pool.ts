@@ -40,6 +40,11 @@ export function createWorkerPool({ workers, maxQueue, limits, resourceLimits }: 
     maxThreads: workers,
     // No piscina maxQueue: admission below bounds tasks in flight, which also bounds the queue.
     resourceLimits: resourceLimits ?? { maxYoungGenerationSizeMb: 64 },
+    // Piscina first tries require() on the task file. Node 20's require() of an ES module
+    // whose graph has top-level await (the wasm decoders load that way) can abort the
+    // process (a V8 check on IsGraphAsync); refusing require(esm) in the workers makes
+    // piscina take its import() path at once.
+    execArgv: ['--no-experimental-require-module'],
   });
   // Running plus waiting: a worker each, then up to maxQueue in line.
   const admission = createSemaphore(workers + maxQueue);
