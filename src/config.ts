@@ -4,6 +4,7 @@
  */
 import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
+import { storeConfigFromEnv, StoreConfigError, type StoreConfig } from './store/backends/config.js';
 
 export type AuthMode = 'development' | 'gateway';
 
@@ -48,6 +49,12 @@ export interface Config {
   projectRetentionDays: number;
   /** How often stale temp files, expired previews and old projects are swept, and disk use recounted. */
   sweepIntervalMs: number;
+  /**
+   * Where previews, projects and assets are kept: null for the local disk under
+   * `dataDir/objects` (the default); an S3-compatible store from STORE_URL and the S3_*
+   * variables (src/store/backends/config.ts) to share them between instances.
+   */
+  store: StoreConfig | null;
 }
 
 /**
@@ -95,6 +102,7 @@ export function defaultConfig(): Config {
     userMaxProjects: 500,
     projectRetentionDays: 0,
     sweepIntervalMs: 60_000,
+    store: null,
   };
 }
 
@@ -153,5 +161,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     if (template !== null && !template.includes('{id}')) throw new ConfigError(`${name} must contain {id}`);
   }
   if (!config.redirectTemplate.includes('{project_id}')) throw new ConfigError('REDIRECT_TEMPLATE must contain {project_id}');
+  try {
+    const store = storeConfigFromEnv(env, config.dataDir);
+    config.store = store.kind === 's3' ? store : null;
+  } catch (error) {
+    if (error instanceof StoreConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
   return config;
 }

@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { createDiskStore } from '../src/store/backends/index.js';
 import {
   assetPath,
   createAssetDownloader,
@@ -117,7 +118,7 @@ describe('Open Cloud source', () => {
     assert.equal(third.contentType, 'audio/ogg');
     assert.deepEqual(await readFile(assetPath(s.dataDir, first.sha256)), mesh);
     assert.deepEqual(await readFile(assetPath(s.dataDir, second.sha256)), image);
-    assert.deepEqual(await readAssetMeta(s.dataDir, third.sha256), { sha256: sha256(audio), size: audio.length, contentType: 'audio/ogg' });
+    assert.deepEqual(await readAssetMeta(createDiskStore({ root: s.dataDir }), third.sha256), { sha256: sha256(audio), size: audio.length, contentType: 'audio/ogg' });
 
     assert.equal(s.server.count('delivery'), 3);
     assert.equal(s.server.count('location'), 3);

@@ -135,7 +135,7 @@ test('fuzz: whatever the asset host answers, the service stays up and every crea
 
 /** The asset ids of a stored preview, as the service recorded them. */
 async function assetIds(service: Service, hash: string): Promise<string[]> {
-  const preview = JSON.parse(await readFile(join(service.dataDir, 'previews', `${hash}.json`), 'utf8')) as { assets: { id: string }[] };
+  const preview = JSON.parse(await readFile(join(service.dataDir, 'objects', 'previews', hash, 'analysis.json'), 'utf8')) as { assets: { id: string }[] };
   return preview.assets.map((asset) => asset.id);
 }
 

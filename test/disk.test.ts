@@ -12,6 +12,7 @@ import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createProjectStore } from '../src/store/projects.js';
+import { createDiskStore } from '../src/store/backends/index.js';
 import { PLACES_DIR } from './support/paths.js';
 import { analyze, as, create, expectError, getJson, HEALTH, postJson, CREATE, startService, upload, waitUntil } from './support/service.js';
 import { startServer } from '../src/http/server.js';
@@ -46,8 +47,9 @@ test('a project document that does not fit in MAX_DATA_BYTES is refused with 507
   try {
     const { preview_hash } = await analyze(service, PLACE, 'place.rbxl', as('ann'));
     await expectError(await postJson(service, CREATE, { preview_hash }, as('ann')), 507, 'storage_full');
-    assert.deepEqual((await readdir(join(service.dataDir, 'projects'))).filter((name) => !name.startsWith('.')), []);
-    assert.deepEqual((await readdir(join(service.dataDir, 'projects'))).filter((name) => name.endsWith('.tmp')), []);
+    // Nothing in the store (DATA_DIR/objects/projects), no document left being built (DATA_DIR/uploads).
+    assert.deepEqual(await readdir(join(service.dataDir, 'objects', 'projects'), { recursive: true }).catch(() => []), []);
+    assert.deepEqual((await readdir(join(service.dataDir, 'uploads'))).filter((name) => name.endsWith('.tmp')), []);
   } finally {
     await service.close();
   }
@@ -108,16 +110,18 @@ test('temp files a crash left are swept at start (and stale ones on the interval
   const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-disk-'));
   const old = new Date(Date.now() - 2 * 60_000);
   const stale = new Date(Date.now() - 11 * 60_000);
+  // The store's objects live under DATA_DIR/objects (the disk object store, src/store/backends/disk.ts).
+  const objects = join(dataDir, 'objects');
   const files = {
-    project: join(dataDir, 'projects', '.p_aaaaaaaaaaaaaaaaaaaa.json.0123456789ab.tmp'),
-    orphan: join(dataDir, 'projects', 'p_bbbbbbbbbbbbbbbbbbbb.json'),
-    index: join(dataDir, 'assets', 'ids', '123.json.0123456789ab.tmp'),
-    meta: join(dataDir, 'assets', 'sha256', 'ab', `${'ab'.repeat(32)}.json.0123456789ab.tmp`),
+    project: join(objects, 'projects', 'p_aaaaaaaaaaaaaaaaaaaa', '.document.json.0123456789ab.tmp'),
+    orphan: join(objects, 'projects', 'p_bbbbbbbbbbbbbbbbbbbb', 'document.json'),
+    index: join(objects, 'assets', 'ids', '.123.json.0123456789ab.tmp'),
+    meta: join(objects, 'assets', 'sha256', 'ab', `.${'ab'.repeat(32)}.json.0123456789ab.tmp`),
     part: join(dataDir, 'assets', 'tmp', '0123.part'),
-    preview: join(dataDir, 'previews', '.x.json.0123456789ab.tmp'),
+    preview: join(objects, 'previews', 'ab'.repeat(32), '.analysis.json.0123456789ab.tmp'),
     upload: join(dataDir, 'uploads', 'upload-0123.tmp'),
   };
-  const fresh = join(dataDir, 'projects', '.p_cccccccccccccccccccc.json.0123456789ab.tmp');
+  const fresh = join(objects, 'projects', 'p_cccccccccccccccccccc', '.document.json.0123456789ab.tmp');
   for (const path of [...Object.values(files), fresh]) {
     await mkdir(join(path, '..'), { recursive: true });
     await writeFile(path, Buffer.alloc(1000));
@@ -139,7 +143,7 @@ test('temp files a crash left are swept at start (and stale ones on the interval
 test('project retention: the store sweeps projects created before the cut-off', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-disk-'));
   try {
-    const store = createProjectStore({ dataDir });
+    const store = createProjectStore({ objects: createDiskStore({ root: join(dataDir, 'objects') }), workDir: join(dataDir, 'uploads') });
     const make = async (createdAt: number) => {
       const { id, tempPath } = await store.prepare();
       await writeFile(tempPath, '{}');

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { fullName, instances } from '../src/parser/dom.js';
@@ -229,8 +229,8 @@ describe('dedupe of a second upload', () => {
   test('a second upload reuses the stored analysis and adds its user', async () => {
     const bytes = variant('dedupe');
     const first = await analyze(service, bytes, 'first.rbxl', as('ann'));
-    const previewJson = join(service.dataDir, 'previews', `${first.preview_hash}.json`);
-    const placeFile = join(service.dataDir, 'previews', `${first.preview_hash}.place`);
+    const previewJson = join(service.dataDir, 'objects', 'previews', first.preview_hash, 'analysis.json');
+    const placeFile = join(service.dataDir, 'objects', 'previews', first.preview_hash, 'place');
     const placeBefore = await stat(placeFile);
     // Mark the stored report: a decode would produce a report without the mark.
     const stored = JSON.parse(await readFile(previewJson, 'utf8'));
@@ -243,8 +243,10 @@ describe('dedupe of a second upload', () => {
     // Each uploader sees the name they gave the file, never an earlier uploader's.
     assert.equal(first.report.file_name, 'first.rbxl');
     assert.equal(second.report.file_name, 'second.rbxl');
-    const after = JSON.parse(await readFile(previewJson, 'utf8'));
-    assert.deepEqual(after.uploaders, ['ann', 'ben']);
+    // One analysis, one entry per uploader (objects/previews/<hash>/uploaders/<sha256(user)>.<expiry>).
+    const entriesDir = join(service.dataDir, 'objects', 'previews', first.preview_hash, 'uploaders');
+    const entries = await Promise.all((await readdir(entriesDir)).map(async (name) => JSON.parse(await readFile(join(entriesDir, name), 'utf8')).user));
+    assert.deepEqual(entries.sort(), ['ann', 'ben']);
     const placeAfter = await stat(placeFile);
     assert.equal(placeAfter.ino, placeBefore.ino);
     assert.equal(placeAfter.mtimeMs, placeBefore.mtimeMs);
@@ -263,7 +265,7 @@ describe('dedupe of a second upload', () => {
 
   test('create takes each script\'s finding codes from the stored analysis; a preview without them is scanned again', async () => {
     const first = await analyze(service, variant('codes'), 'codes.rbxl', as('cy'));
-    const previewJson = join(service.dataDir, 'previews', `${first.preview_hash}.json`);
+    const previewJson = join(service.dataDir, 'objects', 'previews', first.preview_hash, 'analysis.json');
     const stored = JSON.parse(await readFile(previewJson, 'utf8'));
     assert.equal(stored.scriptCodes.bits.length, MAP_SCRIPTS.length);
     const findingsByPath = async (): Promise<string[][]> => {

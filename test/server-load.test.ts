@@ -129,7 +129,7 @@ test('close() stops accepting but lets an upload in flight finish', async () => 
     const hash = JSON.parse(response.text).preview_hash;
     assert.equal(hash, sha256(bytes));
     await closing;
-    assert.ok(existsSync(join(service.dataDir, 'previews', `${hash}.json`)), 'the preview was not stored');
+    assert.ok(existsSync(join(service.dataDir, 'objects', 'previews', hash, 'analysis.json')), 'the preview was not stored');
     assert.deepEqual(await uploadsIn(service), []);
   } finally {
     keepAlive.destroy();

@@ -12,6 +12,7 @@ import {
   writeFileAtomic,
   type NewPreview,
 } from '../src/store/index.js';
+import { createDiskStore, listAll, type ObjectStore } from '../src/store/backends/index.js';
 import type { Report } from '../src/project/report.js';
 
 const root = await mkdtemp(join(tmpdir(), 'rbxl-stores-'));
@@ -96,12 +97,39 @@ test('moveFileAtomic copies across file systems', async (t) => {
   }
 });
 
-// ---- previews ----
+// ---- previews (over the disk object store; test/scale.test.ts runs them over S3 through the service) ----
 
-test('preview store: put, get from cache and from disk', async () => {
+interface Stores { objects: ObjectStore; dataDir: string; uploads: string }
+
+async function stores(): Promise<Stores> {
   const dataDir = await freshDir();
+  const uploads = join(dataDir, 'uploads');
+  await mkdir(uploads);
+  return { objects: createDiskStore({ root: join(dataDir, 'objects') }), dataDir, uploads };
+}
+
+function previewStore(s: Stores, options: { cacheBytes?: number; ttlSeconds?: number; now?: () => number } = {}) {
+  return createPreviewStore({ objects: s.objects, workDir: s.uploads, cacheBytes: options.cacheBytes ?? 1 << 20, ttlSeconds: options.ttlSeconds ?? 60, ...(options.now ? { now: options.now } : {}) });
+}
+
+/** Every key the store holds under `prefix`. */
+async function keys(objects: ObjectStore, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const info of listAll(objects, prefix)) found.push(info.key);
+  return found;
+}
+
+/** The keys of one preview, with uploader entries reduced to `uploaders/<n>`. */
+async function previewKeys(objects: ObjectStore, hash: string): Promise<string[]> {
+  const found = await keys(objects, `previews/${hash}/`);
+  const entries = found.filter((key) => key.includes('/uploaders/')).length;
+  return [...found.filter((key) => !key.includes('/uploaders/')).map((key) => key.slice(`previews/${hash}/`.length)), ...(entries ? [`uploaders/${entries}`] : [])];
+}
+
+test('preview store: put, get from cache and from the store', async () => {
+  const s = await stores();
   const time = clock();
-  const store = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 60, now: time.now });
+  const store = previewStore(s, { now: time.now });
   const hash = sha('a');
   assert.equal(await store.get(hash), undefined);
   const stored = await store.put(preview(hash, ['u1']));
@@ -110,105 +138,115 @@ test('preview store: put, get from cache and from disk', async () => {
   assert.deepEqual(await store.get(hash), stored);
   assert.equal(store.cacheInfo().entries, 1);
 
-  // A new store (a restart) reads the same preview from disk.
-  const reopened = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 60, now: time.now });
+  // A new store (a restart, or another instance) reads the same preview from the store.
+  const reopened = previewStore(s, { now: time.now });
   assert.deepEqual(await reopened.get(hash), stored);
-  assert.deepEqual(await readdir(join(dataDir, 'previews')), [`${hash}.json`]);
+  assert.deepEqual((await reopened.getFor(hash, 'u1'))?.uploaders, ['u1']);
+  assert.equal(await reopened.getFor(hash, 'u2'), undefined, 'someone who did not upload');
+  assert.deepEqual(await previewKeys(s.objects, hash), ['analysis.json', 'uploaders/1']);
 });
 
-test('preview store: the uploaded file is moved in once; a second copy is deleted', async () => {
-  const dataDir = await freshDir();
-  const uploads = join(dataDir, 'uploads');
-  await mkdir(uploads);
-  const store = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 60 });
+test('preview store: the uploaded file is stored once; a second copy is deleted', async () => {
+  const s = await stores();
+  const store = previewStore(s);
   const hash = sha('place bytes');
-  await writeFile(join(uploads, 'first.tmp'), 'place bytes');
-  await store.put(preview(hash, ['u1']), join(uploads, 'first.tmp'));
-  assert.equal(await readFile(store.placePath(hash), 'utf8'), 'place bytes');
-  await writeFile(join(uploads, 'second.tmp'), 'place bytes');
-  await store.put(preview(hash, ['u2']), join(uploads, 'second.tmp'));
-  assert.deepEqual(await readdir(uploads), []);
-  assert.deepEqual((await readdir(join(dataDir, 'previews'))).sort(), [`${hash}.json`, `${hash}.place`]);
-  assert.deepEqual((await store.get(hash))?.uploaders, ['u1', 'u2']);
+  await writeFile(join(s.uploads, 'first.tmp'), 'place bytes');
+  await store.put(preview(hash, ['u1']), join(s.uploads, 'first.tmp'));
+  const place = await store.openPlace(hash);
+  assert.equal(await readFile(place!.path, 'utf8'), 'place bytes');
+  await place!.release();
+  await writeFile(join(s.uploads, 'second.tmp'), 'place bytes');
+  await store.put(preview(hash, ['u2']), join(s.uploads, 'second.tmp'));
+  assert.deepEqual(await readdir(s.uploads), []);
+  assert.deepEqual(await previewKeys(s.objects, hash), ['analysis.json', 'place', 'uploaders/2']);
+  assert.deepEqual((await store.get(hash))?.uploaders.sort(), ['u1', 'u2']);
+  assert.equal(await store.hasAnalysis(hash), true);
+  assert.equal(await store.hasAnalysis(sha('never')), false);
 });
 
-test('preview store: malformed hashes never reach the file system', async () => {
-  const dataDir = await freshDir();
-  const store = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 60 });
+test('preview store: malformed hashes never reach the store', async () => {
+  const s = await stores();
+  const store = previewStore(s);
   for (const bad of ['', '../../etc/passwd', sha('x').toUpperCase(), sha('x') + '0', `${sha('x').slice(0, 63)}/`]) {
     assert.equal(await store.get(bad), undefined);
+    assert.equal(await store.getFor(bad, 'u'), undefined);
     assert.equal(await store.addUploader(bad, 'u'), undefined);
-    assert.throws(() => store.placePath(bad), RangeError);
+    await assert.rejects(store.openPlace(bad), RangeError);
     await assert.rejects(store.put(preview(bad, ['u'])), RangeError);
   }
+  assert.deepEqual(await keys(s.objects, ''), []);
 });
 
 test('preview store: previews expire by the injected clock and sweep removes them', async () => {
-  const dataDir = await freshDir();
+  const s = await stores();
   const time = clock();
-  const store = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 100, now: time.now });
-  const uploads = join(dataDir, 'uploads');
-  await mkdir(uploads);
+  const store = previewStore(s, { ttlSeconds: 100, now: time.now });
   const [old, fresh] = [sha('old'), sha('fresh')];
-  await writeFile(join(uploads, 'old'), 'old');
-  await store.put(preview(old, ['u1']), join(uploads, 'old'));
+  await writeFile(join(s.uploads, 'old'), 'old');
+  await store.put(preview(old, ['u1']), join(s.uploads, 'old'));
   time.advance(60_000);
   await store.put(preview(fresh, ['u1']));
   time.advance(40_000); // old is exactly at its expiry now
   assert.equal(await store.get(old), undefined);
+  assert.equal(await store.getFor(old, 'u1'), undefined, 'a cached entry past its expiry');
   assert.equal(await store.addUploader(old, 'u2'), undefined);
   assert.ok(await store.get(fresh));
-  // A restarted store agrees that it has expired.
-  const reopened = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 100, now: time.now });
-  assert.equal(await reopened.get(old), undefined);
+  // Another instance (a store of its own over the same objects) agrees that it has expired.
+  const other = previewStore(s, { ttlSeconds: 100, now: time.now });
+  assert.equal(await other.get(old), undefined);
+  assert.equal(await other.getFor(old, 'u1'), undefined);
 
-  assert.equal((await store.sweep()).length, 1);
-  assert.deepEqual(await readdir(join(dataDir, 'previews')), [`${fresh}.json`]);
+  assert.deepEqual(await store.sweep(), [old]);
+  assert.deepEqual(await keys(s.objects, 'previews/'), (await keys(s.objects, `previews/${fresh}/`)));
   assert.equal(store.cacheInfo().entries, 1);
-  assert.equal((await store.sweep()).length, 0);
+  assert.deepEqual(await store.sweep(), []);
 
   time.advance(60_000);
-  assert.equal((await store.sweep()).length, 1);
-  assert.deepEqual(await readdir(join(dataDir, 'previews')), []);
-  assert.equal(store.cacheInfo().entries, 0);
+  assert.deepEqual(await other.sweep(), [fresh], 'any instance may sweep');
+  assert.deepEqual(await keys(s.objects, 'previews/'), []);
+  assert.equal(await store.get(fresh), undefined);
 });
 
 test('preview store: addUploader refreshes the expiry', async () => {
-  const dataDir = await freshDir();
+  const s = await stores();
   const time = clock();
-  const store = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 100, now: time.now });
+  const store = previewStore(s, { ttlSeconds: 100, now: time.now });
   const hash = sha('refresh');
   await store.put(preview(hash, ['u1']));
   time.advance(90_000);
   const updated = await store.addUploader(hash, 'u2');
-  assert.deepEqual(updated?.uploaders, ['u1', 'u2']);
+  assert.deepEqual(updated?.uploaders.sort(), ['u1', 'u2']);
   assert.equal(updated?.expiresAt, time.now() + 100_000);
   time.advance(90_000);
   assert.ok(await store.get(hash), 'expired despite the refresh');
-  assert.equal((await store.sweep()).length, 0);
+  assert.deepEqual((await store.get(hash))?.uploaders, ['u2'], 'u1 expired on its own');
+  assert.equal(await store.getFor(hash, 'u1'), undefined);
+  assert.deepEqual(await store.sweep(), []);
+  assert.deepEqual(await previewKeys(s.objects, hash), ['analysis.json', 'uploaders/1'], 'the expired entry went, the preview stayed');
 });
 
-test('preview store: sweep clears leftovers of interrupted writes', async () => {
-  const dataDir = await freshDir();
-  const time = clock(Date.now());
-  const store = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 100, now: time.now });
-  const dir = join(dataDir, 'previews');
+test('preview store: sweep clears leftovers of interrupted puts once stale, never a put in flight', async () => {
+  const s = await stores();
+  const store = previewStore(s);
   const kept = sha('kept');
   await store.put(preview(kept, ['u']));
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, `${sha('orphan')}.place`), 'orphan');
-  await writeFile(join(dir, `.${kept}.json.0123456789ab.tmp`), 'torn');
-  await writeFile(join(dir, `.${kept}.json.ba9876543210.tmp`), 'in flight');
+  // A crash between the map and the analysis (old), and a put in flight (new).
+  const orphan = sha('orphan');
+  await s.objects.put(`previews/${orphan}/place`, 'orphan');
+  const inFlight = sha('in flight');
+  await s.objects.put(`previews/${inFlight}/place`, 'in flight');
   const hourAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
-  await utimes(join(dir, `.${kept}.json.0123456789ab.tmp`), hourAgo, hourAgo);
-  assert.equal((await store.sweep()).length, 0);
-  assert.deepEqual((await readdir(dir)).sort(), [`.${kept}.json.ba9876543210.tmp`, `${kept}.json`].sort());
+  await utimes(join(s.dataDir, 'objects', 'previews', orphan, 'place'), hourAgo, hourAgo);
+  assert.deepEqual(await store.sweep(), []);
+  assert.deepEqual(await keys(s.objects, `previews/${orphan}/`), []);
+  assert.deepEqual(await keys(s.objects, `previews/${inFlight}/`), [`previews/${inFlight}/place`]);
+  assert.deepEqual(await previewKeys(s.objects, kept), ['analysis.json', 'uploaders/1']);
 });
 
-test('preview store: the LRU stays within its byte bound and falls back to disk', async () => {
-  const dataDir = await freshDir();
+test('preview store: the LRU stays within its byte bound and falls back to the store', async () => {
+  const s = await stores();
   const cacheBytes = 4096;
-  const store = createPreviewStore({ dataDir, cacheBytes, ttlSeconds: 60 });
+  const store = previewStore(s, { cacheBytes });
   const hashes = Array.from({ length: 40 }, (_, i) => sha(`lru ${i}`));
   for (const hash of hashes) {
     await store.put(preview(hash, ['u'], { report: { scripts_total: 0, padding: 'x'.repeat(300) } as unknown as Report }));
@@ -217,93 +255,94 @@ test('preview store: the LRU stays within its byte bound and falls back to disk'
   }
   const info = store.cacheInfo();
   assert.ok(info.entries > 0 && info.entries < hashes.length, `${info.entries} entries cached`);
-  for (const hash of hashes) assert.equal((await store.get(hash))?.hash, hash);
+  for (const hash of hashes) assert.equal((await store.getFor(hash, 'u'))?.hash, hash);
   assert.ok(store.cacheInfo().bytes <= cacheBytes);
 
-  // Larger than the whole cache: served from disk, never cached.
+  // Larger than the whole cache: served from the store, never cached.
   const huge = sha('huge');
   await store.put(preview(huge, ['u'], { report: { scripts_total: 0, padding: 'x'.repeat(10_000) } as unknown as Report }));
   assert.equal((await store.get(huge))?.hash, huge);
   assert.ok(store.cacheInfo().bytes <= cacheBytes);
 
   // No cache at all.
-  const uncached = createPreviewStore({ dataDir, cacheBytes: 0, ttlSeconds: 60 });
-  assert.equal((await uncached.get(hashes[0]))?.hash, hashes[0]);
+  const uncached = previewStore(s, { cacheBytes: 0 });
+  assert.equal((await uncached.get(hashes[0]!))?.hash, hashes[0]);
   assert.deepEqual(uncached.cacheInfo(), { entries: 0, bytes: 0, maxBytes: 0 });
 });
 
-test('preview store: concurrent addUploader and concurrent puts lose no uploader', async () => {
-  const dataDir = await freshDir();
-  const store = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 60 });
+test('preview store: concurrent addUploader and concurrent puts on two instances lose no uploader', async () => {
+  const s = await stores();
+  const [a, b] = [previewStore(s), previewStore(s)];
   const hash = sha('shared');
-  await store.put(preview(hash, ['first']));
+  await a.put(preview(hash, ['first']));
   const users = Array.from({ length: 50 }, (_, i) => `user${i}`);
-  await Promise.all(users.map((user) => store.addUploader(hash, user)));
-  const onDisk = createPreviewStore({ dataDir, cacheBytes: 0, ttlSeconds: 60 });
-  assert.deepEqual((await onDisk.get(hash))?.uploaders.sort(), ['first', ...users].sort());
+  await Promise.all(users.map((user, i) => (i % 2 ? a : b).addUploader(hash, user)));
+  const reader = previewStore(s, { cacheBytes: 0 });
+  assert.deepEqual((await reader.get(hash))?.uploaders.sort(), ['first', ...users].sort());
 
-  // The same file analysed by two users at once: both puts race, both are recorded.
-  const uploads = join(dataDir, 'uploads');
-  await mkdir(uploads);
+  // The same file analysed by two users at once on two instances: both puts race, both are recorded.
   const other = sha('raced');
-  await writeFile(join(uploads, 'a'), 'raced');
-  await writeFile(join(uploads, 'b'), 'raced');
+  await writeFile(join(s.uploads, 'a'), 'raced');
+  await writeFile(join(s.uploads, 'b'), 'raced');
   await Promise.all([
-    store.put(preview(other, ['alice']), join(uploads, 'a')),
-    store.put(preview(other, ['bob']), join(uploads, 'b')),
-    store.addUploader(other, 'carol'),
+    a.put(preview(other, ['alice']), join(s.uploads, 'a')),
+    b.put(preview(other, ['bob']), join(s.uploads, 'b')),
   ]);
-  const raced = await onDisk.get(other);
-  assert.deepEqual(raced?.uploaders.slice(0, 2).sort(), ['alice', 'bob']);
-  assert.ok(raced?.uploaders.length === 2 || raced?.uploaders[2] === 'carol');
-  assert.deepEqual(await readdir(uploads), []);
-  assert.equal(await readFile(store.placePath(other), 'utf8'), 'raced');
-});
-
-test('preview store: startSweeper sweeps on its interval and stops', async () => {
-  const dataDir = await freshDir();
-  const time = clock(Date.now());
-  const store = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 1, now: time.now });
-  const hash = sha('swept');
-  await store.put(preview(hash, ['u']));
-  time.advance(2000);
-  const errors: unknown[] = [];
-  const stop = store.startSweeper(5, (error) => errors.push(error));
-  try {
-    for (let i = 0; i < 400 && (await readdir(join(dataDir, 'previews'))).length > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  } finally {
-    stop();
-  }
-  assert.deepEqual(await readdir(join(dataDir, 'previews')), []);
-  assert.deepEqual(errors, []);
+  assert.deepEqual((await reader.get(other))?.uploaders.sort(), ['alice', 'bob']);
+  assert.deepEqual(await readdir(s.uploads), []);
+  assert.deepEqual(await previewKeys(s.objects, other), ['analysis.json', 'place', 'uploaders/2']);
+  const place = await reader.openPlace(other);
+  assert.equal(await readFile(place!.path, 'utf8'), 'raced');
 });
 
 // ---- projects ----
 
-test('project store: save and get, random URL-safe ids, atomic files', async () => {
-  const dataDir = await freshDir();
-  const store = createProjectStore({ dataDir });
+function projectStore(s: Stores) {
+  return createProjectStore({ objects: s.objects, workDir: s.uploads });
+}
+
+test('project store: save and get, random URL-safe ids, whole objects', async () => {
+  const s = await stores();
+  const store = projectStore(s);
   const doc = { format: 'rbxl-import/project', version: 1, owner: 'u1', title: 'Map', scene: { children: [] } };
   const ids = await Promise.all(Array.from({ length: 20 }, () => store.save(doc)));
   for (const id of ids) {
     assert.match(id, /^p_[a-z2-7]{20}$/);
     assert.deepEqual(await store.get(id), doc);
+    assert.equal((await store.getMeta(id))?.owner, 'u1');
   }
   assert.equal(new Set(ids).size, ids.length);
-  const names = await readdir(join(dataDir, 'projects'));
-  assert.equal(names.length, ids.length);
-  assert.ok(!names.some(isTempName));
+  assert.equal((await store.list()).length, ids.length);
+  assert.equal((await keys(s.objects, 'projects/')).length, 2 * ids.length);
   assert.equal(await store.get('p_aaaaaaaaaaaaaaaaaaaa'), undefined);
 });
 
-test('project store: malformed ids never reach the file system', async () => {
-  const dataDir = await freshDir();
-  await writeFile(join(dataDir, 'secret.json'), '{"owner":"x"}');
-  const store = createProjectStore({ dataDir });
+test('project store: commit takes the document, then the summary, then the sidecar; delete removes all', async () => {
+  const s = await stores();
+  const store = projectStore(s);
+  const { id, tempPath } = await store.prepare();
+  await writeFile(tempPath, '{"doc":1}');
+  await store.commit(id, tempPath, { owner: 'ann', assets: [], bytes: 9, createdAt: 1 }, '{"summary":1}');
+  assert.deepEqual(await readdir(s.uploads), []);
+  assert.deepEqual(await keys(s.objects, 'projects/'), ['document.json', 'meta.json', 'summary.json'].map((name) => `projects/${id}/${name}`));
+  const stream = await store.openDocument(id);
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream!.body) chunks.push(chunk as Buffer);
+  assert.equal(Buffer.concat(chunks).toString(), '{"doc":1}');
+  assert.equal(await store.getSummary(id), '{"summary":1}');
+  assert.equal(await store.delete(id), true);
+  assert.deepEqual(await keys(s.objects, 'projects/'), []);
+  assert.equal(await store.delete(id), false);
+});
+
+test('project store: malformed ids never reach the store', async () => {
+  const s = await stores();
+  await writeFile(join(s.dataDir, 'secret.json'), '{"owner":"x"}');
+  const store = projectStore(s);
   for (const bad of ['', '../secret', 'p_../../secret', 'p_AAAAAAAAAAAAAAAAAAAA', 'p_aaaaaaaaaaaaaaaaaaa', 'p_aaaaaaaaaaaaaaaaaaaa/']) {
     assert.equal(await store.get(bad), undefined);
+    assert.equal(await store.getMeta(bad), undefined);
+    assert.equal(await store.openDocument(bad), undefined);
   }
   await assert.rejects(store.save({ owner: '' }), TypeError);
 });

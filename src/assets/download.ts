@@ -20,7 +20,9 @@ import { AssetFetchError, AssetStoreError, type AssetFailureReason } from './err
 import { createAssetSource, fillTemplate, isHttpUrl } from './open-cloud.js';
 import type { AssetKind } from './refs.js';
 import { withRetries } from './retry.js';
-import { ASSET_ID_PATTERN, lookupAssetId, recordAssetId, sweepStaleTempFiles, type AssetMeta } from './store.js';
+import { createDiskStore } from '../store/backends/disk.js';
+import type { ObjectStore } from '../store/backends/types.js';
+import { ASSET_ID_PATTERN, assetTempDir, lookupAssetId, recordAssetId, sweepStaleTempFiles, type AssetMeta, type AssetStore } from './store.js';
 
 // refs.ts (finding references in a map) owns the kinds; re-exported for callers of the downloader.
 export type { AssetKind };
@@ -37,7 +39,10 @@ export type AssetOutcome =
   | { id: string; kind: AssetKind; ok: false; reason: AssetFailureReason; status?: number };
 
 export interface AssetDownloaderOptions {
+  /** Partial downloads go to `<dataDir>/assets/tmp` (local). */
   dataDir: string;
+  /** Where assets are kept; default: the disk store rooted at `dataDir` (assets under `<dataDir>/assets`). */
+  objects?: ObjectStore;
   /** Open Cloud delivery endpoint containing `{id}`. */
   deliveryUrl: string;
   /** Plain-GET source containing `{id}`; when set it replaces Open Cloud. */
@@ -92,13 +97,14 @@ const TIMED_OUT: FetchResult = { ok: false, reason: 'timeout' };
 
 export function createAssetDownloader(options: AssetDownloaderOptions): AssetDownloader {
   validateOptions(options);
-  const { dataDir, timeoutMs, totalTimeoutMs } = options;
+  const { timeoutMs, totalTimeoutMs } = options;
+  const store: AssetStore = { objects: options.objects ?? createDiskStore({ root: options.dataDir }), tempDir: assetTempDir(options.dataDir) };
   const policy = {
     retries: options.retries,
     backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
     maxRetryAfterMs: options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS,
   };
-  const source = createAssetSource(options);
+  const source = createAssetSource({ ...options, store });
   const slots = createSemaphore(options.concurrency, { perGroup: options.perCallConcurrency ?? Math.ceil(options.concurrency / 2) });
   const jobs = createSingleFlight<FetchResult>();
   let closed = false;
@@ -147,7 +153,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
   }
 
   async function runJob(id: string, signal: AbortSignal, call: object): Promise<FetchResult> {
-    const stored = await lookupAssetId(dataDir, id);
+    const stored = await lookupAssetId(store.objects, id);
     if (stored !== undefined) return { ok: true, meta: stored, cached: true };
     if (!source.usable) return { ok: false, reason: 'no_credentials' };
     const release = await slots.acquire(signal, call);
@@ -157,7 +163,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
         const { reason, status } = result.failure;
         return status === undefined ? { ok: false, reason } : { ok: false, reason, status };
       }
-      await recordAssetId(dataDir, id, result.value.sha256);
+      await recordAssetId(store.objects, id, result.value.sha256);
       return { ok: true, meta: result.value, cached: false };
     } finally {
       release();
@@ -185,7 +191,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
   }
 
   function sweep(olderThanMs = STALE_ASSET_TEMP_MS): Promise<void> {
-    return sweepStaleTempFiles(dataDir, olderThanMs).catch(() => {});
+    return sweepStaleTempFiles(store.tempDir, olderThanMs).catch(() => {});
   }
 
   async function close(): Promise<void> {

@@ -21,8 +21,8 @@ export {
   recordAssetId,
   storeAssetStream,
   sweepStaleTempFiles,
-  writeFileAtomic,
   type AssetMeta,
+  type AssetStore,
   type StoreAssetOptions,
 } from './store.js';
 export { AssetFetchError, AssetStoreError, type AssetFailureReason, type AssetFetchErrorDetails } from './errors.js';

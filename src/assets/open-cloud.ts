@@ -18,10 +18,10 @@ import { Agent, type Dispatcher } from 'undici';
 import { decodedBody, discard, readLimitedText } from './body.js';
 import { AssetFetchError } from './errors.js';
 import { headerValue, statusFailure } from './retry.js';
-import { storeAssetStream, type AssetMeta } from './store.js';
+import { storeAssetStream, type AssetMeta, type AssetStore } from './store.js';
 
 export interface AssetSourceOptions {
-  dataDir: string;
+  store: AssetStore;
   deliveryUrl: string;
   urlTemplate: string | null;
   apiKey: string | null;
@@ -44,7 +44,7 @@ const MAX_DISCARDED_BODY_BYTES = 64 * 1024;
 const USER_AGENT = 'rbxl-import-assets/1';
 
 export function createAssetSource(options: AssetSourceOptions): AssetSource {
-  const { dataDir, urlTemplate, apiKey, timeoutMs, maxBytes } = options;
+  const { store, urlTemplate, apiKey, timeoutMs, maxBytes } = options;
   const agent = new Agent({
     // No per-origin connection cap: the downloader's slots bound the attempts, one request each at a time.
     keepAliveTimeout: 10_000,
@@ -104,7 +104,7 @@ export function createAssetSource(options: AssetSourceOptions): AssetSource {
       discard(response.body);
       throw new AssetFetchError('too_large', `asset is ${declared} bytes, more than ${maxBytes}`, { status: response.statusCode });
     }
-    return storeAssetStream(dataDir, decodedBody(response.body, gzipped), {
+    return storeAssetStream(store, decodedBody(response.body, gzipped), {
       maxBytes,
       contentType: headerValue(response.headers['content-type']),
     });

@@ -1,21 +1,30 @@
 /**
- * Content-addressed asset store under `<dataDir>/assets/`:
+ * Content-addressed asset store in the object store (`src/store/backends`: the local
+ * disk, or S3 shared by every instance), keys from `backends/keys.ts`:
  *
- *   sha256/<aa>/<sha256>        the bytes (aa = first two hex digits)
- *   sha256/<aa>/<sha256>.json   {"sha256", "size", "contentType"}
- *   ids/<id>.json               {"id", "sha256"}: which bytes an asset id gave
- *   tmp/                        bodies being downloaded
+ *   assets/sha256/<aa>/<sha256>        the bytes (aa = first two hex digits)
+ *   assets/sha256/<aa>/<sha256>.json   {"sha256", "size", "contentType"}
+ *   assets/ids/<id>.json               {"id", "sha256"}: which bytes an asset id gave
  *
- * The same bytes are stored once whatever the id, and an id recorded in `ids/` is
- * never fetched again, by this process or another one sharing the data directory.
- * Every write is atomic (temp file, fsync, rename), so a reader sees a whole file or
- * none. A body streams to `tmp/` while it is hashed and is renamed into place when
- * complete; `tmp/` is on the same file system, so the rename is atomic too.
+ * The same bytes are stored once whatever the id (a conditional create), and an id
+ * recorded in `ids/` is never fetched again, by this instance or any other sharing the
+ * store: the whole fleet downloads an asset once. A body streams to a local temp file
+ * (`tempDir`) while it is hashed, then goes into the store whole; the index entry is
+ * written last, so it always points at stored bytes and meta.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isStoreUnavailable } from '../store/backends/errors.js';
+import { assetKeys } from '../store/backends/keys.js';
+import type { ObjectStore } from '../store/backends/types.js';
 import { AssetFetchError, AssetStoreError } from './errors.js';
+
+/** Where assets are kept (`objects`) and where bodies are written while they arrive (`tempDir`, local). */
+export interface AssetStore {
+  objects: ObjectStore;
+  tempDir: string;
+}
 
 export interface AssetMeta {
   sha256: string;
@@ -36,22 +45,21 @@ export function isSha256(text: string): boolean {
   return SHA256_PATTERN.test(text);
 }
 
-/** Where the bytes of an asset live. Throws a TypeError unless `sha256` is lowercase hex, so no path can escape the store. */
-export function assetPath(dataDir: string, sha256: string): string {
+/**
+ * Where the disk object store rooted at `root` keeps the bytes of an asset (the service's
+ * store is rooted at DATA_DIR/objects). Throws a TypeError unless `sha256` is lowercase
+ * hex, so no path can escape the store.
+ */
+export function assetPath(root: string, sha256: string): string {
+  return join(root, ...assetKeys.bytes(checkSha256(sha256)).split('/'));
+}
+
+function checkSha256(sha256: string): string {
   if (!isSha256(sha256)) throw new TypeError(`not a lowercase hex SHA-256: ${JSON.stringify(sha256)}`);
-  return join(dataDir, 'assets', 'sha256', sha256.slice(0, 2), sha256);
+  return sha256;
 }
 
-function metaPath(dataDir: string, sha256: string): string {
-  return `${assetPath(dataDir, sha256)}.json`;
-}
-
-function idIndexPath(dataDir: string, id: string): string {
-  if (!ASSET_ID_PATTERN.test(id)) throw new TypeError(`not an asset id: ${JSON.stringify(id)}`);
-  return join(dataDir, 'assets', 'ids', `${id}.json`);
-}
-
-/** Where partial downloads are written. */
+/** Where partial downloads are written, under a data directory. */
 export function assetTempDir(dataDir: string): string {
   return join(dataDir, 'assets', 'tmp');
 }
@@ -63,9 +71,9 @@ export function normaliseContentType(header: string | undefined): string {
 }
 
 /** The stored meta of an asset, or undefined when absent, malformed, or `sha256` is not a hash. */
-export async function readAssetMeta(dataDir: string, sha256: string): Promise<AssetMeta | undefined> {
+export async function readAssetMeta(objects: ObjectStore, sha256: string): Promise<AssetMeta | undefined> {
   if (!isSha256(sha256)) return undefined;
-  const json = await readSmallJson(metaPath(dataDir, sha256));
+  const json = await readSmallJson(objects, assetKeys.meta(sha256));
   if (!isRecord(json)) return undefined;
   const { size, contentType } = json;
   if (json.sha256 !== sha256 || !Number.isSafeInteger(size) || (size as number) < 0 || typeof contentType !== 'string') return undefined;
@@ -73,28 +81,23 @@ export async function readAssetMeta(dataDir: string, sha256: string): Promise<As
 }
 
 /**
- * The asset an id was stored as, when its index entry, meta and bytes are all
- * present and agree. Anything less is a cache miss, so the id is simply fetched again.
+ * The asset an id was stored as, when its index entry, meta and bytes are all present
+ * and agree. Anything less is a miss, so the id is simply fetched again. Throws a
+ * `StoreUnavailableError` when the store cannot be asked.
  */
-export async function lookupAssetId(dataDir: string, id: string): Promise<AssetMeta | undefined> {
-  const json = await readSmallJson(idIndexPath(dataDir, id));
-  if (!isRecord(json) || json.id !== id || typeof json.sha256 !== 'string') return undefined;
-  const meta = await readAssetMeta(dataDir, json.sha256);
-  if (meta === undefined) return undefined;
-  try {
-    const bytes = await stat(assetPath(dataDir, meta.sha256));
-    return bytes.isFile() && bytes.size === meta.size ? meta : undefined;
-  } catch {
-    return undefined;
-  }
+export async function lookupAssetId(objects: ObjectStore, id: string): Promise<AssetMeta | undefined> {
+  if (!ASSET_ID_PATTERN.test(id)) throw new TypeError(`not an asset id: ${JSON.stringify(id)}`);
+  const json = await readSmallJson(objects, assetKeys.id(id));
+  if (!isRecord(json) || json.id !== id || typeof json.sha256 !== 'string' || !isSha256(json.sha256)) return undefined;
+  const [meta, bytes] = await Promise.all([readAssetMeta(objects, json.sha256), objects.head(assetKeys.bytes(json.sha256))]);
+  return meta !== undefined && bytes !== undefined && bytes.size === meta.size ? meta : undefined;
 }
 
 /** Records that `id` is the stored asset `sha256`. */
-export async function recordAssetId(dataDir: string, id: string, sha256: string): Promise<void> {
-  const path = idIndexPath(dataDir, id);
-  assetPath(dataDir, sha256); // validates the hash
-  await writeFileAtomic(path, `${JSON.stringify({ id, sha256 })}\n`).catch((error: unknown) => {
-    throw new AssetStoreError(`cannot write asset index ${path}`, error);
+export async function recordAssetId(objects: ObjectStore, id: string, sha256: string): Promise<void> {
+  const key = assetKeys.id(id);
+  await objects.put(key, `${JSON.stringify({ id, sha256: checkSha256(sha256) })}\n`).catch((error: unknown) => {
+    throw new AssetStoreError(`cannot write asset index ${key}`, error);
   });
 }
 
@@ -105,17 +108,18 @@ export interface StoreAssetOptions {
 }
 
 /**
- * Streams a body into the store while hashing it; returns its meta. The body is
- * never held whole in memory. On every failure (the source's, the size cap, an empty
- * body, the disk) the partial file is removed. Errors of the source are rethrown as
- * they are, the cap and an empty body as AssetFetchError, disk errors as AssetStoreError.
+ * Streams a body to a local temp file while hashing it, then stores it; returns its
+ * meta. The body is never held whole in memory. On every failure (the source's, the
+ * size cap, an empty body, the disk, the store) the temp file is removed. Errors of the
+ * source are rethrown as they are, the cap and an empty body as AssetFetchError, disk and
+ * store errors as AssetStoreError (its cause the store's own error).
  */
 export async function storeAssetStream(
-  dataDir: string,
+  store: AssetStore,
   chunks: AsyncIterable<Uint8Array>,
   options: StoreAssetOptions,
 ): Promise<AssetMeta> {
-  const tempDir = assetTempDir(dataDir);
+  const { objects, tempDir } = store;
   const tempPath = join(tempDir, `${randomBytes(12).toString('hex')}.part`);
   const diskError = (what: string) => (error: unknown): never => {
     throw new AssetStoreError(`cannot ${what} ${tempPath}`, error);
@@ -140,17 +144,20 @@ export async function storeAssetStream(
     await handle.close().catch(diskError('close'));
 
     const meta: AssetMeta = { sha256: hash.digest('hex'), size, contentType: normaliseContentType(options.contentType) };
-    const target = assetPath(dataDir, meta.sha256);
-    await mkdir(dirname(target), { recursive: true }).catch(diskError('create the directory for'));
-    if ((await fileSize(target)) === size) {
-      await rm(tempPath, { force: true }); // the same bytes are already stored (another id, or another process)
+    const storeError = (what: string) => (error: unknown): never => {
+      throw new AssetStoreError(`cannot store ${what} of asset ${meta.sha256}${isStoreUnavailable(error) ? '' : `: ${(error as Error)?.message}`}`, error);
+    };
+    const existing = await objects.head(assetKeys.bytes(meta.sha256)).catch(storeError('the bytes'));
+    if (existing?.size === size) {
+      await rm(tempPath, { force: true }); // the same bytes are already stored (another id, or another instance)
     } else {
-      await rename(tempPath, target).catch(diskError('rename'));
-      await syncDirectory(dirname(target));
+      // Where the store decides conditions, one of several instances storing the same bytes wins; the rest find them there.
+      await objects.putFile(assetKeys.bytes(meta.sha256), tempPath, existing === undefined ? { ifNoneMatch: '*', moveSource: true } : { moveSource: true })
+        .catch(storeError('the bytes'));
     }
-    const stored = await readAssetMeta(dataDir, meta.sha256);
+    const stored = await readAssetMeta(objects, meta.sha256).catch(storeError('the meta'));
     if (stored === undefined || stored.size !== meta.size || stored.contentType !== meta.contentType) {
-      await writeFileAtomic(metaPath(dataDir, meta.sha256), `${JSON.stringify(meta)}\n`).catch(diskError('write the meta of'));
+      await objects.put(assetKeys.meta(meta.sha256), `${JSON.stringify(meta)}\n`).catch(storeError('the meta'));
     }
     return meta;
   } catch (error) {
@@ -160,56 +167,18 @@ export async function storeAssetStream(
   }
 }
 
-/**
- * Removes what a process that died mid-way left (not written to for `olderThanMs`):
- * partial downloads in `tmp/`, and the temp files of atomic writes beside the index
- * (`ids/`) and the metas (`sha256/<aa>/`).
- */
-export async function sweepStaleTempFiles(dataDir: string, olderThanMs: number): Promise<void> {
+/** Removes partial downloads in `tempDir` not written to for `olderThanMs` (a process that died mid-way left them). */
+export async function sweepStaleTempFiles(tempDir: string, olderThanMs: number): Promise<void> {
   const cutoff = Date.now() - olderThanMs;
-  const root = join(dataDir, 'assets');
-  const shards = await readdir(join(root, 'sha256')).catch(() => [] as string[]);
-  const dirs: [string, (name: string) => boolean][] = [
-    [assetTempDir(dataDir), () => true],
-    [join(root, 'ids'), isAtomicTemp],
-    ...shards.map((shard): [string, (name: string) => boolean] => [join(root, 'sha256', shard), isAtomicTemp]),
-  ];
-  for (const [dir, isTemp] of dirs) {
-    const names = await readdir(dir).catch(() => [] as string[]);
-    for (const name of names) {
-      if (!isTemp(name)) continue;
-      const path = join(dir, name);
-      try {
-        if ((await stat(path)).mtimeMs < cutoff) await rm(path, { force: true });
-      } catch {
-        // gone already, or not ours to judge
-      }
+  const names = await readdir(tempDir).catch(() => [] as string[]);
+  for (const name of names) {
+    const path = join(tempDir, name);
+    try {
+      if ((await stat(path)).mtimeMs < cutoff) await rm(path, { force: true });
+    } catch {
+      // gone already, or not ours to judge
     }
   }
-}
-
-/** `<name>.<12 hex>.tmp`, as writeFileAtomic below names its temp files. */
-const isAtomicTemp = (name: string): boolean => /\.[0-9a-f]{12}\.tmp$/.test(name);
-
-/** Writes `data` to `path` so that readers see the old file or the new one, never a part. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  const directory = dirname(path);
-  await mkdir(directory, { recursive: true });
-  const tempPath = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(tempPath, 'wx', 0o644);
-    await handle.writeFile(data);
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(tempPath, path);
-  } catch (error) {
-    await handle?.close().catch(() => {});
-    await rm(tempPath, { force: true }).catch(() => {});
-    throw error;
-  }
-  await syncDirectory(directory);
 }
 
 async function writeFully(handle: FileHandle, chunk: Uint8Array, position: number): Promise<void> {
@@ -220,35 +189,18 @@ async function writeFully(handle: FileHandle, chunk: Uint8Array, position: numbe
   }
 }
 
-/** Makes a rename durable; best effort, since not every platform can open a directory. */
-async function syncDirectory(directory: string): Promise<void> {
+/** Parsed JSON of a small object, or undefined when it is missing, too big or not JSON; the store's failures are thrown. */
+async function readSmallJson(objects: ObjectStore, key: string): Promise<unknown> {
+  let stored;
   try {
-    const handle = await open(directory, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // not supported here
+    stored = await objects.get(key, { maxBytes: MAX_JSON_FILE_BYTES });
+  } catch (error) {
+    if (isStoreUnavailable(error)) throw error;
+    return undefined; // too big, or unreadable: not ours
   }
-}
-
-async function fileSize(path: string): Promise<number | undefined> {
+  if (stored === undefined) return undefined;
   try {
-    const info = await stat(path);
-    return info.isFile() ? info.size : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Parsed JSON of a small file, or undefined when it is missing, too big or not JSON. */
-async function readSmallJson(path: string): Promise<unknown> {
-  try {
-    const info = await stat(path);
-    if (!info.isFile() || info.size > MAX_JSON_FILE_BYTES) return undefined;
-    return JSON.parse(await readFile(path, 'utf8')) as unknown;
+    return JSON.parse(stored.body.toString('utf8')) as unknown;
   } catch {
     return undefined;
   }

@@ -4,6 +4,7 @@
  * `toHttpError` is the one place where what the service refuses becomes a status.
  */
 import { isServiceError, type ServiceErrorKind } from '../service/errors.js';
+import { isStoreUnavailable } from '../store/backends/errors.js';
 import { PoolBusyError } from '../workers/pool.js';
 
 export class HttpError extends Error {
@@ -46,6 +47,13 @@ const SERVICE_STATUS: Record<ServiceErrorKind, [number, Record<string, string>]>
 export function toHttpError(error: unknown): HttpError | null {
   if (error instanceof HttpError) return error;
   if (error instanceof PoolBusyError) return busy();
+  // The object store (S3, or the disk) cannot be reached now: nothing was half-written, the client retries.
+  if (isStoreUnavailable(error)) {
+    const retryAfter = { 'Retry-After': String(error.retryAfterSeconds) };
+    return error.reason === 'full'
+      ? new HttpError(507, 'storage_full', 'the storage is full', retryAfter)
+      : new HttpError(503, 'store_unavailable', 'the storage is unavailable; retry shortly', retryAfter);
+  }
   if (isServiceError(error)) {
     const [status, headers] = SERVICE_STATUS[error.kind];
     return new HttpError(status, error.kind, error.message, headers);

@@ -5,6 +5,7 @@
  * writes goes through here so that rule holds in one place.
  */
 import { open } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { STATUS_TEXT, toHttpError } from './errors.js';
 
@@ -189,4 +190,70 @@ export async function sendFile(exchange: Exchange, path: string, headers: Record
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Streams a body of `size` bytes (an object from the store) with uWS back-pressure,
+ * never holding it whole. A failure before the first byte rejects (so the route answers
+ * with the error, e.g. 503 for a store that went away); a failure once the answer has
+ * begun can no longer change its status, so the connection is closed: the client sees a
+ * cut body, never a short one that looks whole. The body is destroyed in every case.
+ */
+export async function sendStream(exchange: Exchange, body: Readable, size: number, headers: Record<string, string>): Promise<void> {
+  let headerSent = false;
+  let offset = 0;
+  const write = (piece: Uint8Array): [boolean, boolean] => {
+    let result: [boolean, boolean] = [false, false];
+    exchange.res.cork(() => {
+      if (!headerSent) {
+        exchange.res.writeStatus('200 OK');
+        for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+        headerSent = true;
+      }
+      result = exchange.res.tryEnd(piece, size);
+    });
+    return result;
+  };
+  try {
+    if (exchange.finished) return;
+    exchange.status = 200;
+    exchange.bytesOut = size;
+    let done = false;
+    for await (const chunk of body) {
+      if (exchange.aborted) return;
+      const piece = chunk as Buffer;
+      const pieceStart = offset;
+      offset += piece.byteLength;
+      if (offset > size) throw new Error(`a stored object is longer than its ${size} bytes`);
+      let ok: boolean;
+      [ok, done] = write(piece);
+      if (done) break;
+      if (!ok) await writable(exchange, piece, pieceStart, size);
+      if (exchange.aborted) return;
+    }
+    if (!done && offset < size) throw new Error(`a stored object ended after ${offset} of its ${size} bytes`);
+    if (size === 0) write(new Uint8Array(0));
+    finish(exchange);
+  } catch (error) {
+    if (!headerSent || exchange.aborted) {
+      exchange.status = 0;
+      throw error;
+    }
+    // Mid-answer: closing is the only honest signal left (uWS then reports the exchange aborted).
+    exchange.res.close();
+  } finally {
+    body.destroy();
+  }
+}
+
+/** Waits until uWS has sent what it kept of `piece` (from its write offset on), or the client left. */
+function writable(exchange: Exchange, piece: Uint8Array, pieceStart: number, size: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    exchange.onAbort.push(resolve);
+    exchange.res.onWritable((writeOffset) => {
+      const [ok, done] = exchange.res.tryEnd(piece.subarray(writeOffset - pieceStart), size);
+      if (ok || done) resolve();
+      return ok;
+    });
+  });
 }

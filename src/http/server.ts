@@ -82,7 +82,10 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   add('get', `${PREFIX}/static/:file`, staticRoute, { auth: false });
   add('get', `${PREFIX}/client/:file`, clientModuleRoute, { auth: false });
   // Probes that use HEAD get the status without the body.
-  app.head(`${PREFIX}/health`, route(ctx, (exchange) => send(exchange, closing ? 503 : 200, '', {}), { auth: false }));
+  app.head(`${PREFIX}/health`, route(ctx, async (exchange) => {
+    const down = closing || (await service.health()).status === 'unavailable';
+    send(exchange, down ? 503 : 200, '', {});
+  }, { auth: false }));
   // The page's links are relative to /api-rbxl/; send the bare prefix there.
   app.get(PREFIX, route(ctx, (exchange) => send(exchange, 308, '', { Location: `${PREFIX}/` }), { auth: false }));
   // A developer opening the address the start log prints lands on the import page.

@@ -1,7 +1,7 @@
 /**
  * The analysis service: an uploaded file (already on disk, hashed) to its preview.
  * The same bytes are decoded once however many people upload them at once (single
- * flight by hash) or later (the stored preview); every uploader is recorded, each
+ * flight by hash on one instance) or later (the stored analysis, on any instance); every uploader is recorded, each
  * with the name they gave the file. Refusals are ServiceErrors.
  */
 import { createSingleFlight } from '../concurrency/index.js';
@@ -46,19 +46,23 @@ export function createAnalysisService({ previews, pool, quota }: AnalysisDeps): 
     }, upload.path).catch(diskToServiceError);
     const bytes = await previews.diskBytes(preview.hash);
     quota.add(bytes);
-    quota.track('preview', preview.hash, bytes, preview.uploaders);
+    quota.track('preview', preview.hash, bytes, preview.uploaders, preview.expiresAt);
     return preview;
   }
 
   async function analyze(upload: UploadedFile): Promise<Preview> {
     const hash = upload.sha256;
     guard(() => quota.checkUser(upload.user, 'preview', upload.size, hash));
-    const stored = await previews.get(hash);
-    const preview = stored ?? await decodes.run(hash, () => decodeAndStore(upload));
-    if (preview.fileNames?.[upload.user] === upload.fileName) return preview;
-    const updated = (await previews.addUploader(hash, upload.user, upload.fileName).catch(diskToServiceError)) ?? preview;
-    quota.track('preview', hash, await previews.diskBytes(hash), updated.uploaders);
-    return updated;
+    // The same bytes analysed before, on any instance: this upload only adds its uploader.
+    let preview = (await previews.hasAnalysis(hash))
+      ? await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)
+      : undefined;
+    preview ??= await decodes.run(hash, () => decodeAndStore(upload));
+    if (preview.fileNames?.[upload.user] !== upload.fileName) {
+      preview = (await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)) ?? preview;
+    }
+    quota.track('preview', hash, await previews.diskBytes(hash), preview.uploaders, preview.expiresAt);
+    return preview;
   }
 
   return { analyze };

@@ -1,13 +1,22 @@
 /**
- * The service behind the HTTP layer: stores, worker pool, asset downloader, disk
- * quota and memory budget, wired once; the analysis and project services on top; the
- * sweeper that keeps the data directory within its bounds. `src/http` turns requests
+ * The service behind the HTTP layer: the object store (local disk, or S3 shared by
+ * every instance) and the preview, project and asset stores over it, worker pool, asset
+ * downloader, disk quota and memory budget, wired once; the analysis and project
+ * services on top; the sweeper that keeps the store and the data directory within their
+ * bounds (the fleet-wide part by one instance at a time, under a lease). `src/http` turns requests
  * into calls of this and ServiceErrors into statuses.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { createAssetDownloader, type AssetDownloader } from '../assets/download.js';
+import { defaultStoreConfig } from '../store/backends/config.js';
+import { openObjectStore } from '../store/backends/index.js';
+import { isStoreUnavailable } from '../store/backends/errors.js';
+import { acquireLease } from '../store/backends/lease.js';
+import type { ObjectStore, Reachability } from '../store/backends/types.js';
 import { createPreviewStore, STALE_TEMP_MS, type PreviewStore } from '../store/previews.js';
 import { createProjectStore, type ProjectStore } from '../store/projects.js';
 import { createDiskQuota, type DiskQuota, type StorageState } from '../store/quota.js';
@@ -39,15 +48,31 @@ export interface Service {
    * before any of it is read): the memory budget's file size, the disk, the user's share.
    */
   admitUpload(user: string, declaredBytes: number): void;
-  health(): ServiceHealth;
+  /** What /health reports; the store's reachability is asked at most every ~2 s. */
+  health(): Promise<ServiceHealth>;
   /** Expired previews, old projects, stale temp files; then disk use is counted again. */
   sweep(staleMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
+export interface StoreHealth {
+  kind: ObjectStore['kind'];
+  location: string;
+  reachable: boolean;
+  latency_ms: number;
+  /** Why it cannot be reached (`unreachable`, `timeout`, `misconfigured`, …) and the store's message. */
+  reason?: string;
+  message?: string;
+}
+
 export interface ServiceHealth {
-  /** `degraded` while the disk is full: analyze and create answer 507 until it has room. */
-  status: 'ok' | 'degraded';
+  /**
+   * `unavailable` while the object store cannot be reached (/health answers 503: the
+   * gateway sends traffic elsewhere); `degraded` while the disk is full (analyze and
+   * create answer 507 until it has room).
+   */
+  status: 'ok' | 'degraded' | 'unavailable';
+  store: StoreHealth;
   workers: ReturnType<WorkerPool['stats']>;
   preview_cache: ReturnType<PreviewStore['cacheInfo']>;
   downloads: ReturnType<AssetDownloader['stats']>;
@@ -57,6 +82,12 @@ export interface ServiceHealth {
 
 /** At start, a temp file not written to for this long belongs to a process that died (a kill -9 mid-create). */
 const START_STALE_MS = 60_000;
+/** How long a reachability answer of the store is reused by /health. */
+const STORE_CHECK_MS = 2000;
+/** A health probe waits at most this long for the store's answer. */
+const STORE_CHECK_TIMEOUT_MS = 3000;
+/** The lease under which one instance at a time sweeps the shared store. */
+const SWEEP_LEASE = 'preview-sweep';
 
 export async function createService(config: Config): Promise<Service> {
   const budget = memoryBudget({ maxMemoryMb: config.maxMemoryMb, workers: config.workers, previewCacheBytes: config.previewCacheBytes });
@@ -65,8 +96,10 @@ export async function createService(config: Config): Promise<Service> {
   // Uploads left by a process that died mid-request belong to nobody now.
   for (const name of await readdir(uploadDir)) await rm(join(uploadDir, name), { force: true, recursive: true });
 
-  const previews = createPreviewStore({ dataDir: config.dataDir, cacheBytes: config.previewCacheBytes, ttlSeconds: config.previewTtlSeconds });
-  const projects = createProjectStore({ dataDir: config.dataDir });
+  const objects = openObjectStore(config.store ?? defaultStoreConfig(config.dataDir));
+  // Local files (uploads arriving, maps copied for a worker, documents being built) stay in uploadDir.
+  const previews = createPreviewStore({ objects, workDir: uploadDir, cacheBytes: config.previewCacheBytes, ttlSeconds: config.previewTtlSeconds });
+  const projects = createProjectStore({ objects, workDir: uploadDir });
   const quota = createDiskQuota({
     dataDir: config.dataDir, maxDataBytes: config.maxDataBytes,
     userMaxBytes: config.userMaxBytes, userMaxPreviews: config.userMaxPreviews, userMaxProjects: config.userMaxProjects,
@@ -74,6 +107,7 @@ export async function createService(config: Config): Promise<Service> {
   const pool = createWorkerPool({ workers: config.workers, maxQueue: config.maxQueue, limits: budget.task, resourceLimits: budget.resourceLimits });
   const assets = createAssetDownloader({
     dataDir: config.dataDir,
+    objects,
     deliveryUrl: config.assetDeliveryUrl,
     urlTemplate: config.assetUrlTemplate,
     apiKey: config.assetApiKey,
@@ -86,9 +120,15 @@ export async function createService(config: Config): Promise<Service> {
   });
 
   const retentionMs = config.projectRetentionDays * 24 * 60 * 60 * 1000;
+  const instance = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  // Held past the sweep, so the other instances skip theirs until it runs out; the holder renews it on its next sweep.
+  const leaseMs = Math.max(2 * Math.min(config.sweepIntervalMs, config.previewTtlSeconds * 1000), 1000);
   async function sweep(staleMs = STALE_TEMP_MS): Promise<void> {
-    for (const hash of await previews.sweep()) quota.untrack('preview', hash);
-    for (const id of await projects.sweep({ staleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0 })) quota.untrack('project', id);
+    if (await acquireLease(objects, SWEEP_LEASE, instance, leaseMs)) {
+      for (const hash of await previews.sweep(staleMs)) quota.untrack('preview', hash);
+      for (const id of await projects.sweep({ staleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0 })) quota.untrack('project', id);
+      await objects.sweepIncomplete(staleMs);
+    }
     await assets.sweep(staleMs);
     for (const name of await readdir(uploadDir).catch(() => [] as string[])) {
       const path = join(uploadDir, name);
@@ -98,17 +138,35 @@ export async function createService(config: Config): Promise<Service> {
     await quota.recount();
   }
 
+  let checked: { at: number; answer: Promise<Reachability> } | undefined;
+  function storeReachability(): Promise<Reachability> {
+    if (checked === undefined || performance.now() - checked.at > STORE_CHECK_MS) {
+      const started = performance.now();
+      const timeout = new Promise<Reachability>((resolve) => {
+        setTimeout(() => resolve({ ok: false, latencyMs: performance.now() - started, reason: 'timeout', message: `no answer within ${STORE_CHECK_TIMEOUT_MS} ms` }), STORE_CHECK_TIMEOUT_MS).unref();
+      });
+      checked = { at: started, answer: Promise.race([objects.check(), timeout]) };
+    }
+    return checked.answer;
+  }
+
   // Who holds what, before the first request: the quota's per-user index.
-  await sweep(START_STALE_MS);
-  for (const preview of await previews.list()) quota.track('preview', preview.hash, await previews.diskBytes(preview.hash), preview.uploaders);
-  for (const { id, meta } of await projects.list()) quota.track('project', id, meta.bytes ?? 0, [meta.owner]);
+  try {
+    await sweep(START_STALE_MS);
+    for (const preview of await previews.list()) quota.track('preview', preview.hash, await previews.diskBytes(preview.hash), preview.uploaders, preview.expiresAt);
+    for (const { id, meta } of await projects.list()) quota.track('project', id, meta.bytes ?? 0, [meta.owner]);
+  } catch (error) {
+    // A shared store that is down at start is not this instance's fault: it starts, /health says 503, requests answer 503 until it is back.
+    if (!isStoreUnavailable(error)) throw error;
+    process.stderr.write(JSON.stringify({ level: 'warn', t: new Date().toISOString(), msg: 'object store unavailable at start; the per-user index starts empty', error: error.message }) + '\n');
+  }
 
   return {
     config,
     budget,
     uploadDir,
     analyses: createAnalysisService({ previews, pool, quota }),
-    projects: createProjectService({ previews, projects, pool, assets, quota }),
+    projects: createProjectService({ objects, previews, projects, pool, assets, quota }),
     progress: createProgressBoard(),
     maxMapBytes: Math.min(config.maxUploadBytes, budget.task.maxFileBytes),
     admitUpload(user, declaredBytes) {
@@ -119,10 +177,16 @@ export async function createService(config: Config): Promise<Service> {
       // The count of previews is checked once the upload's hash is known: the same bytes again cost nothing.
       guard(() => quota.checkUserBytes(user, declaredBytes));
     },
-    health() {
+    async health() {
       const storage = quota.state();
+      const reach = await storeReachability();
+      const store: StoreHealth = {
+        kind: objects.kind, location: objects.location, reachable: reach.ok, latency_ms: Math.round(reach.latencyMs * 10) / 10,
+        ...(reach.ok ? {} : { reason: reach.reason, message: reach.message }),
+      };
       return {
-        status: storage.full ? 'degraded' : 'ok',
+        status: !reach.ok ? 'unavailable' : storage.full ? 'degraded' : 'ok',
+        store,
         workers: pool.stats(),
         preview_cache: previews.cacheInfo(),
         downloads: assets.stats(),
@@ -134,6 +198,7 @@ export async function createService(config: Config): Promise<Service> {
     async close() {
       await assets.close();
       await pool.close();
+      await objects.close();
     },
   };
 }

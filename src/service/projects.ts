@@ -8,6 +8,9 @@ import type { AssetDownloader, AssetOutcome } from '../assets/download.js';
 import { AssetStoreError } from '../assets/errors.js';
 import { projectTitle } from '../project/document.js';
 import type { ScriptsMode } from '../project/scripts.js';
+import { isSha256, readAssetMeta, type AssetMeta } from '../assets/store.js';
+import { assetKeys } from '../store/backends/keys.js';
+import type { ObjectStore, ObjectStream } from '../store/backends/types.js';
 import type { PreviewStore } from '../store/previews.js';
 import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/projects.js';
 import type { DiskQuota } from '../store/quota.js';
@@ -42,10 +45,15 @@ export interface ProjectService {
   summary(user: string, id: string): Promise<{ meta: ProjectMeta; text: string | undefined }>;
   /** Deletes a project its owner asks to delete; not_found otherwise. */
   delete(user: string, id: string): Promise<void>;
-  documentPath(id: string): string;
+  /** The project document's bytes, when `user` owns it; not_found otherwise. Read the stream to its end or destroy it. */
+  document(user: string, id: string): Promise<ObjectStream>;
+  /** One of the project's assets (bytes and meta), when `user` owns the project and it uses the asset; not_found otherwise. */
+  asset(user: string, id: string, sha256: string): Promise<{ meta: AssetMeta; stream: ObjectStream }>;
 }
 
 export interface ProjectDeps {
+  /** Where assets are kept (the store the downloader writes to). */
+  objects: ObjectStore;
   previews: PreviewStore;
   projects: ProjectStore;
   pool: WorkerPool;
@@ -53,10 +61,10 @@ export interface ProjectDeps {
   quota: DiskQuota;
 }
 
-export function createProjectService({ previews, projects, pool, assets, quota }: ProjectDeps): ProjectService {
+export function createProjectService({ objects, previews, projects, pool, assets, quota }: ProjectDeps): ProjectService {
   async function create({ user, previewHash, title, scriptsMode, signal, progress }: CreateRequest): Promise<CreatedProject | null> {
-    const preview = await previews.get(previewHash);
-    if (!preview || !preview.uploaders.includes(user)) throw new ServiceError('not_found', 'preview not found');
+    const preview = await previews.getFor(previewHash, user);
+    if (!preview) throw new ServiceError('not_found', 'preview not found');
     guard(() => quota.checkUser(user, 'project', 0));
     guard(() => quota.checkRoom(1));
     // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
@@ -73,9 +81,12 @@ export function createProjectService({ previews, projects, pool, assets, quota }
     const createdAt = new Date().toISOString();
     const fileName = fileNameFor(preview, user);
     progress?.phase('building');
+    // The map as a local file for the worker (a copy from the store when it has no local files).
+    const place = await previews.openPlace(preview.hash);
+    if (place === undefined) throw new ServiceError('not_found', 'preview not found');
     try {
       const built = await pool.build({
-        path: previews.placePath(preview.hash),
+        path: place.path,
         documentPath: tempPath,
         diskRoomBytes: Math.min(quota.room(), quota.userRoom(user)),
         title,
@@ -112,6 +123,7 @@ export function createProjectService({ previews, projects, pool, assets, quota }
       return { projectId: id, assets: outcomes };
     } finally {
       await projects.discard(tempPath); // a no-op once committed (the temp name is gone)
+      await place.release();
     }
   }
 
@@ -133,5 +145,21 @@ export function createProjectService({ previews, projects, pool, assets, quota }
     return { meta, text: await projects.getSummary(id) };
   }
 
-  return { create, owned, summary, delete: remove, documentPath: (id) => projects.documentPath(id) };
+  async function document(user: string, id: string): Promise<ObjectStream> {
+    await owned(user, id);
+    const stream = await projects.openDocument(id);
+    if (stream === undefined) throw new ServiceError('not_found', 'project not found');
+    return stream;
+  }
+
+  async function asset(user: string, id: string, sha256: string): Promise<{ meta: AssetMeta; stream: ObjectStream }> {
+    const project = await owned(user, id);
+    if (!isSha256(sha256) || !project.assets.includes(sha256)) throw new ServiceError('not_found', 'asset not found');
+    const meta = await readAssetMeta(objects, sha256);
+    const stream = meta === undefined ? undefined : await objects.getStream(assetKeys.bytes(sha256));
+    if (meta === undefined || stream === undefined) throw new ServiceError('not_found', 'asset not found');
+    return { meta, stream };
+  }
+
+  return { create, owned, summary, delete: remove, document, asset };
 }

@@ -1,19 +1,27 @@
 /**
- * The preview store: analyses keyed by the upload's SHA-256, an LRU cache bounded in
- * bytes in front of a disk store under `<dataDir>/previews/`:
- *   <hash>.json   the preview (written atomically)
- *   <hash>.place  the uploaded file, which create decodes again
- * Updates of one hash are serialised in this process, so concurrent uploads of the
- * same file by different users all end up among its uploaders.
+ * The preview store: analyses keyed by the upload's SHA-256, kept in the object store
+ * (`backends/`: the local disk, or S3 shared by every instance) with a per-instance LRU
+ * cache in front. Under `previews/<hash>/` (backends/keys.ts):
+ *   place                     the uploaded file, which create decodes again
+ *   analysis.json             the analysis of those bytes: nothing per user, written once
+ *   uploaders/<user>.<expiry> one object per upload: who may use the preview, until when
+ * Every instance answers from the same objects: ownership is a listing of the user's
+ * entries, expiry is in each entry's key, so an expired preview is gone for all at once.
+ * Entries are separate objects, so concurrent uploads of the same bytes on any number of
+ * instances never lose an uploader, on any store.
  */
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { LRUCache } from 'lru-cache';
 import { ASSET_KINDS, type AssetKind } from '../assets/refs.js';
 import { ASSET_ID_PATTERN } from '../assets/store.js';
-import { createKeyedLock } from '../concurrency/index.js';
 import type { Report } from '../project/report.js';
-import { directoryMaker, isNotFound, isTempName, moveFileAtomic, writeFileAtomic } from './atomic.js';
+import { listAll } from './backends/operations.js';
+import { parseUploaderKey, previewKeys, userKey } from './backends/keys.js';
+import type { ObjectInfo, ObjectStore } from './backends/types.js';
 
 export interface PreviewAsset {
   id: string;
@@ -26,10 +34,11 @@ export interface Preview {
   /** The analysis report. */
   report: Report;
   assets: PreviewAsset[];
+  /** A name for the file when an uploader's own is unknown (never another user's name). */
   fileName: string;
   fileSize: number;
   format: 'binary' | 'xml';
-  /** User ids of everyone who uploaded this file; only they may create from it. */
+  /** User ids of everyone whose upload of this file has not expired; only they may create from it. */
   uploaders: string[];
   /** The name each uploader gave the file, so nobody sees another user's file name. */
   fileNames?: Record<string, string>;
@@ -37,6 +46,7 @@ export interface Preview {
   scriptCodes?: { scanner: string; bits: number[] };
   /** Milliseconds since the epoch (the store's clock). */
   createdAt: number;
+  /** The latest expiry among the uploads. */
   expiresAt: number;
 }
 
@@ -44,165 +54,315 @@ export interface Preview {
 export type NewPreview = Omit<Preview, 'createdAt' | 'expiresAt'> & Partial<Pick<Preview, 'createdAt' | 'expiresAt'>>;
 
 export interface PreviewStoreOptions {
-  dataDir: string;
-  /** Bytes of previews (as JSON) kept in memory; 0 disables the cache. */
+  objects: ObjectStore;
+  /** A local folder for copies of place files the workers read (stores without local files). */
+  workDir: string;
+  /** Bytes of analyses (as JSON) kept in memory; 0 disables the cache. */
   cacheBytes: number;
   ttlSeconds: number;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
 }
 
+/** A local file of a preview's map, for a worker; `release` when done with it. */
+export interface LocalPlace {
+  path: string;
+  release(): Promise<void>;
+}
+
 export interface PreviewStore {
-  /** The preview, or undefined when unknown, expired or `hash` is not a SHA-256. Treat it as read-only. */
+  /** The preview with every unexpired uploader, or undefined when unknown, expired or `hash` is not a SHA-256. Treat it as read-only. */
   get(hash: string): Promise<Preview | undefined>;
+  /** The preview when `user` is one of its unexpired uploaders (checked against the store on a miss); undefined otherwise. */
+  getFor(hash: string, user: string): Promise<Preview | undefined>;
+  /** Whether the analysis and the map file of `hash` are stored (so a new upload of the same bytes can reuse them). */
+  hasAnalysis(hash: string): Promise<boolean>;
   /**
-   * Stores a preview, and moves `uploadedTempPath` (if given) to `placePath(hash)`; when
-   * the place file is already there the temp file is deleted instead. If an unexpired
-   * preview of the same hash exists, the uploaders are merged and the expiry refreshed.
+   * Stores a preview: the uploaded file (`uploadedTempPath`, taken by the store; when the
+   * bytes are stored already it is deleted instead), then the analysis (kept as it is when
+   * one is stored), then one uploader entry per uploader.
    */
   put(preview: NewPreview, uploadedTempPath?: string): Promise<Preview>;
-  /** Adds a user to an unexpired preview's uploaders and refreshes its expiry. */
-  addUploader(hash: string, userId: string, fileName?: string): Promise<Preview | undefined>;
-  /** Where the uploaded file of `hash` is kept. Throws on a malformed hash. */
-  placePath(hash: string): string;
-  /** Removes expired previews (disk and cache) and leftovers of interrupted writes; returns the hashes of previews removed. */
-  sweep(): Promise<string[]>;
-  /** Every unexpired preview on disk (for the quota's per-user index at start). */
+  /** Adds (or refreshes) a user's upload of a stored preview; undefined when there is no analysis or, unless `force`, no unexpired uploader. */
+  addUploader(hash: string, userId: string, fileName?: string, force?: boolean): Promise<Preview | undefined>;
+  /** The map file as a local path for a worker (copied from the store when it has no local files); undefined when it is not stored. */
+  openPlace(hash: string): Promise<LocalPlace | undefined>;
+  /**
+   * Removes expired uploader entries, then the analysis and map of previews with none left
+   * (and leftovers of interrupted puts older than `staleMs`). Safe to run on several
+   * instances at once; the service runs it under a lease. Returns the hashes removed.
+   */
+  sweep(staleMs?: number): Promise<string[]>;
+  /** Every unexpired preview (for the quota's per-user index at start). */
   list(): Promise<Preview[]>;
-  /** Bytes a preview takes on disk (its place file and its JSON). */
+  /** Bytes a preview takes in the store (its map file and its analysis). */
   diskBytes(hash: string): Promise<number>;
-  /** Sweeps every `intervalMs` (never two at once, not keeping the process alive); returns a stop function. */
-  startSweeper(intervalMs: number, onError?: (error: unknown) => void): () => void;
   /** What the memory cache holds now. */
   cacheInfo(): { entries: number; bytes: number; maxBytes: number };
 }
 
 const HASH = /^[0-9a-f]{64}$/;
-/** Temp files not written to for this long are leftovers of a crash, not writes in flight. */
+/** Objects of a put in progress are younger than this; older ones without an uploader are leftovers of a crash. */
 export const STALE_TEMP_MS = 10 * 60 * 1000;
+/** An uploader entry refreshed sooner than this fraction of the TTL before its expiry is not written again. */
+const REFRESH_FRACTION = 0.5;
+const MAX_ANALYSIS_BYTES = 64 * 1024 * 1024;
+const MAX_ENTRY_BYTES = 4096;
+const FALLBACK_NAME = 'upload.rbxl';
 
 export function isPreviewHash(hash: string): boolean {
   return HASH.test(hash);
 }
 
+/** What `analysis.json` holds: the preview without anything per user. */
+type Analysis = Omit<Preview, 'uploaders' | 'fileNames' | 'expiresAt' | 'fileName'>;
+
+interface Uploader {
+  user: string;
+  fileName: string | undefined;
+  expiresAt: number;
+  key: string;
+}
+
 export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
-  const { cacheBytes, ttlSeconds } = options;
+  const { objects, cacheBytes, ttlSeconds, workDir } = options;
   const now = options.now ?? Date.now;
-  const dir = join(options.dataDir, 'previews');
-  const ready = directoryMaker(dir);
-  const lock = createKeyedLock();
-  const cache =
+  const ttlMs = ttlSeconds * 1000;
+  const analyses =
     cacheBytes > 0
-      ? new LRUCache<string, Preview>({
-          maxSize: cacheBytes,
-          sizeCalculation: (preview) => Buffer.byteLength(JSON.stringify(preview)),
-        })
+      ? new LRUCache<string, Analysis>({ maxSize: cacheBytes, sizeCalculation: (analysis) => Buffer.byteLength(JSON.stringify(analysis)) })
       : null;
+  /** Uploader entries this instance has seen per hash: a hit answers ownership until the entry's expiry; a miss asks the store. */
+  const known = new LRUCache<string, Uploader[]>({ max: cacheBytes > 0 ? 50_000 : 1 });
 
-  const jsonPath = (hash: string): string => join(dir, `${hash}.json`);
-
-  function placePath(hash: string): string {
+  const checkHash = (hash: string): string => {
     if (!HASH.test(hash)) throw new RangeError(`not a SHA-256 preview hash: ${JSON.stringify(hash)}`);
-    return join(dir, `${hash}.place`);
-  }
+    return hash;
+  };
 
-  const isExpired = (preview: Preview): boolean => preview.expiresAt <= now();
-
-  /** Cache, then disk; expired or unreadable previews count as absent. */
-  async function load(hash: string): Promise<Preview | undefined> {
-    const cached = cache?.get(hash);
-    if (cached !== undefined) return isExpired(cached) ? undefined : cached;
-    const preview = await readPreview(hash);
-    if (preview === undefined || isExpired(preview)) return undefined;
-    cache?.set(hash, preview);
-    return preview;
-  }
-
-  async function readPreview(hash: string): Promise<Preview | undefined> {
-    let text: string;
+  async function readAnalysis(hash: string): Promise<Analysis | undefined> {
+    const cached = analyses?.get(hash);
+    if (cached !== undefined) return cached;
+    const stored = await objects.get(previewKeys.analysis(hash), { maxBytes: MAX_ANALYSIS_BYTES });
+    if (stored === undefined) return undefined;
+    let analysis: unknown;
     try {
-      text = await readFile(jsonPath(hash), 'utf8');
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-    try {
-      const preview: unknown = JSON.parse(text);
-      if (!isPreview(preview) || preview.hash !== hash) return undefined;
-      // Codes of another shape are dropped, not trusted: create then scans the scripts again.
-      if (preview.scriptCodes !== undefined && !isCodesShape(preview.scriptCodes)) delete preview.scriptCodes;
-      return preview;
+      analysis = JSON.parse(stored.body.toString('utf8'));
     } catch {
-      return undefined; // only outside damage can tear an atomically written file
+      return undefined; // only outside damage can tear a whole-object write
     }
+    if (!isAnalysis(analysis) || analysis.hash !== hash) return undefined;
+    // Codes of another shape are dropped, not trusted: create then scans the scripts again.
+    if (analysis.scriptCodes !== undefined && !isCodesShape(analysis.scriptCodes)) delete analysis.scriptCodes;
+    analyses?.set(hash, analysis, { size: stored.body.byteLength });
+    return analysis;
   }
 
-  async function save(preview: Preview): Promise<void> {
-    const json = JSON.stringify(preview);
-    await writeFileAtomic(jsonPath(preview.hash), json);
-    cache?.set(preview.hash, preview, { size: Buffer.byteLength(json) });
+  /** Every uploader entry of `hash` in the store (expired ones included), with their bodies. */
+  async function listUploaders(hash: string, prefix = previewKeys.uploaders(hash)): Promise<Uploader[]> {
+    const found: Uploader[] = [];
+    for await (const info of listAll(objects, prefix)) {
+      const parsed = parseUploaderKey(info.key);
+      if (parsed === undefined) continue;
+      const body = await objects.get(info.key, { maxBytes: MAX_ENTRY_BYTES });
+      const entry = body === undefined ? undefined : parseEntry(body.body);
+      if (entry === undefined || userKey(entry.user) !== parsed.user) continue;
+      found.push({ user: entry.user, fileName: entry.fileName, expiresAt: parsed.expiresAt, key: info.key });
+    }
+    return found;
+  }
+
+  function remember(hash: string, entries: Uploader[]): void {
+    const merged = new Map<string, Uploader>();
+    for (const entry of [...(known.get(hash) ?? []), ...entries]) merged.set(entry.key, entry);
+    known.set(hash, [...merged.values()]);
+  }
+
+  function compose(analysis: Analysis, entries: readonly Uploader[]): Preview | undefined {
+    const time = now();
+    const live = entries.filter((entry) => entry.expiresAt > time).sort((a, b) => a.expiresAt - b.expiresAt);
+    if (live.length === 0) return undefined;
+    const fileNames: Record<string, string> = {};
+    for (const entry of live) if (entry.fileName !== undefined) fileNames[entry.user] = entry.fileName;
+    return {
+      ...analysis,
+      fileName: FALLBACK_NAME,
+      uploaders: [...new Set(live.map((entry) => entry.user))],
+      fileNames,
+      expiresAt: live[live.length - 1]!.expiresAt,
+    };
   }
 
   async function get(hash: string): Promise<Preview | undefined> {
     if (!HASH.test(hash)) return undefined;
-    return load(hash);
+    const analysis = await readAnalysis(hash);
+    if (analysis === undefined) return undefined;
+    const entries = await listUploaders(hash);
+    known.set(hash, entries);
+    return compose(analysis, entries);
+  }
+
+  async function getFor(hash: string, user: string): Promise<Preview | undefined> {
+    if (!HASH.test(hash)) return undefined;
+    const isLive = (entry: Uploader): boolean => entry.user === user && entry.expiresAt > now();
+    let entries = known.get(hash);
+    if (entries === undefined || !entries.some(isLive)) {
+      // Not known here (an upload on another instance, or a newer one): the store decides.
+      remember(hash, await listUploaders(hash, previewKeys.uploaderEntries(hash, user)));
+      entries = known.get(hash) ?? [];
+      if (!entries.some(isLive)) return undefined;
+    }
+    const analysis = await readAnalysis(hash);
+    return analysis === undefined ? undefined : compose(analysis, entries);
+  }
+
+  async function hasAnalysis(hash: string): Promise<boolean> {
+    if (!HASH.test(hash)) return false;
+    if ((await readAnalysis(hash)) === undefined) return false;
+    return (await objects.head(previewKeys.place(hash))) !== undefined;
+  }
+
+  async function writeEntry(hash: string, user: string, fileName: string | undefined, expiresAt: number): Promise<Uploader> {
+    const key = previewKeys.uploader(hash, user, expiresAt);
+    const body = JSON.stringify({ user, ...(fileName === undefined ? {} : { file_name: fileName }), uploaded_at: now() });
+    // A new key per upload: a plain put never overwrites another uploader's entry.
+    await objects.put(key, body);
+    const entry = { user, fileName, expiresAt, key };
+    remember(hash, [entry]);
+    return entry;
+  }
+
+  /** Entries of `user` that a newer one supersedes: removed so listings stay short (the sweep would take them at expiry anyway). */
+  async function dropSuperseded(hash: string, user: string, keep: Uploader): Promise<void> {
+    const stale = (known.get(hash) ?? []).filter((entry) => entry.user === user && entry.key !== keep.key && entry.expiresAt <= keep.expiresAt);
+    if (stale.length === 0) return;
+    known.set(hash, (known.get(hash) ?? []).filter((entry) => !stale.includes(entry)));
+    await Promise.all(stale.map((entry) => objects.delete(entry.key).catch(() => {})));
   }
 
   async function put(preview: NewPreview, uploadedTempPath?: string): Promise<Preview> {
-    const place = placePath(preview.hash);
-    await ready();
-    return lock(preview.hash, async () => {
-      // The place file goes first: a preview on disk always has its file beside it.
-      if (uploadedTempPath !== undefined) {
-        if (await exists(place)) await rm(uploadedTempPath, { force: true });
-        else await moveFileAtomic(uploadedTempPath, place);
+    const hash = checkHash(preview.hash);
+    // The map first, the analysis next, the uploaders last: an entry always finds both.
+    if (uploadedTempPath !== undefined) {
+      try {
+        await objects.putFile(previewKeys.place(hash), uploadedTempPath, { ifNoneMatch: '*', moveSource: true });
+      } finally {
+        await rm(uploadedTempPath, { force: true });
       }
-      const time = now();
-      const existing = await load(preview.hash);
-      const stored: Preview = {
-        ...preview,
-        uploaders: union(existing?.uploaders ?? [], preview.uploaders),
-        fileNames: { ...existing?.fileNames, ...preview.fileNames },
-        createdAt: existing?.createdAt ?? preview.createdAt ?? time,
-        expiresAt: Math.max(existing?.expiresAt ?? 0, preview.expiresAt ?? time + ttlSeconds * 1000),
-      };
-      await save(stored);
-      return stored;
-    });
+    }
+    const analysis: Analysis = {
+      hash, report: preview.report, assets: preview.assets, fileSize: preview.fileSize, format: preview.format,
+      ...(preview.scriptCodes === undefined ? {} : { scriptCodes: preview.scriptCodes }),
+      createdAt: preview.createdAt ?? now(),
+    };
+    const json = JSON.stringify(analysis);
+    const written = await objects.put(previewKeys.analysis(hash), json, { ifNoneMatch: '*' });
+    // Another upload of the same bytes stored its analysis first: the same result, kept as it is.
+    const stored = written.written ? analysis : (await readAnalysis(hash)) ?? analysis;
+    if (written.written) analyses?.set(hash, analysis, { size: Buffer.byteLength(json) });
+    const expiresAt = preview.expiresAt ?? now() + ttlMs;
+    const entries = await Promise.all(preview.uploaders.map((user) => writeEntry(hash, user, preview.fileNames?.[user], expiresAt)));
+    return compose(stored, [...(known.get(hash) ?? []), ...entries])!;
   }
 
-  async function addUploader(hash: string, userId: string, fileName?: string): Promise<Preview | undefined> {
+  async function addUploader(hash: string, userId: string, fileName?: string, force = false): Promise<Preview | undefined> {
     if (!HASH.test(hash)) return undefined;
-    await ready();
-    return lock(hash, async () => {
-      const existing = await load(hash);
-      if (existing === undefined) return undefined;
-      const updated: Preview = {
-        ...existing,
-        uploaders: union(existing.uploaders, [userId]),
-        fileNames: fileName === undefined ? existing.fileNames : { ...existing.fileNames, [userId]: fileName },
-        expiresAt: Math.max(existing.expiresAt, now() + ttlSeconds * 1000),
-      };
-      await save(updated);
-      return updated;
-    });
+    const analysis = await readAnalysis(hash);
+    if (analysis === undefined) return undefined;
+    const entries = await listUploaders(hash);
+    known.set(hash, entries);
+    const time = now();
+    if (!force && !entries.some((entry) => entry.expiresAt > time)) return undefined;
+    const mine = entries.filter((entry) => entry.user === userId && entry.expiresAt > time);
+    const latest = mine.sort((a, b) => b.expiresAt - a.expiresAt)[0];
+    const name = fileName ?? latest?.fileName;
+    // A recent enough entry with the same name needs no new object.
+    if (latest !== undefined && latest.fileName === name && latest.expiresAt - time > ttlMs * REFRESH_FRACTION) return compose(analysis, entries);
+    const entry = await writeEntry(hash, userId, name, Math.max(time + ttlMs, latest?.expiresAt ?? 0));
+    await dropSuperseded(hash, userId, entry);
+    return compose(analysis, known.get(hash) ?? [entry]);
   }
 
-  async function listNames(): Promise<string[]> {
+  async function openPlace(hash: string): Promise<LocalPlace | undefined> {
+    const key = previewKeys.place(checkHash(hash));
+    if (objects.localPath !== undefined) {
+      if ((await objects.head(key)) === undefined) return undefined;
+      return { path: objects.localPath(key), release: async () => {} };
+    }
+    const stream = await objects.getStream(key);
+    if (stream === undefined) return undefined;
+    await mkdir(workDir, { recursive: true });
+    const path = join(workDir, `place-${randomBytes(12).toString('hex')}.tmp`);
     try {
-      return await readdir(dir);
+      await pipeline(stream.body, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
     } catch (error) {
-      if (isNotFound(error)) return [];
+      await rm(path, { force: true });
       throw error;
     }
+    return { path, release: () => rm(path, { force: true }) };
+  }
+
+  async function sweep(staleMs = STALE_TEMP_MS): Promise<string[]> {
+    const time = now();
+    const wallCutoff = Date.now() - staleMs;
+    const removed: string[] = [];
+    let current: string | undefined;
+    let group: ObjectInfo[] = [];
+    const finish = async (): Promise<void> => {
+      if (current !== undefined && (await sweepOne(current, group, time, wallCutoff))) removed.push(current);
+    };
+    for await (const info of listAll(objects, 'previews/')) {
+      const hash = info.key.slice('previews/'.length, 'previews/'.length + 64);
+      if (!HASH.test(hash)) continue;
+      if (hash !== current) {
+        await finish();
+        current = hash;
+        group = [];
+      }
+      group.push(info);
+    }
+    await finish();
+    return removed;
+  }
+
+  /** Sweeps one preview's objects; true when the preview went. */
+  async function sweepOne(hash: string, group: ObjectInfo[], time: number, wallCutoff: number): Promise<boolean> {
+    let live = 0;
+    let expired = 0;
+    for (const info of group) {
+      const entry = parseUploaderKey(info.key);
+      if (entry === undefined) continue;
+      if (entry.expiresAt > time) live++;
+      else {
+        expired++;
+        await objects.delete(info.key);
+      }
+    }
+    if (live > 0) return false;
+    const rest = group.filter((info) => parseUploaderKey(info.key) === undefined);
+    if (rest.length === 0) return false;
+    // With no entry ever written, objects younger than the cutoff belong to a put in progress.
+    if (expired === 0 && rest.some((info) => info.lastModified >= wallCutoff)) return false;
+    // An upload of the same bytes may have just added an entry on another instance: look again.
+    const again = await objects.list(previewKeys.uploaders(hash), { limit: 1000 });
+    if (again.objects.some((info) => (parseUploaderKey(info.key)?.expiresAt ?? 0) > time)) return false;
+    analyses?.delete(hash);
+    known.delete(hash);
+    // The analysis before the map: a reader that finds an analysis finds its map.
+    const order = (info: ObjectInfo): number => (info.key.endsWith('/analysis.json') ? 0 : 1);
+    for (const info of rest.sort((a, b) => order(a) - order(b))) await objects.delete(info.key);
+    return expired > 0 || rest.some((info) => info.key.endsWith('/analysis.json'));
   }
 
   async function list(): Promise<Preview[]> {
+    const hashes = new Set<string>();
+    for await (const info of listAll(objects, 'previews/')) {
+      const entry = parseUploaderKey(info.key);
+      if (entry !== undefined && entry.expiresAt > now()) hashes.add(entry.hash);
+    }
     const found: Preview[] = [];
-    for (const name of await listNames()) {
-      const hash = name.slice(0, 64);
-      if (name !== `${hash}.json` || !HASH.test(hash)) continue;
-      const preview = await load(hash);
+    for (const hash of hashes) {
+      const preview = await get(hash);
       if (preview !== undefined) found.push(preview);
     }
     return found;
@@ -210,86 +370,24 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
 
   async function diskBytes(hash: string): Promise<number> {
     if (!HASH.test(hash)) return 0;
-    const size = (path: string) => stat(path).then((info) => info.size, () => 0);
-    return (await size(jsonPath(hash))) + (await size(placePath(hash)));
-  }
-
-  async function sweep(): Promise<string[]> {
-    await ready();
-    const names = await listNames();
-    const previews = new Set<string>();
-    const removed: string[] = [];
-    for (const name of names) {
-      const hash = name.slice(0, 64);
-      if (name === `${hash}.json` && HASH.test(hash)) {
-        previews.add(hash);
-        const gone = await lock(hash, async () => {
-          const preview = cache?.get(hash) ?? (await readPreview(hash));
-          if (preview !== undefined && !isExpired(preview)) return false;
-          cache?.delete(hash);
-          await rm(jsonPath(hash), { force: true });
-          await rm(placePath(hash), { force: true });
-          return true;
-        });
-        if (gone) removed.push(hash);
-      }
-    }
-    for (const name of names) {
-      const hash = name.slice(0, 64);
-      if (name === `${hash}.place` && HASH.test(hash) && !previews.has(hash)) {
-        // A file whose preview was never written (a crash between the two steps).
-        await lock(hash, async () => {
-          if (!(await exists(jsonPath(hash)))) await rm(placePath(hash), { force: true });
-        });
-      } else if (isTempName(name)) {
-        await removeIfStale(join(dir, name));
-      }
-    }
-    return removed;
-  }
-
-  async function removeIfStale(path: string): Promise<void> {
-    try {
-      const { mtimeMs } = await stat(path);
-      if (mtimeMs < now() - STALE_TEMP_MS) await rm(path, { force: true });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-  }
-
-  function startSweeper(intervalMs: number, onError?: (error: unknown) => void): () => void {
-    let running = false;
-    const timer = setInterval(() => {
-      if (running) return;
-      running = true;
-      sweep()
-        .catch((error: unknown) => onError?.(error))
-        .finally(() => {
-          running = false;
-        });
-    }, intervalMs);
-    timer.unref();
-    return () => clearInterval(timer);
+    const [place, analysis] = await Promise.all([objects.head(previewKeys.place(hash)), objects.head(previewKeys.analysis(hash))]);
+    return (place?.size ?? 0) + (analysis?.size ?? 0);
   }
 
   function cacheInfo(): { entries: number; bytes: number; maxBytes: number } {
-    return { entries: cache?.size ?? 0, bytes: cache?.calculatedSize ?? 0, maxBytes: cacheBytes };
+    return { entries: analyses?.size ?? 0, bytes: analyses?.calculatedSize ?? 0, maxBytes: cacheBytes };
   }
 
-  return { get, put, addUploader, placePath, sweep, list, diskBytes, startSweeper, cacheInfo };
+  return { get, getFor, hasAnalysis, put, addUploader, openPlace, sweep, list, diskBytes, cacheInfo };
 }
 
-function union(first: readonly string[], second: readonly string[]): string[] {
-  return [...new Set([...first, ...second])];
-}
-
-async function exists(path: string): Promise<boolean> {
+function parseEntry(body: Buffer): { user: string; fileName: string | undefined } | undefined {
   try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
+    const value = JSON.parse(body.toString('utf8')) as { user?: unknown; file_name?: unknown };
+    if (typeof value.user !== 'string') return undefined;
+    return { user: value.user, fileName: typeof value.file_name === 'string' ? value.file_name : undefined };
+  } catch {
+    return undefined;
   }
 }
 
@@ -300,20 +398,18 @@ const isCodesShape = (value: unknown): boolean =>
   isRecord(value) && typeof value.scanner === 'string' && Array.isArray(value.bits) && value.bits.every(isCount);
 
 /**
- * Whether a preview read back from disk has the shape the service relies on: a file
- * written by another version, or damaged, counts as absent rather than as a crash later.
+ * Whether an analysis read back from the store has the shape the service relies on: an
+ * object written by another version, or damaged, counts as absent rather than as a crash later.
  */
-export function isPreview(value: unknown): value is Preview {
+function isAnalysis(value: unknown): value is Analysis {
   if (!isRecord(value)) return false;
-  const { hash, report, assets, fileName, fileSize, format, uploaders, fileNames, createdAt, expiresAt } = value;
+  const { hash, report, assets, fileSize, format, createdAt } = value;
   return (
     typeof hash === 'string' && HASH.test(hash) &&
     isRecord(report) && isCount(report.scripts_total) &&
     Array.isArray(assets) && assets.every((asset) => isRecord(asset) && typeof asset.id === 'string' && ASSET_ID_PATTERN.test(asset.id)
       && (ASSET_KINDS as readonly unknown[]).includes(asset.kind)) &&
-    typeof fileName === 'string' && isCount(fileSize) && (format === 'binary' || format === 'xml') &&
-    Array.isArray(uploaders) && uploaders.every((user) => typeof user === 'string') &&
-    (fileNames === undefined || (isRecord(fileNames) && Object.values(fileNames).every((name) => typeof name === 'string'))) &&
-    typeof createdAt === 'number' && typeof expiresAt === 'number'
+    isCount(fileSize) && (format === 'binary' || format === 'xml') &&
+    typeof createdAt === 'number'
   );
 }

@@ -1,42 +1,44 @@
 /**
- * The project store: one JSON document per project under `<dataDir>/projects/`,
- * named by a random id that is safe in URLs and paths, with a small sidecar
- * (`<id>.meta`: owner, assets, size, creation time) that ownership and asset access
- * are checked against without reading the document.
- *
- * A document is written as a stream by a worker into a hidden temp file the store hands
- * out (`prepare`), then moved into place atomically (`commit`): readers see a whole
- * document or none, and a crash leaves only a temp file, which `sweep` removes.
+ * The project store: each project is a few objects under `projects/<id>/` in the object
+ * store (`backends/`: the local disk, or S3 shared by every instance), named by a random
+ * id that is safe in URLs and keys:
+ *   document.json   the project document, built by a worker into a local temp file
+ *                   (`prepare`) and then stored whole (`commit`: a rename on disk, a
+ *                   multipart upload on S3, invisible until complete)
+ *   summary.json    what the project page shows (service/summary.ts)
+ *   meta.json       the sidecar (owner, assets, size, creation time) that ownership and
+ *                   asset access are checked against; written last, removed first
+ * A project exists when its sidecar does, so a create cut short (a crash, the store gone)
+ * leaves nothing anyone can see; `sweep` removes such leftovers once they are stale.
  */
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { directoryMaker, isNotFound, isTempName, syncDirectory, writeFileAtomic } from './atomic.js';
+import { listAll } from './backends/operations.js';
+import { parseProjectKey, projectKeys } from './backends/keys.js';
+import type { ObjectInfo, ObjectStore, ObjectStream } from './backends/types.js';
 
 export interface ProjectStoreOptions {
-  dataDir: string;
+  objects: ObjectStore;
+  /** A local folder for documents being built. */
+  workDir: string;
 }
 
 export interface ProjectStore {
-  /** Stores a new project document and returns its id ('p_' and 20 base32 characters). */
+  /** Stores a new project document (and a sidecar owned by `doc.owner`) and returns its id ('p_' and 20 base32 characters). */
   save(doc: object & { owner: string }): Promise<string>;
-  /** The document, or undefined when unknown or `id` is not a project id. Ownership is the caller's check. */
+  /** The document parsed, or undefined when unknown or `id` is not a project id. Ownership is the caller's check. */
   get(id: string): Promise<Record<string, unknown> | undefined>;
-  /**
-   * Stores a document already serialised (by a worker, so the main thread never
-   * stringifies a large scene) with a small sidecar the HTTP layer checks ownership
-   * and asset access against without parsing the document.
-   */
-  saveSerialized(json: string, meta: ProjectMeta): Promise<string>;
   /** The sidecar, or undefined when unknown, malformed (validated as read), or `id` is not a project id. */
   getMeta(id: string): Promise<ProjectMeta | undefined>;
-  /** Where the document's JSON lives (for streaming it out). Throws on a malformed id. */
-  documentPath(id: string): string;
-  /** A new id and the temp file to write its document to (hidden, beside where it will live). */
+  /** The document's bytes as a stream, or undefined when there is none. */
+  openDocument(id: string): Promise<ObjectStream | undefined>;
+  /** A new id and a local temp file to write its document to. */
   prepare(): Promise<{ id: string; tempPath: string }>;
   /**
-   * Moves a prepared document into place atomically, then writes its summary (JSON text:
-   * what the project page shows, when given) and last its sidecar.
+   * Stores a prepared document (taking the temp file), then its summary (JSON text: what
+   * the project page shows, when given) and last its sidecar. When a step fails, what was
+   * stored is removed (as far as the store lets it) and the error is rethrown.
    */
   commit(id: string, tempPath: string, meta: ProjectMeta, summary?: string): Promise<void>;
   /** The summary kept beside the document (as stored JSON text), or undefined when there is none. Ownership is the caller's check. */
@@ -48,9 +50,9 @@ export interface ProjectStore {
   /** Every project's id and sidecar. */
   list(): Promise<{ id: string; meta: ProjectMeta }[]>;
   /**
-   * Removes temp files not written to for `staleMs`, documents whose sidecar never came
-   * (a crash between the two), and projects created before `createdBefore` (retention;
-   * 0 keeps every project). Returns the ids of projects removed.
+   * Removes objects of projects whose sidecar never came (a create cut short) once none of
+   * them was written for `staleMs`, and projects created before `createdBefore`
+   * (retention; 0 keeps every project). Returns the ids of projects removed.
    */
   sweep(options: { staleMs: number; createdBefore: number; now?: number }): Promise<string[]>;
 }
@@ -59,15 +61,17 @@ export interface ProjectMeta {
   owner: string;
   /** SHA-256 of every asset the project references, so only those are served. */
   assets: string[];
-  /** Bytes of the stored document (absent in sidecars written before quotas). */
+  /** Bytes of the stored document and summary (absent in sidecars written before quotas). */
   bytes?: number;
-  /** Milliseconds since the epoch (absent before quotas: the document's mtime stands in). */
+  /** Milliseconds since the epoch (absent before quotas: the document's time stands in). */
   createdAt?: number;
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
+/** Sidecars and summaries are small; anything bigger is not ours. */
+const MAX_META_BYTES = 16 * 1024 * 1024;
 
-/** A sidecar as read back from disk, or undefined when it is not one. */
+/** A sidecar as read back from the store, or undefined when it is not one. */
 export function parseProjectMeta(value: unknown): ProjectMeta | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { owner, assets, bytes, createdAt } = value as Record<string, unknown>;
@@ -94,86 +98,69 @@ export function newProjectId(): string {
 }
 
 export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
-  const dir = join(options.dataDir, 'projects');
-  const ready = directoryMaker(dir);
-  const pathOf = (id: string): string => join(dir, `${id}.json`);
-  const metaPathOf = (id: string): string => join(dir, `${id}.meta`);
-  const summaryPathOf = (id: string): string => join(dir, `${id}.summary`);
+  const { objects, workDir } = options;
 
   async function save(doc: object & { owner: string }): Promise<string> {
     if (typeof doc.owner !== 'string' || doc.owner === '') throw new TypeError('a project document needs an owner');
     const id = newProjectId();
-    await ready();
-    await writeFileAtomic(pathOf(id), JSON.stringify(doc));
+    const json = JSON.stringify(doc);
+    await objects.put(projectKeys.document(id), json);
+    await objects.put(projectKeys.meta(id), JSON.stringify({ owner: doc.owner, assets: [], bytes: Buffer.byteLength(json), createdAt: Date.now() }));
     return id;
+  }
+
+  async function readText(key: string): Promise<string | undefined> {
+    return (await objects.get(key, { maxBytes: MAX_META_BYTES }))?.body.toString('utf8');
   }
 
   async function get(id: string): Promise<Record<string, unknown> | undefined> {
     if (!PROJECT_ID.test(id)) return undefined;
-    let text: string;
-    try {
-      text = await readFile(pathOf(id), 'utf8');
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-    return JSON.parse(text) as Record<string, unknown>;
-  }
-
-  async function saveSerialized(json: string, meta: ProjectMeta): Promise<string> {
-    if (typeof meta.owner !== 'string' || meta.owner === '') throw new TypeError('a project needs an owner');
-    const id = newProjectId();
-    await ready();
-    // Document first: a meta file always points at a complete document.
-    await writeFileAtomic(pathOf(id), json);
-    await writeFileAtomic(metaPathOf(id), JSON.stringify(meta));
-    return id;
+    const stored = await objects.get(projectKeys.document(id));
+    return stored === undefined ? undefined : JSON.parse(stored.body.toString('utf8')) as Record<string, unknown>;
   }
 
   async function getMeta(id: string): Promise<ProjectMeta | undefined> {
     if (!PROJECT_ID.test(id)) return undefined;
-    let text: string;
-    try {
-      text = await readFile(metaPathOf(id), 'utf8');
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    const text = await readText(projectKeys.meta(id));
+    if (text === undefined) return undefined;
     try {
       return parseProjectMeta(JSON.parse(text));
     } catch {
-      return undefined; // only outside damage can tear an atomically written file
+      return undefined; // only outside damage can tear a whole-object write
     }
   }
 
-  function documentPath(id: string): string {
-    if (!PROJECT_ID.test(id)) throw new RangeError(`not a project id: ${JSON.stringify(id)}`);
-    return pathOf(id);
+  async function openDocument(id: string): Promise<ObjectStream | undefined> {
+    if (!PROJECT_ID.test(id)) return undefined;
+    return objects.getStream(projectKeys.document(id));
   }
 
   async function prepare(): Promise<{ id: string; tempPath: string }> {
-    await ready();
+    await mkdir(workDir, { recursive: true });
     const id = newProjectId();
-    return { id, tempPath: join(dir, `.${id}.json.${randomBytes(6).toString('hex')}.tmp`) };
+    return { id, tempPath: join(workDir, `${id}.${randomBytes(6).toString('hex')}.document.tmp`) };
   }
 
   async function commit(id: string, tempPath: string, meta: ProjectMeta, summary?: string): Promise<void> {
     if (typeof meta.owner !== 'string' || meta.owner === '') throw new TypeError('a project needs an owner');
-    // Document first, sidecar last: a sidecar always points at a complete document and summary.
-    await rename(tempPath, documentPath(id));
-    await syncDirectory(dir);
-    if (summary !== undefined) await writeFileAtomic(summaryPathOf(id), summary);
-    await writeFileAtomic(metaPathOf(id), JSON.stringify(meta));
+    if (!PROJECT_ID.test(id)) throw new RangeError(`not a project id: ${JSON.stringify(id)}`);
+    try {
+      // Document first, sidecar last: a sidecar always points at a whole document and summary.
+      await objects.putFile(projectKeys.document(id), tempPath, { moveSource: true });
+      if (summary !== undefined) await objects.put(projectKeys.summary(id), summary);
+      await objects.put(projectKeys.meta(id), JSON.stringify(meta));
+    } catch (error) {
+      // Without its sidecar the project is invisible; what was stored goes now if it can (else the sweep takes it).
+      await Promise.all([projectKeys.document(id), projectKeys.summary(id)].map((key) => objects.delete(key).catch(() => {})));
+      throw error;
+    } finally {
+      await rm(tempPath, { force: true });
+    }
   }
 
   async function getSummary(id: string): Promise<string | undefined> {
     if (!PROJECT_ID.test(id)) return undefined;
-    try {
-      return await readFile(summaryPathOf(id), 'utf8');
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    return readText(projectKeys.summary(id));
   }
 
   async function discard(tempPath: string): Promise<void> {
@@ -182,51 +169,50 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
 
   async function remove(id: string): Promise<boolean> {
     if (!PROJECT_ID.test(id)) return false;
-    const had = await stat(metaPathOf(id)).then(() => true, () => false);
-    await rm(metaPathOf(id), { force: true });
-    await rm(pathOf(id), { force: true });
-    await rm(summaryPathOf(id), { force: true });
+    const had = (await objects.head(projectKeys.meta(id))) !== undefined;
+    await objects.delete(projectKeys.meta(id));
+    const rest: string[] = [];
+    for await (const info of listAll(objects, projectKeys.prefix(id))) rest.push(info.key);
+    for (const key of rest) await objects.delete(key);
     return had;
   }
 
-  async function names(): Promise<string[]> {
-    try {
-      return await readdir(dir);
-    } catch (error) {
-      if (isNotFound(error)) return [];
-      throw error;
+  /** Every project's objects, grouped by id, in key order. */
+  async function* groups(): AsyncGenerator<{ id: string; objects: ObjectInfo[] }> {
+    let current: { id: string; objects: ObjectInfo[] } | undefined;
+    for await (const info of listAll(objects, 'projects/')) {
+      const parsed = parseProjectKey(info.key);
+      if (parsed === undefined) continue;
+      if (current?.id !== parsed.id) {
+        if (current !== undefined) yield current;
+        current = { id: parsed.id, objects: [] };
+      }
+      current.objects.push(info);
     }
+    if (current !== undefined) yield current;
   }
 
   async function list(): Promise<{ id: string; meta: ProjectMeta }[]> {
     const found: { id: string; meta: ProjectMeta }[] = [];
-    for (const name of await names()) {
-      const id = name.slice(0, -'.meta'.length);
-      if (!name.endsWith('.meta') || !PROJECT_ID.test(id)) continue;
-      const meta = await getMeta(id);
-      if (meta) found.push({ id, meta: await withDefaults(id, meta) });
+    for await (const group of groups()) {
+      if (!group.objects.some((info) => info.key === projectKeys.meta(group.id))) continue;
+      const meta = await getMeta(group.id);
+      if (meta === undefined) continue;
+      // Sidecars written before quotas lack size and time: the document's own stand in.
+      const document = group.objects.find((info) => info.key === projectKeys.document(group.id));
+      found.push({ id: group.id, meta: { ...meta, bytes: meta.bytes ?? document?.size ?? 0, createdAt: meta.createdAt ?? document?.lastModified ?? 0 } });
     }
     return found;
   }
 
-  /** Sidecars written before quotas lack size and time: the document's own stand in. */
-  async function withDefaults(id: string, meta: ProjectMeta): Promise<ProjectMeta> {
-    if (meta.bytes !== undefined && meta.createdAt !== undefined) return meta;
-    const info = await stat(pathOf(id)).catch(() => null);
-    return { ...meta, bytes: meta.bytes ?? info?.size ?? 0, createdAt: meta.createdAt ?? info?.mtimeMs ?? 0 };
-  }
-
   async function sweep({ staleMs, createdBefore, now = Date.now() }: { staleMs: number; createdBefore: number; now?: number }): Promise<string[]> {
     const removed: string[] = [];
-    const all = await names();
-    const metas = new Set(all.filter((name) => name.endsWith('.meta')).map((name) => name.slice(0, -'.meta'.length)));
-    for (const name of all) {
-      const path = join(dir, name);
-      const id = name.slice(0, name.lastIndexOf('.'));
-      const orphan = (name.endsWith('.json') || name.endsWith('.summary')) && PROJECT_ID.test(id) && !metas.has(id);
-      if (!isTempName(name) && !orphan) continue;
-      const info = await stat(path).catch(() => null);
-      if (info !== null && info.mtimeMs < now - staleMs) await rm(path, { force: true });
+    for await (const group of groups()) {
+      if (group.objects.some((info) => info.key === projectKeys.meta(group.id))) continue;
+      // A create in progress writes its document and summary shortly before its sidecar.
+      if (group.objects.every((info) => info.lastModified < now - staleMs)) {
+        for (const info of group.objects) await objects.delete(info.key);
+      }
     }
     if (createdBefore > 0) {
       for (const { id, meta } of await list()) {
@@ -236,5 +222,5 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return removed;
   }
 
-  return { save, get, saveSerialized, getMeta, getSummary, documentPath, prepare, commit, discard, delete: remove, list, sweep };
+  return { save, get, getMeta, openDocument, prepare, commit, getSummary, discard, delete: remove, list, sweep };
 }

@@ -7,6 +7,11 @@
  * each user holds, built from the stores at start and kept as they change. A preview
  * counts for every user who uploaded it. Refusals are typed (StorageFullError,
  * QuotaExceededError): HTTP answers 507.
+ *
+ * With an object store shared by several instances (STORE_URL), each instance counts
+ * per user what the store held when it started plus what it has written since: the
+ * per-user limits are per instance, not fleet-wide. An entry may carry its expiry (a
+ * preview's), and stops counting then on every instance, whichever one swept it.
  */
 import { readdir, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -50,8 +55,8 @@ export interface DiskQuota {
   checkRoom(bytes: number): void;
   /** Records bytes written (or, negative, removed) since the last count. */
   add(bytes: number): void;
-  /** Sets what a preview or project holds and who it counts for (replacing an earlier entry). */
-  track(kind: UsageKind, key: string, bytes: number, users: readonly string[]): void;
+  /** Sets what a preview or project holds and who it counts for (replacing an earlier entry), until `expiresAt` (ms since the epoch) when given. */
+  track(kind: UsageKind, key: string, bytes: number, users: readonly string[], expiresAt?: number): void;
   untrack(kind: UsageKind, key: string): void;
   /** Throws QuotaExceededError unless `user` may add one more `kind` of `bytes` (an entry the user already has is free). */
   checkUser(user: string, kind: UsageKind, bytes: number, key?: string): void;
@@ -63,7 +68,7 @@ export interface DiskQuota {
   state(): StorageState;
 }
 
-interface Entry { bytes: number; users: readonly string[] }
+interface Entry { bytes: number; users: readonly string[]; expiresAt?: number }
 interface UserUsage { bytes: number; previews: number; projects: number }
 
 export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
@@ -92,6 +97,7 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
   }
 
   function checkUserBytes(user: string, bytes: number): void {
+    pruneExpired();
     if ((users.get(user)?.bytes ?? 0) + bytes > options.userMaxBytes) {
       throw new QuotaExceededError(`your previews and projects would take more than ${options.userMaxBytes} bytes (USER_MAX_BYTES); delete projects or let previews expire`);
     }
@@ -112,6 +118,19 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
       if (kind === 'preview') usage.previews += sign;
       else usage.projects += sign;
       if (usage.bytes <= 0 && usage.previews <= 0 && usage.projects <= 0) users.delete(user);
+    }
+  }
+
+  /** Entries past their expiry stop counting (at most once a second: it walks every entry). */
+  let prunedAt = 0;
+  function pruneExpired(): void {
+    const time = Date.now();
+    if (time - prunedAt < 1000) return;
+    prunedAt = time;
+    for (const [id, entry] of entries) {
+      if (entry.expiresAt === undefined || entry.expiresAt > time) continue;
+      const split = id.indexOf(':');
+      untrack(id.slice(0, split) as UsageKind, id.slice(split + 1));
     }
   }
 
@@ -136,14 +155,15 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
       used = Math.max(0, used + bytes);
       free = Math.max(0, free - bytes);
     },
-    track(kind, key, bytes, owners) {
+    track(kind, key, bytes, owners, expiresAt) {
       untrack(kind, key);
-      const entry = { bytes, users: [...new Set(owners)] };
+      const entry: Entry = { bytes, users: [...new Set(owners)], ...(expiresAt === undefined ? {} : { expiresAt }) };
       entries.set(`${kind}:${key}`, entry);
       apply(kind, entry, 1);
     },
     untrack,
     checkUser(user, kind, bytes, key) {
+      pruneExpired();
       const entry = key === undefined ? undefined : entries.get(`${kind}:${key}`);
       if (entry?.users.includes(user)) return;
       const usage = users.get(user) ?? { bytes: 0, previews: 0, projects: 0 };

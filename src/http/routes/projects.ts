@@ -5,17 +5,15 @@
  * anyone else gets the same 404 as for nothing.
  */
 import type { HttpRequest } from 'uWebSockets.js';
-import { assetPath, isSha256, readAssetMeta } from '../../assets/store.js';
-import { notFound } from '../errors.js';
-import { send, sendFile, sendJson, type Exchange } from '../exchange.js';
+import { send, sendJson, sendStream, type Exchange } from '../exchange.js';
 import type { HttpContext } from '../context.js';
 import type { RouteHandler } from '../route.js';
 
 export function projectRoute(ctx: HttpContext): RouteHandler {
   return async (exchange: Exchange, req: HttpRequest) => {
     const id = req.getParameter(0) ?? '';
-    await ctx.service.projects.owned(exchange.user!, id);
-    await sendFile(exchange, ctx.service.projects.documentPath(id), { 'Content-Type': 'application/json; charset=utf-8' });
+    const document = await ctx.service.projects.document(exchange.user!, id);
+    await sendStream(exchange, document.body, document.size, { 'Content-Type': 'application/json; charset=utf-8' });
   };
 }
 
@@ -50,13 +48,10 @@ export function projectAssetRoute(ctx: HttpContext): RouteHandler {
   return async (exchange: Exchange, req: HttpRequest) => {
     const id = req.getParameter(0) ?? '';
     const sha256 = req.getParameter(1) ?? '';
-    const meta = await ctx.service.projects.owned(exchange.user!, id);
-    if (!isSha256(sha256) || !meta.assets.includes(sha256)) throw notFound('asset');
-    const asset = await readAssetMeta(ctx.config.dataDir, sha256);
-    if (!asset) throw notFound('asset');
+    const { meta, stream } = await ctx.service.projects.asset(exchange.user!, id, sha256);
     // The upstream's content type is not trusted to render: never inline, never sniffed.
-    await sendFile(exchange, assetPath(ctx.config.dataDir, sha256), {
-      'Content-Type': asset.contentType,
+    await sendStream(exchange, stream.body, stream.size, {
+      'Content-Type': meta.contentType,
       'Content-Disposition': `attachment; filename="${sha256}"`,
       'Content-Security-Policy': "default-src 'none'; sandbox",
       ETag: `"${sha256}"`,

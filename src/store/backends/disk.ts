@@ -378,6 +378,7 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
     list,
     check,
     sweepIncomplete,
+    localPath: pathOf,
     close: async () => {},
   };
 }

@@ -6,7 +6,8 @@
  *   previews/<hash>/analysis.json                the analysis of those bytes (write-once-or-identical)
  *   previews/<hash>/uploaders/<user>.<expires>   one object per upload: {"user", "file_name", "uploaded_at"}
  *   projects/<id>/document.json                  the project document
- *   projects/<id>/meta.json                      {"owner", "assets", "created_at", "document_bytes"}; written last
+ *   projects/<id>/summary.json                   what the project page shows (service/summary.ts)
+ *   projects/<id>/meta.json                      {"owner", "assets", "created_at", "bytes"}; written last
  *   assets/sha256/<aa>/<sha256>                  asset bytes, content-addressed (aa = first two hex digits)
  *   assets/sha256/<aa>/<sha256>.json             {"sha256", "size", "content_type"}
  *   assets/ids/<id>.json                         {"id", "sha256"}: which bytes an asset id gave
@@ -81,7 +82,14 @@ export const projectKeys = {
   prefix: (id: string): string => `projects/${check(id, PROJECT_ID, 'a project id')}/`,
   document: (id: string): string => `${projectKeys.prefix(id)}document.json`,
   meta: (id: string): string => `${projectKeys.prefix(id)}meta.json`,
+  summary: (id: string): string => `${projectKeys.prefix(id)}summary.json`,
 };
+
+/** The project id a key under `projects/` belongs to, and the object's name there. */
+export function parseProjectKey(key: string): { id: string; name: string } | undefined {
+  const match = /^projects\/(p_[a-z2-7]{20})\/([^/]+)$/.exec(key);
+  return match === null ? undefined : { id: match[1]!, name: match[2]! };
+}
 
 export const assetKeys = {
   bytes: (sha256: string): string => `assets/sha256/${check(sha256, SHA256, 'a SHA-256').slice(0, 2)}/${sha256}`,

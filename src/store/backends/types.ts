@@ -99,6 +99,12 @@ export interface ObjectStore {
    * incomplete multipart uploads on S3 (where the store can list them). Returns how many.
    */
   sweepIncomplete(olderThanMs: number): Promise<number>;
+  /**
+   * Where the object's bytes are as a local file, for readers that need a path (the
+   * workers): only stores that keep objects on this machine (disk) have it. The file is
+   * replaced whole by a write, never changed in place; it may vanish (a delete or sweep).
+   */
+  localPath?(key: string): string;
   /** Releases sockets and timers. */
   close(): Promise<void>;
 }
