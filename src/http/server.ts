@@ -105,7 +105,7 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
     if (sweeping) return;
     sweeping = true;
     service.sweep().catch(ctx.logError).finally(() => { sweeping = false; });
-  }, Math.min(config.sweepIntervalMs, config.previewTtlSeconds * 1000));
+  }, config.sweepIntervalMs); // expiry is checked on every read; the sweep only frees the store
   sweeper.unref();
 
   async function close(graceMs = 30_000): Promise<void> {

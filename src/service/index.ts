@@ -122,7 +122,7 @@ export async function createService(config: Config): Promise<Service> {
   const retentionMs = config.projectRetentionDays * 24 * 60 * 60 * 1000;
   const instance = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   // Held past the sweep, so the other instances skip theirs until it runs out; the holder renews it on its next sweep.
-  const leaseMs = Math.max(2 * Math.min(config.sweepIntervalMs, config.previewTtlSeconds * 1000), 1000);
+  const leaseMs = Math.max(2 * config.sweepIntervalMs, 1000);
   async function sweep(staleMs = STALE_TEMP_MS): Promise<void> {
     if (await acquireLease(objects, SWEEP_LEASE, instance, leaseMs)) {
       for (const hash of await previews.sweep(staleMs)) quota.untrack('preview', hash);

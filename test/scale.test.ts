@@ -1,0 +1,316 @@
+/**
+ * Several instances behind a gateway, sharing one S3-compatible store (issue 15): s3rver
+ * in a child process on loopback behind the test proxy (support/s3-proxy.ts, which makes
+ * it decide conditional writes and replace objects atomically, as S3 does), and three
+ * real services on their own ports and data directories, all with STORE_URL on it.
+ *
+ * - analyze on A, create on B in every script mode; the document, summary and assets
+ *   read from C; every asset downloaded once by the whole fleet;
+ * - the same upload sent to A and B at once: one analysis, both uploaders;
+ * - someone who did not upload gets 404 on every instance;
+ * - expiry seen by every instance, and the swept objects gone from the store;
+ * - faults: the store stopped mid-upload and mid-create answers 503 with Retry-After and
+ *   leaves nothing half-written; /health answers 503 meanwhile; once the store is back
+ *   the same instances work again, without a restart of their own.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createS3Store, listAll, storeConfigFromEnv, type ObjectStore, type S3StoreConfig } from '../src/store/backends/index.js';
+import { createPreviewStore } from '../src/store/previews.js';
+import { createProjectStore } from '../src/store/projects.js';
+import type { Config } from '../src/config.js';
+import { PLACES_DIR } from './support/paths.js';
+import { startAssetServer, type AssetServer } from './support/asset-server.js';
+import { S3_TEST_ENV, startS3Server, type TestS3Server } from './support/s3-server.js';
+import { startS3Proxy, type S3Proxy } from './support/s3-proxy.js';
+import {
+  CREATE, HEALTH, analyze, as, create, expectError, getJson, postJson, startService, upload, uploadsIn, waitUntil, type Service,
+} from './support/service.js';
+
+const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl')); // 15 scripts, 18 asset ids
+
+/** The same place with other bytes: the decoder ignores anything after the END chunk. */
+const variant = (tag: string, padding = 0): Buffer => Buffer.concat([PLACE, Buffer.from(`\n${tag}`), Buffer.alloc(padding)]);
+const sha256 = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
+const bytesOf = (id: string): Buffer => Buffer.from(`asset ${id} `.repeat(50));
+
+interface Fleet {
+  s3: TestS3Server;
+  proxy: S3Proxy;
+  /** A client of the same store, to look at what the instances stored. */
+  objects: ObjectStore;
+  instances: Service[];
+  close(): Promise<void>;
+}
+
+async function startFleet(count: number, overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<Fleet> {
+  const s3 = await startS3Server();
+  const proxy = await startS3Proxy(s3.port, { conditional: true, s3rver: { directory: s3.directory, bucket: s3.bucket } });
+  const store = storeConfigFromEnv({
+    ...S3_TEST_ENV, STORE_URL: `s3://${s3.bucket}/fleet`, S3_ENDPOINT: proxy.endpoint, S3_TIMEOUT_MS: '2000', S3_MAX_ATTEMPTS: '2', ...env,
+  }, '/unused') as S3StoreConfig;
+  const objects = createS3Store(store);
+  const instances: Service[] = [];
+  try {
+    for (let i = 0; i < count; i++) instances.push(await startService({ store, workers: 1, ...overrides }));
+  } catch (error) {
+    await Promise.all(instances.map((instance) => instance.close()));
+    throw error;
+  }
+  return {
+    s3, proxy, objects, instances,
+    async close() {
+      await Promise.all(instances.map((instance) => instance.close()));
+      await objects.close();
+      await proxy.close();
+      await s3.close();
+    },
+  };
+}
+
+async function keys(objects: ObjectStore, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const info of listAll(objects, prefix)) found.push(info.key);
+  return found;
+}
+
+/** Who the stored uploader entries of a preview name (one object each). */
+async function storedUploaders(objects: ObjectStore, hash: string): Promise<string[]> {
+  const users: string[] = [];
+  for (const key of await keys(objects, `previews/${hash}/uploaders/`)) {
+    const entry = await objects.get(key);
+    users.push((JSON.parse(entry!.body.toString('utf8')) as { user: string }).user);
+  }
+  return users.sort();
+}
+
+async function bytesOfResponse(response: Response): Promise<Buffer> {
+  return Buffer.from(await response.arrayBuffer());
+}
+
+describe('three instances sharing one S3 store', () => {
+  let fleet: Fleet;
+  let assets: AssetServer;
+  let a: Service;
+  let b: Service;
+  let c: Service;
+
+  before(async () => {
+    assets = await startAssetServer({ assets: {} });
+    fleet = await startFleet(3, { assetUrlTemplate: assets.templateUrl, assetRetries: 0 });
+    [a, b, c] = fleet.instances as [Service, Service, Service];
+  });
+  after(async () => {
+    await fleet.close();
+    await assets.close();
+  });
+
+  test('analyze on A, create on B in every script mode; document, summary and assets read from C; each asset downloaded once', async () => {
+    const analysis = await analyze(a, PLACE, 'rocket.rbxl', as('ann'));
+    assert.equal(analysis.preview_hash, sha256(PLACE));
+    const stored = await fleet.objects.get(`previews/${analysis.preview_hash}/analysis.json`);
+    const ids = [...new Set((JSON.parse(stored!.body.toString('utf8')) as { assets: { id: string }[] }).assets.map((asset) => asset.id))];
+    assert.equal(ids.length, analysis.report.assets_total);
+    for (const id of ids) assets.assets[id] = { type: 'bytes', body: bytesOf(id) };
+
+    for (const mode of ['disabled', 'enabled', 'skip'] as const) {
+      const created = await create(b, { preview_hash: analysis.preview_hash, scripts_mode: mode }, as('ann'));
+      assert.equal(created.assets_downloaded, ids.length, mode);
+      assert.equal(created.assets_failed, 0);
+      const doc = await getJson(c, `/api-rbxl/projects/${created.project_id}`, as('ann'));
+      assert.equal(doc.status, 200, doc.text);
+      assert.equal(doc.body.owner, 'ann');
+      assert.equal(doc.body.scripts_mode, mode);
+      assert.equal(doc.body.source.file_name, 'rocket.rbxl');
+      assert.equal(mode === 'skip' ? doc.body.scripts.length === 0 : doc.body.scripts.length > 0, true, mode);
+      const summary = await getJson(c, `/api-rbxl/projects/${created.project_id}/summary`, as('ann'));
+      assert.equal(summary.body.project_id, created.project_id);
+      assert.equal(summary.body.assets_downloaded, ids.length);
+      // Every asset of the project, from C, is the bytes the asset host served for its id.
+      for (const asset of summary.body.assets as { id: string; sha256: string }[]) {
+        const response = await fetch(`${c.url}/api-rbxl/projects/${created.project_id}/assets/${asset.sha256}`, { headers: as('ann') });
+        assert.equal(response.status, 200);
+        assert.deepEqual(await bytesOfResponse(response), bytesOf(asset.id));
+      }
+      // The owner only, on every instance.
+      for (const instance of [a, b, c]) await expectError(await fetch(`${instance.url}/api-rbxl/projects/${created.project_id}`, { headers: as('mallory') }), 404, 'not_found');
+    }
+    // A create on another instance finds every asset in the store: the fleet downloaded each once.
+    const onC = await create(c, { preview_hash: analysis.preview_hash }, as('ann'));
+    assert.equal(onC.assets_downloaded, ids.length);
+    for (const id of ids) assert.equal(assets.count('template', id), 1, `asset ${id} downloaded ${assets.count('template', id)} times`);
+    // Content-addressed: one object per distinct body, its meta, and one index entry per id.
+    assert.equal((await keys(fleet.objects, 'assets/ids/')).length, ids.length);
+    assert.equal((await keys(fleet.objects, 'assets/sha256/')).length, 2 * new Set(ids.map((id) => sha256(bytesOf(id)))).size);
+  });
+
+  test('the same upload sent to A and B at once: one analysis, both uploaders, each with their own file name', async () => {
+    const bytes = variant('twins');
+    const [first, second] = await Promise.all([
+      analyze(a, bytes, 'from-a.rbxl', as('ann')),
+      analyze(b, bytes, 'from-b.rbxl', as('ben')),
+    ]);
+    assert.equal(first.preview_hash, second.preview_hash);
+    assert.equal(first.report.file_name, 'from-a.rbxl');
+    assert.equal(second.report.file_name, 'from-b.rbxl');
+    const hash = first.preview_hash;
+    const stored = await keys(fleet.objects, `previews/${hash}/`);
+    assert.deepEqual(stored.filter((key) => !key.includes('/uploaders/')), [`previews/${hash}/analysis.json`, `previews/${hash}/place`]);
+    assert.deepEqual(await storedUploaders(fleet.objects, hash), ['ann', 'ben']);
+    assert.deepEqual(await uploadsIn(a), []);
+    assert.deepEqual(await uploadsIn(b), []);
+    // Either may create, on the instance that never saw their upload.
+    const annOnB = await create(b, { preview_hash: hash, scripts_mode: 'skip' }, as('ann'));
+    const benOnA = await create(a, { preview_hash: hash, scripts_mode: 'skip' }, as('ben'));
+    assert.equal((await getJson(c, `/api-rbxl/projects/${annOnB.project_id}`, as('ann'))).body.source.file_name, 'from-a.rbxl');
+    assert.equal((await getJson(c, `/api-rbxl/projects/${benOnA.project_id}`, as('ben'))).body.source.file_name, 'from-b.rbxl');
+  });
+
+  test('a user who did not upload gets 404 on every instance, even where the preview is cached', async () => {
+    const { preview_hash } = await analyze(a, variant('private'), 'mine.rbxl', as('ann'));
+    await create(b, { preview_hash, scripts_mode: 'skip' }, as('ann')); // B has it cached now
+    for (const instance of [a, b, c]) {
+      const refused = await expectError(await postJson(instance, CREATE, { preview_hash }, as('mallory')), 404, 'not_found');
+      const unknown = await expectError(await postJson(instance, CREATE, { preview_hash: sha256('nothing') }, as('mallory')), 404, 'not_found');
+      assert.equal(refused.text, unknown.text);
+    }
+    // Once mallory uploads the same bytes (on C), mallory may create on A.
+    await analyze(c, variant('private'), 'theirs.rbxl', as('mallory'));
+    const created = await create(a, { preview_hash, scripts_mode: 'skip' }, as('mallory'));
+    assert.equal((await getJson(b, `/api-rbxl/projects/${created.project_id}`, as('mallory'))).body.source.file_name, 'theirs.rbxl');
+  });
+
+  test('/health reports the shared store on every instance', async () => {
+    for (const instance of [a, b, c]) {
+      const health = await getJson(instance, HEALTH, {});
+      assert.equal(health.status, 200);
+      assert.equal(health.body.status, 'ok');
+      assert.equal(health.body.store.kind, 's3');
+      assert.equal(health.body.store.reachable, true);
+      assert.match(health.body.store.location, /^s3:\/\/rbxl-test\/fleet\//);
+    }
+  });
+});
+
+describe('expiry across instances', () => {
+  let fleet: Fleet;
+
+  before(async () => {
+    // No sweep but the one at start: what the instances answer after expiry is their own check on read.
+    fleet = await startFleet(3, { previewTtlSeconds: 3, sweepIntervalMs: 600_000 });
+  });
+  after(() => fleet.close());
+
+  test('a preview expires on every instance at once, whichever made it, and one sweep removes its objects', async () => {
+    const [a, b, c] = fleet.instances as [Service, Service, Service];
+    const bytes = variant('expiring');
+    const { preview_hash } = await analyze(a, bytes, 'soon.rbxl', as('ann'));
+    // Seen (and cached) on B and C while it lives.
+    for (const instance of [b, c]) await create(instance, { preview_hash, scripts_mode: 'skip' }, as('ann'));
+    const status = async (instance: Service): Promise<number> => (await postJson(instance, CREATE, { preview_hash, scripts_mode: 'skip' }, as('ann'))).status;
+    // Each entry's key holds its expiry (a create refreshes it): wait past the latest one.
+    const expiries = (await keys(fleet.objects, `previews/${preview_hash}/uploaders/`)).map((key) => Number(key.slice(key.lastIndexOf('.') + 1)));
+    assert.ok(expiries.length > 0);
+    await sleep(Math.max(...expiries) - Date.now() + 50);
+    for (const instance of [a, b, c]) assert.equal(await status(instance), 404, 'an instance still serves an expired preview');
+    assert.ok((await keys(fleet.objects, `previews/${preview_hash}/`)).length > 0, 'not swept yet');
+    // The sweep (what the instances run one at a time, under the lease) removes every object of it.
+    const sweeper = createPreviewStore({ objects: fleet.objects, workDir: '/nonexistent', cacheBytes: 0, ttlSeconds: 3 });
+    assert.deepEqual(await sweeper.sweep(), [preview_hash]);
+    assert.deepEqual(await keys(fleet.objects, `previews/${preview_hash}/`), []);
+    // Uploaded again (on C), it lives again everywhere.
+    await analyze(c, bytes, 'again.rbxl', as('ann'));
+    for (const instance of [a, b]) assert.equal(await status(instance), 200);
+  });
+});
+
+describe('faults: the store stopped and started again', () => {
+  let fleet: Fleet;
+  let a: Service;
+  let b: Service;
+  const PART = 5 * 1024 * 1024;
+
+  before(async () => {
+    fleet = await startFleet(2, {}, { S3_PART_SIZE: String(PART) });
+    [a, b] = fleet.instances as [Service, Service];
+  });
+  after(() => fleet.close());
+
+  /** Stops the store when it receives a request matching `pattern`. */
+  function stopOn(pattern: RegExp): Promise<void> {
+    return new Promise((resolve) => {
+      fleet.s3.onRequest((line) => {
+        if (!pattern.test(line)) return;
+        fleet.s3.onRequest(undefined);
+        void fleet.s3.stop().then(resolve);
+      });
+    });
+  }
+
+  async function restart(): Promise<void> {
+    await fleet.s3.start();
+    // /health reuses the store's answer for ~2 s: both instances say ok again by then.
+    for (const instance of [a, b]) await waitUntil(async () => (await getJson(instance, HEALTH, {})).status === 200, 'health is ok again');
+  }
+
+  test('stopped mid-upload (a multipart upload of the map): 503 with Retry-After, nothing stored, no temp file; recovers', async () => {
+    const bytes = variant('multipart', 2 * PART + 1000); // three parts
+    const hash = sha256(bytes);
+    const stopped = stopOn(/partNumber=2/);
+    const response = await upload(a, bytes, 'big.rbxl', as('ann'));
+    await stopped;
+    const refused = await expectError(response, 503, 'store_unavailable');
+    assert.match(response.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.doesNotMatch(refused.message, /s3|rbxl-test|127\.0\.0\.1/i, 'the store\'s address leaks to the client');
+    assert.deepEqual(await uploadsIn(a), []);
+    // While the store is down: /health answers 503 and says why; every store request answers 503.
+    await waitUntil(async () => (await getJson(b, HEALTH, {})).status === 503, 'health answers 503');
+    const health = await getJson(b, HEALTH, {});
+    assert.equal(health.body.status, 'unavailable');
+    assert.equal(health.body.store.reachable, false);
+    await expectError(await postJson(b, CREATE, { preview_hash: hash }, as('ann')), 503, 'store_unavailable');
+
+    await restart();
+    assert.deepEqual(await keys(fleet.objects, `previews/${hash}/`), [], 'part of a preview is visible');
+    // The same instances, not restarted: the upload goes through now, and creates on the other one.
+    const analysis = await analyze(a, bytes, 'big.rbxl', as('ann'));
+    assert.equal(analysis.preview_hash, hash);
+    assert.deepEqual(await keys(fleet.objects, `previews/${hash}/`).then((found) => found.filter((key) => !key.includes('/uploaders/'))),
+      [`previews/${hash}/analysis.json`, `previews/${hash}/place`]);
+    const created = await create(b, { preview_hash: hash, scripts_mode: 'skip' }, as('ann'));
+    assert.equal((await getJson(a, `/api-rbxl/projects/${created.project_id}`, as('ann'))).status, 200);
+  });
+
+  test('stopped mid-create (storing the document): 503, no project visible, leftovers swept; recovers', async () => {
+    const { preview_hash } = await analyze(a, variant('mid-create'), 'doc.rbxl', as('ann'));
+    const before = new Set((await keys(fleet.objects, 'projects/')).map((key) => key.split('/')[1]));
+    const stopped = stopOn(/\/projects\/p_[a-z2-7]{20}\/document\.json/);
+    const response = await postJson(b, CREATE, { preview_hash, scripts_mode: 'enabled' }, as('ann'));
+    await stopped;
+    await expectError(response, 503, 'store_unavailable');
+    assert.match(response.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.deepEqual((await uploadsIn(b)).filter((name) => name.includes('document')), [], 'the document being built was left behind');
+
+    await restart();
+    // Whatever reached the store before it stopped has no sidecar: no project exists, none can be read.
+    const left = (await keys(fleet.objects, 'projects/')).filter((key) => !before.has(key.split('/')[1]));
+    assert.ok(!left.some((key) => key.endsWith('/meta.json')), `a project became visible: ${left.join(', ')}`);
+    for (const id of new Set(left.map((key) => key.split('/')[1]!))) {
+      for (const instance of [a, b]) await expectError(await fetch(`${instance.url}/api-rbxl/projects/${id}`, { headers: as('ann') }), 404, 'not_found');
+    }
+    // The sweep takes such leftovers once stale; whole projects stay.
+    await createProjectStore({ objects: fleet.objects, workDir: '/nonexistent' }).sweep({ staleMs: 0, createdBefore: 0, now: Date.now() + 1000 });
+    assert.deepEqual((await keys(fleet.objects, 'projects/')).filter((key) => !before.has(key.split('/')[1])), []);
+    for (const id of before) assert.ok((await keys(fleet.objects, `projects/${id}/`)).includes(`projects/${id}/meta.json`));
+
+    // The same instance, not restarted, creates now.
+    const created = await create(b, { preview_hash, scripts_mode: 'enabled' }, as('ann'));
+    const doc = await getJson(a, `/api-rbxl/projects/${created.project_id}`, as('ann'));
+    assert.equal(doc.status, 200);
+    assert.equal(doc.body.scripts_mode, 'enabled');
+  });
+});
