@@ -1,5 +1,7 @@
 # Production image of the rbxl-import service.
 # Build: docker build -t rbxl-import .   Run: docker run -p 8080:8080 -v rbxl-data:/data rbxl-import
+# Several instances: the same STORE_URL=s3://BUCKET/PREFIX (and AWS_REGION, AWS_ACCESS_KEY_ID,
+# AWS_SECRET_ACCESS_KEY; S3_ENDPOINT and S3_FORCE_PATH_STYLE=1 for non-AWS stores) on each: see README.
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app

@@ -6,15 +6,20 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultConfig } from '../src/config.js';
+import { storeConfigFromEnv } from '../src/store/backends/index.js';
 import { startServer } from '../src/http/server.js';
 import { startBaselineServer } from './baseline-server.js';
 
 const impl = process.argv[2];
 const workers = Number(process.env.BENCH_WORKERS ?? 0) || defaultConfig().workers;
 // One user sends every upload: the per-user shares (USER_MAX_*) would refuse them past the first hundred.
+const dataDir = mkdtempSync(join(tmpdir(), `rbxl-bench-${impl}-`));
+// STORE_URL and the S3_* variables in the environment: the S3 store (bench:http's store mode).
+const store = storeConfigFromEnv(process.env, dataDir);
 const config = {
-  ...defaultConfig(), port: 0, dataDir: mkdtempSync(join(tmpdir(), `rbxl-bench-${impl}-`)), log: false, workers, maxQueue: 10_000,
-  userMaxPreviews: Number.MAX_SAFE_INTEGER, userMaxBytes: Number.MAX_SAFE_INTEGER,
+  ...defaultConfig(), port: 0, dataDir, log: false, workers, maxQueue: 10_000,
+  userMaxPreviews: Number.MAX_SAFE_INTEGER, userMaxProjects: Number.MAX_SAFE_INTEGER, userMaxBytes: Number.MAX_SAFE_INTEGER,
+  store: store.kind === 's3' ? store : null,
 };
 const server = impl === 'uws' ? await startServer(config) : await startBaselineServer(config);
 process.stdout.write(JSON.stringify({ url: server.url, dataDir: config.dataDir }) + '\n');

@@ -5,6 +5,11 @@
  * its own child process; this process only sends. Prints requests/s, MB/s, p50/p99
  * latency and peak RSS for both, and the ratio; then the health route's latency
  * while four large places are analysed at once.
+ *
+ * `BENCH_STORE=s3 npm run bench:http`: the store mode instead. The service on the disk
+ * store and on an S3 store (s3rver on loopback, in its own process), side by side in one
+ * run: requests/s and p50/p99 of analyze (every upload new bytes) and of create (from one
+ * preview, assets not downloaded), and what S3 adds per create.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -21,10 +26,10 @@ type Impl = 'uws' | 'node' | 'before';
 const BEFORE = process.env.BENCH_BEFORE;
 const LABELS: Record<Impl, string> = { uws: 'uWebSockets.js service', node: 'node:http + busboy', before: `uWebSockets.js service, before (${BEFORE})` };
 
-async function launch(impl: Impl): Promise<Running> {
+async function launch(impl: Impl, env: Record<string, string> = {}): Promise<Running> {
   // BENCH_BEFORE=<dir>: the same service from another checkout's build, in the same run (before/after).
   const script = impl === 'before' ? join(BEFORE!, 'dist/bench/http-server.js') : fileURLToPath(new URL('./http-server.js', import.meta.url));
-  const child = spawn(process.execPath, [script, impl === 'before' ? 'uws' : impl], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, impl === 'before' ? 'uws' : impl], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${impl} server exited with ${code}`)));
@@ -100,6 +105,84 @@ async function healthUnderLoad(url: string, input: Input, parallel: number) {
   await pool.close();
   latencies.sort((a, b) => a - b);
   return { samples: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN };
+}
+
+/** Creates from one preview, `concurrency` at a time (the place's assets are not downloaded: no credentials). */
+async function createLoad(url: string, previewHash: string, requests: number, concurrency: number) {
+  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
+  const latencies: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < requests) {
+      next++;
+      const t = performance.now();
+      const res = await pool.request({
+        path: '/api-rbxl/import/rbxl/create', method: 'POST', body: JSON.stringify({ preview_hash: previewHash, scripts_mode: 'disabled' }),
+        headers: { 'content-type': 'application/json', 'x-user-id': 'bench' },
+      });
+      await res.body.arrayBuffer();
+      if (res.statusCode !== 200) failures++;
+      latencies.push(performance.now() - t);
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const mean = latencies.reduce((sum, value) => sum + value, 0) / latencies.length;
+  return { rps: requests / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), mean, failures };
+}
+
+async function analyzeOnce(url: string, input: Input): Promise<string> {
+  const { body, contentType } = multipart(input.bytes, 'bench.rbxl');
+  const res = await fetch(`${url}/api-rbxl/import/rbxl/analyze`, { method: 'POST', body, headers: { 'content-type': contentType, 'x-user-id': 'bench' } });
+  const answer = (await res.json()) as { preview_hash: string };
+  return answer.preview_hash;
+}
+
+async function storeMode(): Promise<void> {
+  const { startS3Server, S3_TEST_ENV } = await import('../test/support/s3-server.js');
+  const s3 = await startS3Server({ reportRequests: false });
+  const stores: [string, Record<string, string>][] = [
+    ['disk', {}],
+    ['S3 (s3rver on loopback)', { ...S3_TEST_ENV, STORE_URL: `s3://${s3.bucket}/bench`, S3_ENDPOINT: s3.endpoint }],
+  ];
+  const small: Input = { name: 'slime-defense.rbxl', bytes: readFileSync(join(SHARED, 'corpus/places/slime-defense.rbxl')) };
+  const medium: Input = { name: 'booga.rbxl', bytes: readFileSync(join(SHARED, 'corpus/places/booga.rbxl')) };
+  const requests = Number(process.env.BENCH_REQUESTS ?? 120);
+  const rows: (string | number)[][] = [];
+  const creates = new Map<string, { mean: number; p50: number; p99: number }[]>();
+  // Both orders, so neither store always runs on a warmer (or busier) machine.
+  for (const [name, env] of [...stores, ...[...stores].reverse()]) {
+    const server = await launch('uws', env);
+    for (const input of [small, medium]) {
+      await load(server.url, input, 10, 8); // warm-up
+      const analyzed = await load(server.url, input, requests, 8);
+      rows.push([name, 'analyze', input.name, 8, fmt(analyzed.rps), fmt(analyzed.p50), fmt(analyzed.p99), analyzed.failures]);
+      const hash = await analyzeOnce(server.url, input);
+      await createLoad(server.url, hash, 8, 4); // warm-up
+      const created = await createLoad(server.url, hash, Math.round(requests / 2), 4);
+      rows.push([name, 'create', input.name, 4, fmt(created.rps), fmt(created.p50), fmt(created.p99), created.failures]);
+      creates.set(`${name} ${input.name}`, [...(creates.get(`${name} ${input.name}`) ?? []), created]);
+      process.stderr.write(`${name} ${input.name}: analyze ${fmt(analyzed.rps)} req/s, create ${fmt(created.rps)} req/s\n`);
+    }
+    await stop(server);
+  }
+  await s3.close();
+  process.stdout.write(`\nHTTP benchmark, disk store against S3 store, on ${machine()} (each store run twice, in both orders)\n\n`);
+  process.stdout.write(table(['store', 'request', 'input', 'concurrency', 'req/s', 'p50 ms', 'p99 ms', 'failed'], rows) + '\n\n');
+  const average = (list: { mean: number; p50: number }[], key: 'mean' | 'p50'): number => list.reduce((sum, item) => sum + item[key], 0) / list.length;
+  process.stdout.write(table(['input', 'create mean ms (disk)', 'create mean ms (S3)', 'added per create, mean ms', 'added per create, p50 ms'], [small, medium].map((input) => {
+    const disk = creates.get(`disk ${input.name}`)!;
+    const s3runs = creates.get(`${stores[1]![0]} ${input.name}`)!;
+    return [input.name, fmt(average(disk, 'mean')), fmt(average(s3runs, 'mean')), fmt(average(s3runs, 'mean') - average(disk, 'mean')), fmt(average(s3runs, 'p50') - average(disk, 'p50'))];
+  })) + '\n');
+}
+
+if (process.env.BENCH_STORE === 's3') {
+  await storeMode();
+  process.exit(0);
 }
 
 const large = generatedInput(Number(process.env.BENCH_LARGE_PARTS ?? 200_000));

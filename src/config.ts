@@ -157,6 +157,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.userMaxPreviews = integer('USER_MAX_PREVIEWS', 1) ?? config.userMaxPreviews;
   config.userMaxProjects = integer('USER_MAX_PROJECTS', 1) ?? config.userMaxProjects;
   config.projectRetentionDays = integer('PROJECT_RETENTION_DAYS', 0) ?? config.projectRetentionDays;
+  config.sweepIntervalMs = integer('SWEEP_INTERVAL_MS', 1000) ?? config.sweepIntervalMs;
   for (const [name, template] of [['ASSET_DELIVERY_URL', config.assetDeliveryUrl], ['ASSET_URL_TEMPLATE', config.assetUrlTemplate]] as const) {
     if (template !== null && !template.includes('{id}')) throw new ConfigError(`${name} must contain {id}`);
   }

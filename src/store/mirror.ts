@@ -1,0 +1,75 @@
+/**
+ * Local files for the workers, which read and write files synchronously (a map, assets,
+ * converted meshes): objects of the store laid out under `root` exactly as their keys
+ * (`root/assets/sha256/ab/…`). On the disk store the store's own folder is the mirror
+ * and nothing is copied; on S3 `root` is a local folder that `fetch` fills from the
+ * store before a task and `push` empties into the store after it, so what a worker
+ * made on one instance is there for every other.
+ */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { checkKey } from './backends/keys.js';
+import type { ObjectStore } from './backends/types.js';
+
+export interface LocalMirror {
+  /** Where keys are files (`join(root, ...key.split('/'))`). */
+  readonly root: string;
+  /** Whether the store itself is the mirror (nothing is copied). */
+  readonly shared: boolean;
+  /** Copies each key the store has and `root` lacks into `root`. */
+  fetch(keys: readonly string[]): Promise<void>;
+  /** Stores each key that is a file under `root` and not yet in the store. */
+  push(keys: readonly string[]): Promise<void>;
+  /** Removes local copies (S3 mode), after a task or when the mirror grows. */
+  drop(keys: readonly string[]): Promise<void>;
+}
+
+export function createLocalMirror(objects: ObjectStore, localRoot: string): LocalMirror {
+  const shared = objects.localPath !== undefined;
+  const root = shared ? storeRoot(objects) : localRoot;
+  const pathOf = (key: string): string => join(root, ...checkKey(key).split('/'));
+  const isFile = (path: string): Promise<boolean> => stat(path).then((info) => info.isFile(), () => false);
+
+  async function fetch(keys: readonly string[]): Promise<void> {
+    if (shared) return;
+    for (const key of new Set(keys)) {
+      const path = pathOf(key);
+      if (await isFile(path)) continue;
+      const stream = await objects.getStream(key);
+      if (stream === undefined) continue;
+      await mkdir(dirname(path), { recursive: true });
+      const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+      try {
+        await pipeline(stream.body, createWriteStream(temp, { flags: 'wx' }));
+        await rename(temp, path);
+      } finally {
+        await rm(temp, { force: true });
+      }
+    }
+  }
+
+  async function push(keys: readonly string[]): Promise<void> {
+    if (shared) return;
+    for (const key of new Set(keys)) {
+      const path = pathOf(key);
+      if (!(await isFile(path)) || (await objects.head(key)) !== undefined) continue;
+      await objects.putFile(key, path, { ifNoneMatch: '*' });
+    }
+  }
+
+  async function drop(keys: readonly string[]): Promise<void> {
+    if (shared) return;
+    for (const key of new Set(keys)) await rm(pathOf(key), { force: true });
+  }
+
+  return { root, shared, fetch, push, drop };
+}
+
+/** The folder of a store that keeps its objects on this machine. */
+function storeRoot(objects: ObjectStore): string {
+  const probe = objects.localPath!('probe');
+  return probe.slice(0, probe.length - 'probe'.length - 1);
+}
