@@ -136,7 +136,7 @@ async function createLoad(url: string, previewHash: string, requests: number, co
 
 async function analyzeOnce(url: string, input: Input): Promise<string> {
   const { body, contentType } = multipart(input.bytes, 'bench.rbxl');
-  const res = await fetch(`${url}/api-rbxl/import/rbxl/analyze`, { method: 'POST', body, headers: { 'content-type': contentType, 'x-user-id': 'bench' } });
+  const res = await fetch(`${url}/api-rbxl/import/rbxl/analyze`, { method: 'POST', body: new Uint8Array(body), headers: { 'content-type': contentType, 'x-user-id': 'bench' } });
   const answer = (await res.json()) as { preview_hash: string };
   return answer.preview_hash;
 }

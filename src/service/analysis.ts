@@ -57,8 +57,10 @@ export function createAnalysisService({ previews, pool, quota }: AnalysisDeps): 
     let preview = (await previews.hasAnalysis(hash))
       ? await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)
       : undefined;
-    preview ??= await decodes.run(hash, () => decodeAndStore(upload));
-    if (preview.fileNames?.[upload.user] !== upload.fileName) {
+    if (preview === undefined) {
+      preview = await decodes.run(hash, () => decodeAndStore(upload));
+      // Stored by this call (decodeAndStore counted it), or by a concurrent upload of the same bytes without this user.
+      if (preview.fileNames?.[upload.user] === upload.fileName) return preview;
       preview = (await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)) ?? preview;
     }
     quota.track('preview', hash, await previews.diskBytes(hash), preview.uploaders, preview.expiresAt);

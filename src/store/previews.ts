@@ -269,9 +269,14 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     if (!HASH.test(hash)) return undefined;
     const analysis = await readAnalysis(hash);
     if (analysis === undefined) return undefined;
+    const time = now();
+    // This user's entry, seen here, still good for more than half the TTL and with the same name: nothing to write, nothing to ask.
+    const seen = (known.get(hash) ?? []).filter((entry) => entry.user === userId).sort((a, b) => b.expiresAt - a.expiresAt)[0];
+    if (seen !== undefined && (fileName === undefined || seen.fileName === fileName) && seen.expiresAt - time > ttlMs * REFRESH_FRACTION) {
+      return compose(analysis, known.get(hash) ?? [seen]);
+    }
     const entries = await listUploaders(hash);
     known.set(hash, entries);
-    const time = now();
     if (!force && !entries.some((entry) => entry.expiresAt > time)) return undefined;
     const mine = entries.filter((entry) => entry.user === userId && entry.expiresAt > time);
     const latest = mine.sort((a, b) => b.expiresAt - a.expiresAt)[0];
