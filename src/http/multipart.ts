@@ -194,7 +194,7 @@ export function createMultipartParser(
             offset = bytes.length;
             break;
           default:
-            afterDelimiter(bytes[offset]);
+            afterDelimiter(bytes[offset]!); // offset < bytes.length (the loop's condition)
             offset++;
         }
       }
@@ -420,10 +420,10 @@ function parseParameterized(text: string): Parameterized | null {
 function decodeExtendedValue(text: string): string | undefined {
   const match = /^([\w!#$%&+\-^`{}~]+)'[\w-]*'(.*)$/.exec(text);
   if (match === null) return undefined;
-  const charset = match[1].toLowerCase();
+  const charset = match[1]!.toLowerCase(); // both groups are required by the pattern
   try {
-    if (charset === 'utf-8') return decodeURIComponent(match[2]);
-    if (charset === 'iso-8859-1') return unescape(match[2]);
+    if (charset === 'utf-8') return decodeURIComponent(match[2]!);
+    if (charset === 'iso-8859-1') return unescape(match[2]!);
   } catch {
     return undefined;
   }

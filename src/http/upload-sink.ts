@@ -106,7 +106,7 @@ export function createUploadSink(dir: string, options: UploadSinkOptions = {}): 
     try {
       const handle = await opened;
       while (queue.length > 0 && failure === null && state !== 'aborted') {
-        const chunk = queue[0];
+        const chunk = queue[0]!; // queue.length > 0 (the loop's condition)
         await writeAll(handle, chunk);
         // A failure or abort while writing has already emptied the queue.
         if (queue[0] !== chunk) continue;

@@ -45,7 +45,7 @@ function wordMessage(code: number, word: number): string {
   const slot = code * WORD_COUNT + word;
   let message = wordMessages[slot];
   if (message === undefined) {
-    message = describeWord(code, WORD_TEXT[word], word);
+    message = describeWord(code, WORD_TEXT[word] ?? '', word);
     wordMessages[slot] = message;
   }
   return message;
@@ -99,7 +99,7 @@ function scanWith(blank: boolean, options: ScanOptions, scan: (localPlayerIsNil:
 
   const t = scan(runsOnServer(options));
   const found = t.findings;
-  for (let o = 0; o < found.length; o += FINDING_STRIDE) addFinding(sink, found[o], found[o + 1], found[o + 2]);
+  for (let o = 0; o + FINDING_STRIDE <= found.length; o += FINDING_STRIDE) addFinding(sink, found[o]!, found[o + 1]!, found[o + 2]!);
   const tokens = t.tokens;
   for (const loop of confirmLoops(t)) addFinding(sink, LOOP_WITHOUT_YIELD, lineAt(tokens, loop), loop);
 

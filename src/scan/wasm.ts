@@ -56,25 +56,25 @@ export const FINDING_STRIDE = FINDING_FIELDS;
 export const FUNC_STRIDE = FUNC_FIELDS;
 export const LOOP_STRIDE = LOOP_FIELDS;
 
-// Token accessors over ScanOutput.tokens.
+// Token accessors over ScanOutput.tokens; a token outside the view (e.g. the one before the first) reads as 0: EOF, no word.
 export function kindAt(tokens: Int32Array, token: number): number {
-  return tokens[token << 2] & 0xff;
+  return (tokens[token << 2] ?? 0) & 0xff;
 }
 
 export function wordAt(tokens: Int32Array, token: number): number {
-  return tokens[token << 2] >>> 8;
+  return (tokens[token << 2] ?? 0) >>> 8;
 }
 
 export function startAt(tokens: Int32Array, token: number): number {
-  return tokens[(token << 2) + 1];
+  return tokens[(token << 2) + 1] ?? 0;
 }
 
 export function endAt(tokens: Int32Array, token: number): number {
-  return tokens[(token << 2) + 2];
+  return tokens[(token << 2) + 2] ?? 0;
 }
 
 export function lineAt(tokens: Int32Array, token: number): number {
-  return tokens[(token << 2) + 3];
+  return tokens[(token << 2) + 3] ?? 0;
 }
 
 /**
