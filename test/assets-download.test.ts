@@ -82,7 +82,7 @@ async function setup(
 function expectOk(outcome: AssetOutcome | undefined): Extract<AssetOutcome, { ok: true }> {
   assert.ok(outcome, 'an outcome');
   assert.equal(outcome.ok, true, `expected success, got ${JSON.stringify(outcome)}`);
-  return outcome as Extract<AssetOutcome, { ok: true }>;
+  return outcome;
 }
 
 describe('Open Cloud source', () => {

@@ -165,7 +165,7 @@ describe('rbxl-import import', () => {
     for (const result of document.results) {
       if (!result.ok) continue;
       assert.ok(Array.isArray(result.asset_failures), 'asset_failures is carried');
-      assert.equal(result.asset_failures!.length, result.assets_failed);
+      assert.equal(result.asset_failures.length, result.assets_failed);
     }
   });
 

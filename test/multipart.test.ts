@@ -463,7 +463,7 @@ test('upload sink: back-pressure pauses the writer until drain', async () => {
         }
         resolve();
       } catch (error) {
-        reject(error as Error);
+        reject(error);
       }
     };
     sink.onDrain(pump);

@@ -176,7 +176,7 @@ export function createMultipartParser(
   let headerLength = 2;
 
   function write(chunk: Uint8Array): void {
-    if (failure !== null) throw failure;
+    if (failure !== null) throw failure; // eslint-disable-line @typescript-eslint/only-throw-error -- rethrows the stored failure as it came
     if (ended) throw new MultipartError('malformed_multipart', 'multipart body written after end');
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     try {
@@ -205,7 +205,7 @@ export function createMultipartParser(
   }
 
   function end(): void {
-    if (failure !== null) throw failure;
+    if (failure !== null) throw failure; // eslint-disable-line @typescript-eslint/only-throw-error -- rethrows the stored failure as it came
     ended = true;
     if (state !== State.Done) {
       failure = new MultipartError('truncated', 'multipart body ended before its closing boundary');

@@ -14,7 +14,7 @@
  * read top-down (heightfield.ts) at about one cell per pixel and drawn as depth-tested
  * screen rectangles that reach down to their lowest neighbour (no holes on slopes).
  */
-import { terrainHeightfield, type TerrainHeightfield } from '../terrain/heightfield.js';
+import { terrainHeightfield } from '../terrain/heightfield.js';
 import { WATER } from '../terrain/materials.js';
 import { VOXEL_STUDS } from '../terrain/smooth-grid.js';
 import { encodePng, newRaster } from './png.js';

@@ -39,7 +39,7 @@ function runsOnServer(options: ScanOptions): boolean {
  * Messages about a known word depend only on the code and the word (a word
  * token's text is the word's text), so each is built once per process.
  */
-const wordMessages: (string | undefined)[] = new Array(FINDING_CODES.length * WORD_COUNT);
+const wordMessages: (string | undefined)[] = new Array<string | undefined>(FINDING_CODES.length * WORD_COUNT);
 
 function wordMessage(code: number, word: number): string {
   const slot = code * WORD_COUNT + word;

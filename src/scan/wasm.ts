@@ -114,14 +114,14 @@ function instantiate(): Scanner {
     throw new Error('scan word table does not fit the WebAssembly scanner');
   }
   const { heap, words } = scanner;
-  heap.set(table.slots, slot[TABLE_WORD_SLOTS]!);
-  heap.set(table.kind, slot[TABLE_WORD_KIND]!);
-  heap.set(table.roles, slot[TABLE_WORD_ROLES]!);
+  heap.set(table.slots, slot[TABLE_WORD_SLOTS]);
+  heap.set(table.kind, slot[TABLE_WORD_KIND]);
+  heap.set(table.roles, slot[TABLE_WORD_ROLES]);
   words.set(table.head, slot[TABLE_WORD_HEAD]! >> 2);
   words.set(table.tail, slot[TABLE_WORD_TAIL]! >> 2);
   words.set(table.length, slot[TABLE_WORD_LENGTH]! >> 2);
   words.set(table.longOffset, slot[TABLE_WORD_LONG_OFFSET]! >> 2);
-  heap.set(table.longChars, slot[TABLE_WORD_LONG_CHARS]!);
+  heap.set(table.longChars, slot[TABLE_WORD_LONG_CHARS]);
   words.set(table.headMask, slot[TABLE_HEAD_MASK]! >> 2);
   words.set(table.tailMask, slot[TABLE_TAIL_MASK]! >> 2);
   words.set(POSITIONAL_WORD_IDS, slot[TABLE_WORD_IDS]! >> 2);
