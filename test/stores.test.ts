@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import {
   createPreviewStore,
   createProjectStore,
-  isTempName,
   moveFileAtomic,
   writeFileAtomic,
   type NewPreview,

@@ -216,7 +216,8 @@ function toOutcome(request: AssetRequest, result: FetchResult): AssetOutcome {
 }
 
 function validateOptions(options: AssetDownloaderOptions): void {
-  const integer = (name: keyof AssetDownloaderOptions, min: number, optional = false) => {
+  type NumberOption = { [K in keyof AssetDownloaderOptions]-?: AssetDownloaderOptions[K] extends number | undefined ? K : never }[keyof AssetDownloaderOptions];
+  const integer = (name: NumberOption, min: number, optional = false) => {
     const value = options[name];
     if (value === undefined && optional) return;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
