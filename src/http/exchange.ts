@@ -191,13 +191,13 @@ export async function sendFile(exchange: Exchange, path: string, headers: Record
 }
 
 /**
- * Streams a body of `size` bytes (an object from the store) with uWS back-pressure,
+ * Sends an object of `size` bytes from the store (a stream) with uWS back-pressure,
  * never holding it whole. A failure before the first byte rejects (so the route answers
  * with the error, e.g. 503 for a store that went away); a failure once the answer has
  * begun can no longer change its status, so the connection is closed: the client sees a
  * cut body, never a short one that looks whole. The body is destroyed in every case.
  */
-export async function sendStream(exchange: Exchange, body: Readable, size: number, headers: Record<string, string>): Promise<void> {
+export async function sendObject(exchange: Exchange, body: Readable, size: number, headers: Record<string, string>): Promise<void> {
   let headerSent = false;
   let offset = 0;
   const write = (piece: Uint8Array): [boolean, boolean] => {

@@ -5,7 +5,7 @@
  * anyone else gets the same 404 as for nothing.
  */
 import type { HttpRequest } from 'uWebSockets.js';
-import { send, sendJson, sendStream, type Exchange } from '../exchange.js';
+import { send, sendJson, sendObject, type Exchange } from '../exchange.js';
 import type { HttpContext } from '../context.js';
 import type { RouteHandler } from '../route.js';
 
@@ -13,7 +13,7 @@ export function projectRoute(ctx: HttpContext): RouteHandler {
   return async (exchange: Exchange, req: HttpRequest) => {
     const id = req.getParameter(0) ?? '';
     const document = await ctx.service.projects.document(exchange.user!, id);
-    await sendStream(exchange, document.body, document.size, { 'Content-Type': 'application/json; charset=utf-8' });
+    await sendObject(exchange, document.body, document.size, { 'Content-Type': 'application/json; charset=utf-8' });
   };
 }
 
@@ -50,7 +50,7 @@ export function projectAssetRoute(ctx: HttpContext): RouteHandler {
     const sha256 = req.getParameter(1) ?? '';
     const { meta, stream } = await ctx.service.projects.asset(exchange.user!, id, sha256);
     // The upstream's content type is not trusted to render: never inline, never sniffed.
-    await sendStream(exchange, stream.body, stream.size, {
+    await sendObject(exchange, stream.body, stream.size, {
       'Content-Type': meta.contentType,
       'Content-Disposition': `attachment; filename="${sha256}"`,
       'Content-Security-Policy': "default-src 'none'; sandbox",
