@@ -55,6 +55,12 @@ export interface Config {
    * variables (src/store/backends/config.ts) to share them between instances.
    */
   store: StoreConfig | null;
+  /**
+   * Whether the sweeper removes expired previews, projects whose sidecar never came and
+   * incomplete multipart uploads from the store (one instance at a time, under a lease).
+   * Off where the bucket's lifecycle rules do it instead (expiry is checked on read either way).
+   */
+  storeSweep: boolean;
 }
 
 /**
@@ -103,6 +109,7 @@ export function defaultConfig(): Config {
     projectRetentionDays: 0,
     sweepIntervalMs: 60_000,
     store: null,
+    storeSweep: true,
   };
 }
 
@@ -158,6 +165,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.userMaxProjects = integer('USER_MAX_PROJECTS', 1) ?? config.userMaxProjects;
   config.projectRetentionDays = integer('PROJECT_RETENTION_DAYS', 0) ?? config.projectRetentionDays;
   config.sweepIntervalMs = integer('SWEEP_INTERVAL_MS', 1000) ?? config.sweepIntervalMs;
+  const storeSweep = text('STORE_SWEEP');
+  if (storeSweep !== undefined) {
+    if (storeSweep !== '0' && storeSweep !== '1') throw new ConfigError(`STORE_SWEEP must be 1 or 0, got ${JSON.stringify(storeSweep)}`);
+    config.storeSweep = storeSweep === '1';
+  }
   for (const [name, template] of [['ASSET_DELIVERY_URL', config.assetDeliveryUrl], ['ASSET_URL_TEMPLATE', config.assetUrlTemplate]] as const) {
     if (template !== null && !template.includes('{id}')) throw new ConfigError(`${name} must contain {id}`);
   }

@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createS3Store, listAll, storeConfigFromEnv, type ObjectStore, type S3StoreConfig } from '../src/store/backends/index.js';
 import { createPreviewStore } from '../src/store/previews.js';
 import { createProjectStore } from '../src/store/projects.js';
-import type { Config } from '../src/config.js';
+import { configFromEnv, ConfigError, type Config } from '../src/config.js';
 import { PLACES_DIR } from './support/paths.js';
 import { startAssetServer, type AssetServer } from './support/asset-server.js';
 import { S3_TEST_ENV, startS3Server, type TestS3Server } from './support/s3-server.js';
@@ -313,4 +313,17 @@ describe('faults: the store stopped and started again', () => {
     assert.equal(doc.status, 200);
     assert.equal(doc.body.scripts_mode, 'enabled');
   });
+});
+
+test('the environment chooses the store: unset is the local disk, STORE_URL an S3 store; malformed values stop the start', () => {
+  assert.equal(configFromEnv({}).store, null);
+  assert.equal(configFromEnv({}).storeSweep, true);
+  const config = configFromEnv({ STORE_URL: 's3://fleet-bucket/imports', S3_ENDPOINT: 'http://minio:9000', S3_FORCE_PATH_STYLE: '1', AWS_REGION: 'eu-west-1', STORE_SWEEP: '0' });
+  assert.equal(config.store?.kind, 's3');
+  assert.deepEqual(config.store?.kind === 's3' && [config.store.bucket, config.store.prefix, config.store.endpoint, config.store.forcePathStyle, config.store.region],
+    ['fleet-bucket', 'imports/', 'http://minio:9000', true, 'eu-west-1']);
+  assert.equal(config.storeSweep, false);
+  assert.throws(() => configFromEnv({ STORE_URL: 'http://bucket' }), (error: unknown) => error instanceof ConfigError && /STORE_URL/.test(error.message));
+  assert.throws(() => configFromEnv({ STORE_URL: 's3://b', AWS_ACCESS_KEY_ID: 'x' }), ConfigError);
+  assert.throws(() => configFromEnv({ STORE_SWEEP: 'yes' }), ConfigError);
 });

@@ -124,7 +124,7 @@ export async function createService(config: Config): Promise<Service> {
   // Held past the sweep, so the other instances skip theirs until it runs out; the holder renews it on its next sweep.
   const leaseMs = Math.max(2 * config.sweepIntervalMs, 1000);
   async function sweep(staleMs = STALE_TEMP_MS): Promise<void> {
-    if (await acquireLease(objects, SWEEP_LEASE, instance, leaseMs)) {
+    if (config.storeSweep && (await acquireLease(objects, SWEEP_LEASE, instance, leaseMs))) {
       for (const hash of await previews.sweep(staleMs)) quota.untrack('preview', hash);
       for (const id of await projects.sweep({ staleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0 })) quota.untrack('project', id);
       await objects.sweepIncomplete(staleMs);
