@@ -9,11 +9,15 @@
  *   can_collide, and the mesh and textures it shows as links to `assets` by id.
  * - Everything else (welds, scripts, attachments, decals...) is not a node; parts
  *   below such an instance hang from the nearest group or part above it.
- * Terrain and the Camera's subtree are left out. A model file (no Workspace) puts
- * its top-level instances in the scene.
+ * Terrain and the Camera's subtree are left out, as are instances the document
+ * leaves out (`excluded`: script subtrees in `skip` mode). A model file (no
+ * Workspace) puts its top-level instances in the scene. Every node carries `id`, the
+ * document id of its instance (ids.ts).
  *
- * Built in one iterative walk; columns are resolved once per property table, so a
- * binary place's 200k parts cost a few column reads each.
+ * One iterative walk (`walkScene`) feeds both outputs: `buildScene` (objects) and
+ * `sceneJson` (JSON text in pieces, one node at a time, for the project document, so
+ * a 200k-part scene is never one object tree). Columns are resolved once per property
+ * table, so a binary place's 200k parts cost a few column reads each.
  */
 import { findService, getValue, type Column, type Dom } from '../parser/dom.js';
 import type { Matrix3, Value, Vec3 } from '../parser/values.js';
@@ -23,6 +27,7 @@ import {
   MESH_OBJECT_CLASSES, MESH_TYPES, NORMAL_IDS, PART_TYPES,
 } from './classes.js';
 import { asCFrame, asVec3, round6, roundVec3 } from './geometry.js';
+import { instanceId } from './ids.js';
 
 /** A reference to an entry of the document's `assets` (by id), or a file built into the client. */
 export type AssetLink = { id: string } | { builtin: string };
@@ -47,6 +52,8 @@ export type SceneTexture = AssetLink & {
 
 export interface SceneGroup {
   type: 'group';
+  /** The instance's id in the document. */
+  id: string;
   class: string;
   name: string;
   children: SceneNode[];
@@ -54,6 +61,8 @@ export interface SceneGroup {
 
 export interface ScenePart {
   type: 'part';
+  /** The instance's id in the document. */
+  id: string;
   class: string;
   name: string;
   position: Vec3;
@@ -129,62 +138,105 @@ function partColumns(dom: Dom, table: number): PartColumns {
   };
 }
 
-type Owner = SceneNode[] | ScenePart | SceneGroup;
-
-export function buildScene(dom: Dom): Scene {
+/**
+ * What the scene draws, in pre-order: each part and group (a node without
+ * `children`), then `null` when its subtree ends, properly nested. Instances that are
+ * not nodes are passed through: nodes below them belong to the nearest node above.
+ */
+export function* sceneEvents(dom: Dom, excluded?: Uint8Array): Generator<SceneNode | null> {
   const workspace = findService(dom, 'Workspace');
-  const top: SceneNode[] = [];
-  let parts = 0;
-  let groups = 0;
   let columns: PartColumns | null = null;
-
-  // A pre-order walk of the Workspace's descendants (of every instance in a model
-  // file), along the child and sibling links. `owner` is where the current row's node
-  // goes; `owners` holds the owner of each ancestor's level, popped while climbing.
-  const owners: Owner[] = [];
-  let owner: Owner = top;
+  // For each level descended into: whether that row opened a node (closed when climbing out).
+  const opened: boolean[] = [];
   let row = workspace === -1 ? dom.firstRoot : dom.firstChild(workspace);
   while (row !== -1) {
     const className = dom.className(row);
-    let childOwner: Owner | null = owner;
-    if (className === 'Terrain' || className === 'Camera') {
-      childOwner = null; // left out, with its subtree
+    let node: SceneNode | null = null;
+    let descend = true;
+    if (className === 'Terrain' || className === 'Camera' || excluded?.[row]) {
+      descend = false; // left out, with its subtree
     } else if (BASE_PART_CLASSES.has(className)) {
       if (!columns || columns.table !== dom.tableOf(row)) columns = partColumns(dom, dom.tableOf(row));
-      const part = readPart(dom, row, columns);
-      attach(owner, part);
-      childOwner = part;
-      parts++;
+      node = readPart(dom, row, columns);
     } else if (GROUP_CLASSES.has(className)) {
-      const group: SceneGroup = { type: 'group', class: className, name: dom.name(row), children: [] };
-      attach(owner, group);
-      childOwner = group;
-      groups++;
+      node = { type: 'group', id: instanceId(row), class: className, name: dom.name(row) } as SceneGroup;
     }
+    if (node) yield node;
 
-    const first = childOwner ? dom.firstChild(row) : -1;
+    const first = descend ? dom.firstChild(row) : -1;
     if (first !== -1) {
-      owners.push(owner);
-      owner = childOwner!;
+      opened.push(node !== null);
       row = first;
       continue;
     }
+    if (node) yield null;
     // Up to the nearest ancestor with a next sibling, stopping at the Workspace (at the roots in a model).
     for (;;) {
       const sibling = dom.nextSibling(row);
       if (sibling !== -1) { row = sibling; break; }
       row = dom.parent(row);
       if (row === workspace) { row = -1; break; }
-      owner = owners.pop()!;
+      if (opened.pop()) yield null;
     }
   }
-  return { root: workspace === -1 ? null : dom.className(workspace), parts, groups, children: top };
 }
 
-function attach(owner: Owner, node: SceneNode): void {
-  if (Array.isArray(owner)) owner.push(node);
-  else if (owner.children) owner.children.push(node);
-  else owner.children = [node];
+/** The scene's root: "Workspace" for a place, null for a model file. */
+function sceneRoot(dom: Dom): string | null {
+  const workspace = findService(dom, 'Workspace');
+  return workspace === -1 ? null : dom.className(workspace);
+}
+
+export function buildScene(dom: Dom, excluded?: Uint8Array): Scene {
+  const top: SceneNode[] = [];
+  const stack: SceneNode[] = [];
+  let parts = 0;
+  let groups = 0;
+  for (const node of sceneEvents(dom, excluded)) {
+    if (node === null) { stack.pop(); continue; }
+    const owner = stack[stack.length - 1];
+    if (!owner) top.push(node);
+    else if (owner.children) owner.children.push(node);
+    else owner.children = [node];
+    if (node.type === 'part') parts++;
+    else { groups++; node.children = []; }
+    stack.push(node);
+  }
+  return { root: sceneRoot(dom), parts, groups, children: top };
+}
+
+/**
+ * The scene's JSON text in pieces of about `pieceChars` characters:
+ * `{"root", "children": [...], "parts", "groups"}`, each node as buildScene makes it
+ * (a group always has `children`, a part only when nodes sit below it).
+ */
+export function* sceneJson(dom: Dom, excluded?: Uint8Array, pieceChars = 1 << 16): Generator<string> {
+  let piece = `{"root":${JSON.stringify(sceneRoot(dom))},"children":[`;
+  let parts = 0;
+  let groups = 0;
+  // Per open node: whether it is a group, and whether its "children" array was opened.
+  const isGroup: boolean[] = [];
+  const hasChildren: boolean[] = [];
+  let first = true;
+  for (const node of sceneEvents(dom, excluded)) {
+    if (node === null) {
+      const group = isGroup.pop();
+      piece += hasChildren.pop() ? ']}' : group ? ',"children":[]}' : '}';
+      if (piece.length >= pieceChars) { yield piece; piece = ''; }
+      continue;
+    }
+    const depth = isGroup.length;
+    if (depth === 0) { if (!first) piece += ','; first = false; }
+    else if (hasChildren[depth - 1]) piece += ',';
+    else { piece += ',"children":['; hasChildren[depth - 1] = true; }
+    const text = JSON.stringify(node);
+    piece += text.slice(0, -1); // without its closing brace: children may follow
+    isGroup.push(node.type === 'group');
+    hasChildren.push(false);
+    if (node.type === 'part') parts++;
+    else groups++;
+  }
+  yield `${piece}],"parts":${parts},"groups":${groups}}`;
 }
 
 function readPart(dom: Dom, row: number, c: PartColumns): ScenePart {
@@ -195,6 +247,7 @@ function readPart(dom: Dom, row: number, c: PartColumns): ScenePart {
   const material = numberOr(c.material?.get(at), 256);
   const part: ScenePart = {
     type: 'part',
+    id: instanceId(row),
     class: className,
     name: dom.name(row),
     position: cframe ? roundVec3(cframe.position) : ORIGIN,
