@@ -25,6 +25,7 @@ import type { PropType } from '../parser/values.js';
 import { summariseImport, scriptSubtrees, type ImportSummary, type NotImported } from './imported.js';
 import { generatedId, instanceId } from './ids.js';
 import { InstanceTree, instancesJson, type GeneratedInstance } from './instances.js';
+import { JsonWriter } from './json-writer.js';
 import { assemblies, surfaceJoints, type SurfaceJoint } from './joints.js';
 import { readMapScripts, type MapScript } from './map-scripts.js';
 import { codesOfBits, findingCodes, isScriptCodes, type ScriptCodes } from './report.js';
@@ -107,8 +108,12 @@ function omitted(skip: boolean): (className: string, property: string, type?: Pr
     || (skip && type === 'Bytecode');
 }
 
-/** The project document's JSON text in pieces of about `pieceChars` characters. */
-export function* projectJson(dom: Dom, options: BuildProjectOptions, pieceChars = 1 << 16): Generator<string> {
+/**
+ * The project document's JSON as UTF-8 chunks of about `chunkBytes` bytes (the last
+ * may be shorter): written section by section, one instance, script or scene node at
+ * a time.
+ */
+export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes = 1 << 16): Generator<Buffer> {
   const mode = parseScriptsMode(options.scriptsMode);
   const skip = mode === 'skip';
   const excluded = skip ? scriptSubtrees(dom) : undefined;
@@ -143,20 +148,22 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, pieceChars 
     scripts_mode: mode,
     import: summary,
   };
-  yield `${JSON.stringify(head).slice(0, -1)},"classes":${tree.classesJson()},"shared_strings":`;
-  yield* sharedStringsJson(dom, pieceChars);
-  yield ',"instances":';
-  yield* instancesJson(tree, generatedJoints(dom, joints), pieceChars);
-  yield ',"scripts":';
-  yield* scriptsJson(mapScripts, mode, options.scriptCodes, pieceChars);
-  yield ',"scene":';
-  yield* sceneJson(dom, excluded, pieceChars);
-  yield `,"assets":${JSON.stringify(options.assets.map(assetEntry))}}`;
+  const w = new JsonWriter(chunkBytes);
+  w.text(`${JSON.stringify(head).slice(0, -1)},"classes":${tree.classesJson()},"shared_strings":`);
+  yield* sharedStringsJson(w, dom);
+  w.ascii(',"instances":');
+  yield* instancesJson(w, tree, generatedJoints(dom, joints));
+  w.ascii(',"scripts":');
+  yield* scriptsJson(w, mapScripts, mode, options.scriptCodes);
+  w.ascii(',"scene":');
+  yield* sceneJson(w, dom, excluded);
+  w.text(`,"assets":${JSON.stringify(options.assets.map(assetEntry))}}`);
+  yield* w.flush();
 }
 
 /** The whole document as an object: `projectJson` parsed (for tests and tools; the service never holds it whole). */
 export function buildProject(dom: Dom, options: BuildProjectOptions): ProjectDocument {
-  return JSON.parse([...projectJson(dom, options)].join('')) as ProjectDocument;
+  return JSON.parse(Buffer.concat([...projectJson(dom, options)]).toString('utf8')) as ProjectDocument;
 }
 
 /** Properties left out that nothing else names: code of other classes in skip mode. */
@@ -174,14 +181,17 @@ function otherOmissions(dom: Dom, omit: ReturnType<typeof omitted>, excluded: Ui
   return out;
 }
 
-function* sharedStringsJson(dom: Dom, pieceChars: number): Generator<string> {
-  let piece = '[';
+function* sharedStringsJson(w: JsonWriter, dom: Dom): Generator<Buffer> {
+  w.byte(0x5b);
   for (let i = 0; i < dom.sharedStrings.length; i++) {
     const bytes = dom.sharedStrings[i]!;
-    piece += `${i ? ',' : ''}"${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}"`;
-    if (piece.length >= pieceChars) { yield piece; piece = ''; }
+    if (i) w.byte(0x2c);
+    w.byte(0x22);
+    w.ascii(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'));
+    w.byte(0x22);
+    if (w.ready) yield* w.take();
   }
-  yield piece + ']';
+  w.byte(0x5d);
 }
 
 /** The generated joints as instances: ids g0, g1, ..., under Part0. */
@@ -202,16 +212,17 @@ function generatedJoints(dom: Dom, joints: readonly SurfaceJoint[]): GeneratedIn
 }
 
 /** scripts[]: each map script packed (one at a time), with the mode applied; `skip` writes none. */
-function* scriptsJson(scripts: readonly MapScript[], mode: ScriptsMode, scriptCodes: ScriptCodes | undefined, pieceChars: number): Generator<string> {
-  if (mode === 'skip' || scripts.length === 0) { yield '[]'; return; }
-  const codesOf = scriptCodesOf(scripts, scriptCodes);
-  let piece = '[';
-  for (let index = 0; index < scripts.length; index++) {
-    const entry = packMapScript(scripts[index]!, codesOf(index), mode === 'disabled' ? false : undefined);
-    piece += (index ? ',' : '') + JSON.stringify(entry);
-    if (piece.length >= pieceChars) { yield piece; piece = ''; }
+function* scriptsJson(w: JsonWriter, scripts: readonly MapScript[], mode: ScriptsMode, scriptCodes: ScriptCodes | undefined): Generator<Buffer> {
+  w.byte(0x5b);
+  if (mode !== 'skip' && scripts.length > 0) {
+    const codesOf = scriptCodesOf(scripts, scriptCodes);
+    for (let index = 0; index < scripts.length; index++) {
+      if (index) w.byte(0x2c);
+      w.text(JSON.stringify(packMapScript(scripts[index]!, codesOf(index), mode === 'disabled' ? false : undefined)));
+      if (w.ready) yield* w.take();
+    }
   }
-  yield piece + ']';
+  w.byte(0x5d);
 }
 
 /**

@@ -18,6 +18,9 @@
 import type {
   CFrameValue, ColorKeypoint, ContentValue, CustomPhysics, FontValue, NumberKeypoint, PropType, StringValue, Value, Vec3,
 } from '../parser/values.js';
+import { JsonWriter } from './json-writer.js';
+
+export { float32Text } from './json-writer.js';
 
 /** What encoding needs besides the value: how a referent becomes an instance id. */
 export interface EncodeContext {
@@ -25,54 +28,136 @@ export interface EncodeContext {
   refId(referent: number): string | null;
 }
 
-/** A value's JSON text. */
-export type Encoder = (value: Value, ctx: EncodeContext) => string;
+/** Writes a value's JSON text. */
+export type Encoder = (w: JsonWriter, value: Value, ctx: EncodeContext) => void;
 
 // ---------------------------------------------------------------------------
-// Numbers
+// Encoders, one per type
 
-/**
- * A float32 value in the shortest decimal that reads back as the same float32
- * (37.8 for the float32 nearest 37.8). The fewest digits are found by rounding
- * x·10^k for k from the first significant digit on and checking that the quotient
- * reads back as x: a few multiplications, about 7× faster than toPrecision. Every
- * candidate is checked, so the text always reads back as x; a value that is not a
- * float32 is written in full.
- */
-/** 10^k for k = 0..54 (a float32's smallest magnitude is about 1.4e-45): a table, as Math.pow is slow. */
-const POWERS_OF_TEN = Array.from({ length: 55 }, (_, k) => Number(`1e${k}`));
+/** Integers as the decoder gives them (a number, or a decimal string past 2^53). */
+function integer(w: JsonWriter, value: unknown): void {
+  if (typeof value === 'number') w.int(value);
+  else w.text(JSON.stringify(value));
+}
 
-export function float32Text(x: number): string {
-  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
-  if (x !== x || x === Infinity || x === -Infinity) return nonFinite(x);
-  if (Math.fround(x) !== x) return String(x);
-  const magnitude = x < 0 ? -x : x;
-  if (magnitude < 1e7) {
-    // Decimals before the first significant digit (0 for magnitudes of 0.1 and up).
-    const first = magnitude >= 0.1 ? 0 : -Math.floor(Math.log10(magnitude));
-    for (let k = first; k < first + 10 && k < POWERS_OF_TEN.length; k++) {
-      const power = POWERS_OF_TEN[k]!;
-      const candidate = Math.round(x * power) / power;
-      if (Math.fround(candidate) === x) return String(candidate);
+function float32s(w: JsonWriter, values: readonly number[]): void {
+  w.byte(0x5b);
+  for (let i = 0; i < values.length; i++) {
+    if (i) w.byte(0x2c);
+    w.float32(values[i]!);
+  }
+  w.byte(0x5d);
+}
+
+const string: Encoder = (w, value) => {
+  if (typeof value === 'string') w.string(value);
+  else w.text(JSON.stringify(value as StringValue));
+};
+
+const json: Encoder = (w, value) => { w.text(JSON.stringify(value)); };
+
+function cframe(w: JsonWriter, value: CFrameValue): void {
+  const p = value.position;
+  const r = value.orientation;
+  w.byte(0x5b);
+  w.float32(p[0]); w.byte(0x2c); w.float32(p[1]); w.byte(0x2c); w.float32(p[2]);
+  for (let i = 0; i < 3; i++) {
+    const row = r[i]!;
+    w.byte(0x2c); w.float32(row[0]); w.byte(0x2c); w.float32(row[1]); w.byte(0x2c); w.float32(row[2]);
+  }
+  w.byte(0x5d);
+}
+
+function ref(w: JsonWriter, referent: number, ctx: EncodeContext): void {
+  const id = referent === -1 ? null : ctx.refId(referent);
+  if (id === null) w.ascii('null');
+  else w.string(id);
+}
+
+export const ENCODERS: Readonly<Record<PropType, Encoder>> = {
+  String: string,
+  Bytecode: string,
+  Bool: (w, value) => w.bool(value === true),
+  Int32: integer,
+  Enum: integer,
+  BrickColor: integer,
+  SharedString: integer,
+  Int64: integer,
+  SecurityCapabilities: integer,
+  Float32: (w, value) => w.float32(value as number),
+  Float64: (w, value) => w.float64(value as number),
+  UDim: (w, value) => {
+    const [scale, offset] = value as [number, number];
+    w.byte(0x5b); w.float32(scale); w.byte(0x2c); integer(w, offset); w.byte(0x5d);
+  },
+  UDim2: (w, value) => {
+    const [[xs, xo], [ys, yo]] = value as [[number, number], [number, number]];
+    w.byte(0x5b); w.float32(xs); w.byte(0x2c); integer(w, xo); w.byte(0x2c); w.float32(ys); w.byte(0x2c); integer(w, yo); w.byte(0x5d);
+  },
+  Ray: (w, value) => {
+    const { origin, direction } = value as { origin: Vec3; direction: Vec3 };
+    w.byte(0x5b); float32s(w, origin); w.byte(0x2c); float32s(w, direction); w.byte(0x5d);
+  },
+  Faces: json,
+  Axes: json,
+  Color3: (w, value) => float32s(w, value as number[]),
+  Vector2: (w, value) => float32s(w, value as number[]),
+  Vector3: (w, value) => float32s(w, value as number[]),
+  NumberRange: (w, value) => float32s(w, value as number[]),
+  Rect: (w, value) => {
+    const [[x0, y0], [x1, y1]] = value as [[number, number], [number, number]];
+    float32s(w, [x0, y0, x1, y1]);
+  },
+  Vector3int16: json,
+  Color3uint8: json,
+  CFrame: (w, value) => cframe(w, value as CFrameValue),
+  OptionalCFrame: (w, value) => { if (value === null) w.ascii('null'); else cframe(w, value as CFrameValue); },
+  Ref: (w, value, ctx) => ref(w, value as number, ctx),
+  NumberSequence: (w, value) => {
+    const keypoints = (value as { keypoints: NumberKeypoint[] }).keypoints;
+    w.byte(0x5b);
+    for (let i = 0; i < keypoints.length; i++) {
+      const k = keypoints[i]!;
+      if (i) w.byte(0x2c);
+      float32s(w, [k.time, k.value, k.envelope]);
     }
-  }
-  for (let digits = 6; digits < 9; digits++) {
-    const candidate = Number(x.toPrecision(digits));
-    if (Math.fround(candidate) === x) return String(candidate);
-  }
-  return String(Number(x.toPrecision(9)));
+    w.byte(0x5d);
+  },
+  ColorSequence: (w, value) => {
+    const keypoints = (value as { keypoints: ColorKeypoint[] }).keypoints;
+    w.byte(0x5b);
+    for (let i = 0; i < keypoints.length; i++) {
+      const k = keypoints[i]!;
+      if (i) w.byte(0x2c);
+      float32s(w, [k.time, k.color[0], k.color[1], k.color[2]]);
+    }
+    w.byte(0x5d);
+  },
+  PhysicalProperties: (w, value) => {
+    if (value === 'Default') { w.ascii('null'); return; }
+    const p = value as CustomPhysics;
+    float32s(w, [p.density, p.friction, p.elasticity, p.frictionWeight, p.elasticityWeight, p.acousticAbsorption]);
+  },
+  UniqueId: string,
+  Font: (w, value) => {
+    const { family, weight, style, cachedFaceId } = value as FontValue;
+    w.text(JSON.stringify({ family, weight, style, cachedFaceId }));
+  },
+  Content: (w, value, ctx) => {
+    const content = value as ContentValue;
+    if (content === 'None') w.ascii('null');
+    else if ('Uri' in content) w.string(content.Uri);
+    else { w.ascii('{"object":'); ref(w, content.Object, ctx); w.byte(0x7d); }
+  },
+};
+
+/** A value's JSON text as a string (for class defaults and tests; documents are written with ENCODERS). */
+export function encodeValue(type: PropType, value: Value, ctx: EncodeContext): string {
+  ENCODERS[type](scratch, value, ctx);
+  return scratch.takeText();
 }
 
-/** A float64 value (JavaScript's shortest round-trip form). */
-export function float64Text(x: number): string {
-  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
-  if (x !== x || x === Infinity || x === -Infinity) return nonFinite(x);
-  return String(x);
-}
-
-function nonFinite(x: number): string {
-  return x !== x ? '"NaN"' : x > 0 ? '"Infinity"' : '"-Infinity"';
-}
+const scratch = new JsonWriter(4096);
 
 /** A JSON number (or non-finite string) back to the number. */
 function number(json: unknown): number {
@@ -81,113 +166,6 @@ function number(json: unknown): number {
   if (json === 'Infinity') return Infinity;
   if (json === '-Infinity') return -Infinity;
   throw new TypeError(`not a number: ${JSON.stringify(json)}`);
-}
-
-/** Integers as the decoder gives them (a number, or a decimal string past 2^53); anything else is its JSON. */
-function integerText(x: unknown): string {
-  return typeof x === 'number' && Number.isInteger(x) ? String(x) : JSON.stringify(x);
-}
-
-const f32 = (x: unknown): string => float32Text(x as number);
-const f32s = (values: readonly number[]): string => {
-  let out = '[';
-  for (let i = 0; i < values.length; i++) out += (i ? ',' : '') + float32Text(values[i]!);
-  return out + ']';
-};
-
-// ---------------------------------------------------------------------------
-// Encoders, one per type
-
-const string: Encoder = (value) => JSON.stringify(value as StringValue);
-
-function cframeText(value: CFrameValue): string {
-  const [x, y, z] = value.position;
-  const [r0, r1, r2] = value.orientation;
-  return `[${f32(x)},${f32(y)},${f32(z)},${f32(r0[0])},${f32(r0[1])},${f32(r0[2])},${f32(r1[0])},${f32(r1[1])},${f32(r1[2])},${f32(r2[0])},${f32(r2[1])},${f32(r2[2])}]`;
-}
-
-function refText(referent: number, ctx: EncodeContext): string {
-  const id = referent === -1 ? null : ctx.refId(referent);
-  return id === null ? 'null' : JSON.stringify(id);
-}
-
-export const ENCODERS: Readonly<Record<PropType, Encoder>> = {
-  String: string,
-  Bytecode: string,
-  Bool: (value) => (value ? 'true' : 'false'),
-  Int32: integerText,
-  Enum: integerText,
-  BrickColor: integerText,
-  SharedString: integerText,
-  Int64: integerText,
-  SecurityCapabilities: integerText,
-  Float32: f32,
-  Float64: (value) => float64Text(value as number),
-  UDim: (value) => {
-    const [scale, offset] = value as [number, number];
-    return `[${f32(scale)},${integerText(offset)}]`;
-  },
-  UDim2: (value) => {
-    const [[xs, xo], [ys, yo]] = value as [[number, number], [number, number]];
-    return `[${f32(xs)},${integerText(xo)},${f32(ys)},${integerText(yo)}]`;
-  },
-  Ray: (value) => {
-    const { origin, direction } = value as { origin: Vec3; direction: Vec3 };
-    return `[${f32s(origin)},${f32s(direction)}]`;
-  },
-  Faces: (value) => JSON.stringify(value),
-  Axes: (value) => JSON.stringify(value),
-  Color3: (value) => f32s(value as number[]),
-  Vector2: (value) => f32s(value as number[]),
-  Vector3: (value) => f32s(value as number[]),
-  NumberRange: (value) => f32s(value as number[]),
-  Rect: (value) => {
-    const [[x0, y0], [x1, y1]] = value as [[number, number], [number, number]];
-    return `[${f32(x0)},${f32(y0)},${f32(x1)},${f32(y1)}]`;
-  },
-  Vector3int16: (value) => JSON.stringify(value),
-  Color3uint8: (value) => JSON.stringify(value),
-  CFrame: (value) => cframeText(value as CFrameValue),
-  OptionalCFrame: (value) => (value === null ? 'null' : cframeText(value as CFrameValue)),
-  Ref: (value, ctx) => refText(value as number, ctx),
-  NumberSequence: (value) => {
-    let out = '[';
-    const keypoints = (value as { keypoints: NumberKeypoint[] }).keypoints;
-    for (let i = 0; i < keypoints.length; i++) {
-      const k = keypoints[i]!;
-      out += `${i ? ',' : ''}[${f32(k.time)},${f32(k.value)},${f32(k.envelope)}]`;
-    }
-    return out + ']';
-  },
-  ColorSequence: (value) => {
-    let out = '[';
-    const keypoints = (value as { keypoints: ColorKeypoint[] }).keypoints;
-    for (let i = 0; i < keypoints.length; i++) {
-      const k = keypoints[i]!;
-      out += `${i ? ',' : ''}[${f32(k.time)},${f32(k.color[0])},${f32(k.color[1])},${f32(k.color[2])}]`;
-    }
-    return out + ']';
-  },
-  PhysicalProperties: (value) => {
-    if (value === 'Default') return 'null';
-    const p = value as CustomPhysics;
-    return `[${f32(p.density)},${f32(p.friction)},${f32(p.elasticity)},${f32(p.frictionWeight)},${f32(p.elasticityWeight)},${f32(p.acousticAbsorption)}]`;
-  },
-  UniqueId: (value) => JSON.stringify(value),
-  Font: (value) => {
-    const { family, weight, style, cachedFaceId } = value as FontValue;
-    return JSON.stringify({ family, weight, style, cachedFaceId });
-  },
-  Content: (value, ctx) => {
-    const content = value as ContentValue;
-    if (content === 'None') return 'null';
-    if ('Uri' in content) return JSON.stringify(content.Uri);
-    return `{"object":${refText(content.Object, ctx)}}`;
-  },
-};
-
-export function encodeValue(type: PropType, value: Value, ctx: EncodeContext): string {
-  return ENCODERS[type](value, ctx);
 }
 
 // ---------------------------------------------------------------------------

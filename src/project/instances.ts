@@ -27,8 +27,9 @@
  */
 import type { Column, Dom } from '../parser/dom.js';
 import type { PropType, Value } from '../parser/values.js';
-import { ENCODERS, type EncodeContext, type Encoder } from './encoding.js';
+import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
 import { instanceId } from './ids.js';
+import { JsonWriter } from './json-writer.js';
 
 /** One class's entry of `classes`. */
 export interface ClassSchema {
@@ -64,6 +65,8 @@ const SAMPLE_ROWS = 32;
 interface Plan {
   /** `"Name":` */
   key: string;
+  /** The key is ASCII (written byte by byte). */
+  asciiKey: boolean;
   name: string;
   column: Column;
   encode: Encoder;
@@ -86,6 +89,8 @@ export class InstanceTree {
   readonly schemas = new Map<string, ClassSchema>();
   readonly #plans: (Plan[] | null)[];
   readonly #ctx: EncodeContext;
+  /** Per table, per property: each sampled value's text and the first row holding it. */
+  readonly #samples = new Map<number, Map<string, Map<string, number>>>();
 
   constructor(dom: Dom, ctx: EncodeContext, options: InstanceTreeOptions = {}) {
     this.dom = dom;
@@ -129,9 +134,11 @@ export class InstanceTree {
         if (omit(table.className, name, column.type)) continue;
         const classType = schema.properties[name];
         const defaultText = classType === column.type ? schema.defaults.get(name) : undefined;
-        const defaultRow = defaultText === undefined || !column.differing ? -1 : this.#findRow(t, column, defaultText);
+        const defaultRow = defaultText === undefined || !column.differing ? -1 : this.#findRow(t, name, defaultText);
+        const key = JSON.stringify(name) + ':';
         plans.push({
-          key: JSON.stringify(name) + ':',
+          key,
+          asciiKey: /^[\x20-\x7e]*$/.test(key),
           name,
           column,
           encode: ENCODERS[column.type],
@@ -142,8 +149,10 @@ export class InstanceTree {
           noDefault: schema.partial.has(name),
         });
       }
-      return plans;
+      // A column whose every row equals the default is never written: leave it out of the per-row loop.
+      return plans.filter((plan) => plan.differs === null || plan.differs.some((byte) => byte !== 0));
     });
+    this.#samples.clear();
   }
 
   /** Kept rows per table. */
@@ -175,10 +184,15 @@ export class InstanceTree {
         if (name === 'Name' || schema.partial.has(name) || schema.properties[name] !== column.type || omit(className, name, column.type)) continue;
         let tally = byName.get(name);
         if (!tally) byName.set(name, (tally = new Map()));
+        let tableSamples = this.#samples.get(t);
+        if (!tableSamples) this.#samples.set(t, (tableSamples = new Map()));
+        const firstRows = new Map<string, number>();
+        tableSamples.set(name, firstRows);
         for (let at = 0; at < rows.length; at += step) {
           if (this.excluded?.[rows[at]!]) continue;
           const text = this.#encode(column, at);
           tally.set(text, (tally.get(text) ?? 0) + 1);
+          if (!firstRows.has(text)) firstRows.set(text, at);
         }
       }
     }
@@ -193,18 +207,13 @@ export class InstanceTree {
     }
   }
 
-  /** A row of table `t` whose value encodes to `text` (among the sampled ones), -1 when none. */
-  #findRow(t: number, column: Column, text: string): number {
-    const rows = this.dom.tables[t]!.rows.length;
-    const step = Math.max(1, Math.floor(rows / SAMPLE_ROWS));
-    for (let at = 0; at < rows; at += step) {
-      if (!this.excluded?.[this.dom.tables[t]!.rows[at]!] && this.#encode(column, at) === text) return at;
-    }
-    return -1;
+  /** A sampled row of table `t` whose property `name` encodes to `text`, -1 when none. */
+  #findRow(t: number, name: string, text: string): number {
+    return this.#samples.get(t)?.get(name)?.get(text) ?? -1;
   }
 
   #encode(column: Column, at: number): string {
-    return ENCODERS[column.type](column.get(at), this.#ctx);
+    return encodeValue(column.type, column.get(at), this.#ctx);
   }
 
   /** The `classes` object's JSON text. */
@@ -225,43 +234,53 @@ export class InstanceTree {
     return out + '}';
   }
 
-  /** One instance's JSON text. */
-  instanceJson(row: number): string {
+  /** Writes one instance's JSON. */
+  writeInstance(w: JsonWriter, row: number): void {
     const { dom } = this;
     const plans = this.#plans[dom.tableOf(row)]!;
     const at = dom.rowInTable(row);
     const name = dom.name(row);
-    let properties = '';
+    w.ascii('{"id":"');
+    w.ascii(instanceId(row));
+    w.ascii('","class":');
+    w.string(dom.className(row));
+    w.ascii(',"name":');
+    w.string(name);
+    const parent = dom.parent(row);
+    if (parent === -1) w.ascii(',"parent":null,"properties":{');
+    else { w.ascii(',"parent":"'); w.ascii(instanceId(parent)); w.ascii('","properties":{'); }
+    let first = true;
     let types = '';
     for (let i = 0; i < plans.length; i++) {
       const plan = plans[i]!;
-      const column = plan.column;
       const differs = plan.differs;
       if (differs !== null && (differs[at >> 3]! & (1 << (at & 7))) === 0) continue;
-      const value = column.get(at);
+      const value = plan.column.get(at);
       if (plan.isName && typeof value === 'string' && value === name) continue;
-      const text = plan.encode(value, this.#ctx);
-      if (plan.defaultText !== undefined && !plan.noDefault && text === plan.defaultText) continue;
-      properties += (properties ? ',' : '') + plan.key + text;
+      // Without a bit set to tell, the default is compared as text (XML files, other columns).
+      if (differs === null && plan.defaultText !== undefined && encodeValue(plan.column.type, value, this.#ctx) === plan.defaultText) continue;
+      if (!first) w.byte(0x2c);
+      first = false;
+      if (plan.asciiKey) w.ascii(plan.key);
+      else w.text(plan.key);
+      plan.encode(w, value, this.#ctx);
       if (plan.typeOverride) types += (types ? ',' : '') + plan.typeOverride;
     }
-    const parent = this.#parentOf(row);
-    return `{"id":"${instanceId(row)}","class":${JSON.stringify(dom.className(row))},"name":${JSON.stringify(name)},"parent":${parent === -1 ? 'null' : `"${instanceId(parent)}"`},"properties":{${properties}}${types ? `,"types":{${types}}` : ''}}`;
+    w.byte(0x7d);
+    if (types) w.text(`,"types":{${types}}`);
+    w.byte(0x7d);
   }
 
-  #parentOf(row: number): number {
-    return this.dom.parent(row);
-  }
-
-  /** A generated instance's JSON text: complete properties and types of its own. */
-  generatedJson(instance: GeneratedInstance): string {
-    let properties = '';
+  /** Writes a generated instance: complete properties and types of its own. */
+  writeGenerated(w: JsonWriter, instance: GeneratedInstance): void {
+    w.text(`{"id":${JSON.stringify(instance.id)},"class":${JSON.stringify(instance.className)},"name":${JSON.stringify(instance.name)},"parent":"${instanceId(instance.parent)}","generated":true,"properties":{`);
     let types = '';
-    for (const [name, type, value] of instance.properties) {
-      properties += `${properties ? ',' : ''}${JSON.stringify(name)}:${ENCODERS[type](value, this.#ctx)}`;
-      types += `${types ? ',' : ''}${JSON.stringify(name)}:${JSON.stringify(type)}`;
-    }
-    return `{"id":${JSON.stringify(instance.id)},"class":${JSON.stringify(instance.className)},"name":${JSON.stringify(instance.name)},"parent":"${instanceId(instance.parent)}","generated":true,"properties":{${properties}},"types":{${types}}}`;
+    instance.properties.forEach(([name, type, value], i) => {
+      w.text(`${i ? ',' : ''}${JSON.stringify(name)}:`);
+      ENCODERS[type](w, value, this.#ctx);
+      types += `${i ? ',' : ''}${JSON.stringify(name)}:${JSON.stringify(type)}`;
+    });
+    w.text(`},"types":{${types}}}`);
   }
 
   /** Kept rows in parent-before-child order (pre-order, roots in order), skipping excluded subtrees. */
@@ -277,21 +296,23 @@ export class InstanceTree {
 }
 
 /**
- * The `instances` array's JSON text in pieces of about `pieceChars` characters: the
- * map's instances in pre-order, then the generated ones.
+ * Writes the `instances` array: the map's instances in pre-order, then the generated
+ * ones. Yields the writer's full chunks as they fill; the caller flushes the rest.
  */
-export function* instancesJson(tree: InstanceTree, generated: readonly GeneratedInstance[] = [], pieceChars = 1 << 16): Generator<string> {
-  let piece = '[';
+export function* instancesJson(w: JsonWriter, tree: InstanceTree, generated: readonly GeneratedInstance[] = []): Generator<Buffer> {
+  w.byte(0x5b);
   let first = true;
   for (const row of tree.rows()) {
-    piece += (first ? '' : ',') + tree.instanceJson(row);
+    if (!first) w.byte(0x2c);
     first = false;
-    if (piece.length >= pieceChars) { yield piece; piece = ''; }
+    tree.writeInstance(w, row);
+    if (w.ready) yield* w.take();
   }
   for (const instance of generated) {
-    piece += (first ? '' : ',') + tree.generatedJson(instance);
+    if (!first) w.byte(0x2c);
     first = false;
-    if (piece.length >= pieceChars) { yield piece; piece = ''; }
+    tree.writeGenerated(w, instance);
+    if (w.ready) yield* w.take();
   }
-  yield piece + ']';
+  w.byte(0x5d);
 }

@@ -70,14 +70,15 @@ export function reliesOnSurfaceJoints(dom: Dom): boolean {
 
 interface Body {
   row: number;
-  position: Vec3;
-  /** Rows as stored: column j is the part's own axis j in world space. */
-  rotation: Matrix3;
-  half: Vec3;
+  /** Centre. */
+  p: Float64Array;
+  /** The part's own axes in world space, axis j at [3j, 3j + 3) (the rotation's columns). */
+  axes: Float64Array;
+  half: Float64Array;
   /** Surface type per NormalId; -1 for a face that cannot join (round or sloped). */
-  surfaces: number[];
-  min: Vec3;
-  max: Vec3;
+  surfaces: Int8Array;
+  min: Float64Array;
+  max: Float64Array;
 }
 
 /** The surface joints `MakeJoints` would make among the Workspace's parts (none unless the place relies on them). */
@@ -85,19 +86,20 @@ export function surfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoint[] {
   if (!reliesOnSurfaceJoints(dom)) return [];
   const bodies = collectBodies(dom, excluded);
   const joined = existingPairs(dom);
-  bodies.sort((a, b) => a.min[0] - b.min[0]);
+  bodies.sort((a, b) => a.min[0]! - b.min[0]!);
   const joints: SurfaceJoint[] = [];
+  const pair = new PairGeometry();
   // Sweep along X: a part meets only those whose X range starts before its own ends.
   for (let i = 0; i < bodies.length; i++) {
     const a = bodies[i]!;
     for (let j = i + 1; j < bodies.length; j++) {
       const b = bodies[j]!;
-      if (b.min[0] > a.max[0] + NEAR) break;
-      if (b.min[1] > a.max[1] + NEAR || a.min[1] > b.max[1] + NEAR || b.min[2] > a.max[2] + NEAR || a.min[2] > b.max[2] + NEAR) continue;
+      if (b.min[0]! > a.max[0]! + NEAR) break;
+      if (b.min[1]! > a.max[1]! + NEAR || a.min[1]! > b.max[1]! + NEAR || b.min[2]! > a.max[2]! + NEAR || a.min[2]! > b.max[2]! + NEAR) continue;
       // The engine tries the earlier part's faces first; rows keep that order stable.
       const [p, q] = a.row < b.row ? [a, b] : [b, a];
-      if (joined.has(pairKey(p.row, q.row))) continue;
-      const joint = jointBetween(p, q);
+      if (joined.size && joined.has(pairKey(p.row, q.row))) continue;
+      const joint = jointBetween(pair, p, q);
       if (joint) joints.push(joint);
     }
   }
@@ -110,7 +112,6 @@ function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Body[] {
   const bodies: Body[] = [];
   let table = -1;
   let columns: { cframe?: Column; size?: Column; shape?: Column; surfaces: (Column | undefined)[] } | null = null;
-  let faces: readonly boolean[] = ALL_FACES;
   for (let row = dom.firstChild(workspace); row !== -1;) {
     if (excluded?.[row]) { row = dom.after(row, workspace); continue; }
     const className = dom.className(row);
@@ -126,10 +127,11 @@ function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Body[] {
       const at = dom.rowInTable(row);
       const cframe = asCFrame(columns!.cframe?.get(at));
       const size = asVec3(columns!.size?.get(at));
-      faces = joinableFaces(className, columns!.shape?.get(at));
-      if (cframe && size && faces !== NO_FACES && finite(cframe, size)) {
-        const surfaces = columns!.surfaces.map((column, face) => (faces[face] ? numberOr(column?.get(at), 0) : -1));
-        bodies.push(body(row, cframe, size, surfaces));
+      const faces = joinableFaces(className, columns!.shape?.get(at));
+      if (cframe && size && faces !== NO_FACES) {
+        const body = makeBody(row, cframe, size);
+        for (let face = 0; face < 6; face++) body.surfaces[face] = faces[face] ? numberOr(columns!.surfaces[face]?.get(at), 0) : -1;
+        if (body.min.every(Number.isFinite) && body.max.every(Number.isFinite)) bodies.push(body);
       }
     }
     row = dom.next(row, workspace);
@@ -156,174 +158,173 @@ function joinableFaces(className: string, shape: Value | undefined): readonly bo
   }
 }
 
-function finite(cframe: CFrameValue, size: Vec3): boolean {
-  return [...cframe.position, ...cframe.orientation.flat(), ...size].every(Number.isFinite);
-}
-
 function numberOr(value: Value | undefined, fallback: number): number {
   return typeof value === 'number' ? value : fallback;
 }
 
-function body(row: number, cframe: CFrameValue, size: Vec3, surfaces: number[]): Body {
-  const half: Vec3 = [Math.abs(size[0]) / 2, Math.abs(size[1]) / 2, Math.abs(size[2]) / 2];
+function makeBody(row: number, cframe: CFrameValue, size: Vec3): Body {
   const r = cframe.orientation;
-  const p = cframe.position;
-  const min: Vec3 = [0, 0, 0];
-  const max: Vec3 = [0, 0, 0];
+  const axes = new Float64Array(9);
+  for (let j = 0; j < 3; j++) for (let i = 0; i < 3; i++) axes[3 * j + i] = r[i]![j]!;
+  const half = Float64Array.of(Math.abs(size[0]) / 2, Math.abs(size[1]) / 2, Math.abs(size[2]) / 2);
+  const p = Float64Array.from(cframe.position);
+  const min = new Float64Array(3);
+  const max = new Float64Array(3);
   for (let i = 0; i < 3; i++) {
-    const reach = Math.abs(r[i]![0]) * half[0] + Math.abs(r[i]![1]) * half[1] + Math.abs(r[i]![2]) * half[2];
+    const reach = Math.abs(r[i]![0]) * half[0]! + Math.abs(r[i]![1]) * half[1]! + Math.abs(r[i]![2]) * half[2]!;
     min[i] = p[i]! - reach;
     max[i] = p[i]! + reach;
   }
-  return { row, position: p, rotation: r, half, surfaces, min, max };
+  return { row, p, axes, half, surfaces: new Int8Array(6), min, max };
 }
 
-/** The part's own axis `axis` (0 X, 1 Y, 2 Z) in world space: a column of the rotation. */
-function axisOf(b: Body, axis: number): Vec3 {
-  return [b.rotation[0]![axis]!, b.rotation[1]![axis]!, b.rotation[2]![axis]!];
-}
+/**
+ * What two parts' faces are checked with, in scalars (no allocation per pair): the
+ * dot products of their axes, and of their centres' offset with the first one's axes.
+ */
+class PairGeometry {
+  /** dots[3i + j] = a's axis i · b's axis j. */
+  readonly dots = new Float64Array(9);
+  /** offset[i] = (b.p - a.p) · a's axis i. */
+  readonly offset = new Float64Array(3);
 
-const dot = (a: Vec3, b: Vec3): number => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-
-/** Face `face` (NormalId) of a body: outward normal, centre, and its two in-plane axes with half extents. */
-function faceOf(b: Body, face: number): { normal: Vec3; centre: Vec3; u: Vec3; v: Vec3; hu: number; hv: number } {
-  const axis = face % 3;
-  const sign = face < 3 ? 1 : -1;
-  const n = axisOf(b, axis);
-  const normal: Vec3 = [n[0] * sign, n[1] * sign, n[2] * sign];
-  const reach = b.half[axis]!;
-  const centre: Vec3 = [b.position[0] + normal[0] * reach, b.position[1] + normal[1] * reach, b.position[2] + normal[2] * reach];
-  const ua = (axis + 1) % 3, va = (axis + 2) % 3;
-  return { normal, centre, u: axisOf(b, ua), v: axisOf(b, va), hu: b.half[ua]!, hv: b.half[va]! };
-}
-
-/** Each axis of `a` within `angle` of some axis of `b` (the parts are aligned up to a right-angle turn). */
-function axesAligned(a: Body, b: Body, angle: number): boolean {
-  const cos = Math.cos(angle);
-  for (let i = 0; i < 3; i++) {
-    const ai = axisOf(a, i);
-    let best = 0;
-    for (let j = 0; j < 3; j++) best = Math.max(best, Math.abs(dot(ai, axisOf(b, j))));
-    if (best < cos) return false;
+  load(a: Body, b: Body): void {
+    const A = a.axes, B = b.axes;
+    for (let i = 0; i < 3; i++) {
+      for (let j = 0; j < 3; j++) this.dots[3 * i + j] = A[3 * i]! * B[3 * j]! + A[3 * i + 1]! * B[3 * j + 1]! + A[3 * i + 2]! * B[3 * j + 2]!;
+      this.offset[i] = (b.p[0]! - a.p[0]!) * A[3 * i]! + (b.p[1]! - a.p[1]!) * A[3 * i + 1]! + (b.p[2]! - a.p[2]!) * A[3 * i + 2]!;
+    }
   }
-  return true;
-}
 
-/** The face of `b` whose outward normal is closest to `direction`. */
-function closestFace(b: Body, direction: Vec3): number {
-  let best = 0;
-  let bestDot = -Infinity;
-  for (let face = 0; face < 6; face++) {
-    const axis = face % 3;
-    const d = dot(axisOf(b, axis), direction) * (face < 3 ? 1 : -1);
-    if (d > bestDot) { bestDot = d; best = face; }
+  /** Each axis of a within `angle` of some axis of b (aligned up to right-angle turns). */
+  aligned(angle: number): boolean {
+    const cos = Math.cos(angle);
+    for (let i = 0; i < 3; i++) {
+      const d = this.dots;
+      if (Math.max(Math.abs(d[3 * i]!), Math.abs(d[3 * i + 1]!), Math.abs(d[3 * i + 2]!)) < cos) return false;
+    }
+    return true;
   }
-  return best;
-}
 
-type Face = ReturnType<typeof faceOf>;
-
-/** Faces facing each other in one plane (within `planar`), overlapping by at least JOINT_OVERLAP_MIN along both axes of `f`. */
-function touching(f: Face, g: Face, planar: number): boolean {
-  const gap = dot([g.centre[0] - f.centre[0], g.centre[1] - f.centre[1], g.centre[2] - f.centre[2]], f.normal);
-  if (Math.abs(gap) > planar) return false;
-  for (const [axis, half] of [[f.u, f.hu], [f.v, f.hv]] as const) {
-    // g's extent along f's axis, relative to f's centre.
-    const c = dot([g.centre[0] - f.centre[0], g.centre[1] - f.centre[1], g.centre[2] - f.centre[2]], axis);
-    const reach = Math.abs(dot(g.u, axis)) * g.hu + Math.abs(dot(g.v, axis)) * g.hv;
-    const overlap = Math.min(half, c + reach) - Math.max(-half, c - reach);
-    if (overlap < JOINT_OVERLAP_MIN) return false;
+  /** b's face closest to pointing against a's face (axis i, sign s): [axis j, sign t]. */
+  opposite(i: number, s: number): [number, number] {
+    let j = 0;
+    for (let k = 1; k < 3; k++) if (Math.abs(this.dots[3 * i + k]!) > Math.abs(this.dots[3 * i + j]!)) j = k;
+    // b's normal t·b_j must point along -s·a_i: t = -s · sign(a_i · b_j).
+    const t = this.dots[3 * i + j]! >= 0 ? -s : s;
+    return [j, t];
   }
-  return true;
-}
 
-/** Whether `point` lies on face `f` (within `tolerance`), seen along its normal. */
-function onFace(point: Vec3, f: Face, tolerance: number): boolean {
-  const d: Vec3 = [point[0] - f.centre[0], point[1] - f.centre[1], point[2] - f.centre[2]];
-  return Math.abs(dot(d, f.u)) <= f.hu + tolerance && Math.abs(dot(d, f.v)) <= f.hv + tolerance;
+  /**
+   * a's face (axis i, sign s) and b's face (axis j, sign t) lie in one plane (within
+   * `planar`) and overlap by at least JOINT_OVERLAP_MIN along both of a's face axes.
+   */
+  touching(a: Body, i: number, s: number, b: Body, j: number, t: number, planar: number): boolean {
+    const d = this.dots;
+    // b's face centre relative to a's face centre, along a's axis k.
+    const along = (k: number) => this.offset[k]! + t * b.half[j]! * d[3 * k + j]! - (k === i ? s * a.half[i]! : 0);
+    if (Math.abs(s * along(i)) > planar) return false;
+    const j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+    for (const k of [(i + 1) % 3, (i + 2) % 3]) {
+      const c = along(k);
+      const reach = Math.abs(d[3 * k + j1]!) * b.half[j1]! + Math.abs(d[3 * k + j2]!) * b.half[j2]!;
+      const overlap = Math.min(a.half[k]!, c + reach) - Math.max(-a.half[k]!, c - reach);
+      if (overlap < JOINT_OVERLAP_MIN) return false;
+    }
+    return true;
+  }
+
+  /** a's face centre (axis i, sign s) lies on b's face (axis j), seen along b's normal, within `tolerance`. */
+  centreOnFace(a: Body, i: number, s: number, b: Body, j: number, tolerance: number): boolean {
+    const d = this.dots;
+    for (const k of [(j + 1) % 3, (j + 2) % 3]) {
+      // (a's face centre - b.p) · b's axis k = -(offset along b_k) + s·half_a[i]·(a_i · b_k)
+      let along = 0;
+      for (let m = 0; m < 3; m++) along -= this.offset[m]! * d[3 * m + k]!;
+      along += s * a.half[i]! * d[3 * i + k]!;
+      if (Math.abs(along) > b.half[k]! + tolerance) return false;
+    }
+    return true;
+  }
 }
 
 const isRotate = (surface: number): boolean => surface === HINGE || surface === MOTOR || surface === STEPPING_MOTOR;
 const isSnap = (s: number, t: number): boolean =>
   (s === STUDS && (t === INLET || t === UNIVERSAL)) || (s === INLET && (t === STUDS || t === UNIVERSAL)) || (s === UNIVERSAL && (t === STUDS || t === INLET || t === UNIVERSAL));
 
-function jointBetween(a: Body, b: Body): SurfaceJoint | null {
-  if (!axesAligned(a, b, LOOSE.angle)) return null;
-  const tight = axesAligned(a, b, TIGHT.angle);
-  const rotateAligned = axesAligned(a, b, ROTATE.angle);
+/** NormalId of axis `axis` with sign `sign`: +X 0, +Y 1, +Z 2, -X 3, -Y 4, -Z 5. */
+const normalId = (axis: number, sign: number): number => (sign > 0 ? axis : axis + 3);
+
+function jointBetween(pair: PairGeometry, a: Body, b: Body): SurfaceJoint | null {
+  pair.load(a, b);
+  if (!pair.aligned(LOOSE.angle)) return null;
+  const tight = pair.aligned(TIGHT.angle);
+  const rotateAligned = pair.aligned(ROTATE.angle);
   for (let face = 0; face < 6; face++) {
     const s = a.surfaces[face]!;
     if (s < 0) continue;
-    const f = faceOf(a, face);
-    const other = closestFace(b, [-f.normal[0], -f.normal[1], -f.normal[2]]);
-    const t = b.surfaces[other]!;
-    if (t < 0) continue;
-    const g = faceOf(b, other);
-    if (isRotate(s) || isRotate(t)) {
-      if (!rotateAligned || !touching(f, g, ROTATE.planar)) continue;
+    const i = face % 3, sign = face < 3 ? 1 : -1;
+    const [j, t] = pair.opposite(i, sign);
+    const other = normalId(j, t);
+    const u = b.surfaces[other]!;
+    if (u < 0) continue;
+    if (isRotate(s) || isRotate(u)) {
+      if (!rotateAligned || !pair.touching(a, i, sign, b, j, t, ROTATE.planar)) continue;
       // The axle is the part with the hinge surface whose face centre lies on the other face.
-      const axleA = isRotate(s) && onFace(f.centre, g, LOOSE.planar);
-      const axleB = isRotate(t) && onFace(g.centre, f, LOOSE.planar);
-      if (axleA) return joint(rotateClass(s), a, face, b);
-      if (axleB) return joint(rotateClass(t), b, other, a);
+      if (isRotate(s) && pair.centreOnFace(a, i, sign, b, j, LOOSE.planar)) return joint(rotateClass(s), a, face, b);
+      if (isRotate(u) && centreOnFaceReverse(b, j, t, a, i)) return joint(rotateClass(u), b, other, a);
       continue;
     }
-    if ((s === WELD || t === WELD) && tight && touching(f, g, TIGHT.planar)) return joint('Weld', a, face, b);
-    if (isSnap(s, t) && tight && touching(f, g, TIGHT.planar)) return joint('Snap', a, face, b);
-    if ((s === GLUE || t === GLUE) && touching(f, g, LOOSE.planar)) return joint('Glue', a, face, b);
+    if ((s === WELD || u === WELD) && tight && pair.touching(a, i, sign, b, j, t, TIGHT.planar)) return joint('Weld', a, face, b);
+    if (isSnap(s, u) && tight && pair.touching(a, i, sign, b, j, t, TIGHT.planar)) return joint('Snap', a, face, b);
+    if ((s === GLUE || u === GLUE) && pair.touching(a, i, sign, b, j, t, LOOSE.planar)) return joint('Glue', a, face, b);
   }
   return null;
+}
+
+/** b's face centre (axis j, sign t) on a's face (axis i): the same check with the parts swapped. */
+function centreOnFaceReverse(b: Body, j: number, t: number, a: Body, i: number): boolean {
+  const swapped = new PairGeometry();
+  swapped.load(b, a);
+  return swapped.centreOnFace(b, j, t, a, i, LOOSE.planar);
 }
 
 function rotateClass(surface: number): SurfaceJointClass {
   return surface === MOTOR ? 'RotateV' : surface === STEPPING_MOTOR ? 'RotateP' : 'Rotate';
 }
 
-/** A joint between `p0` (at its face `face`) and `p1`, with C0 on that face and C1 meeting it. */
+/**
+ * A joint between `p0` (at its face `face`) and `p1`. C0, in p0's space: origin at the
+ * face centre, Z along the outward normal, X the next axis, Y = Z × X. C1 is the
+ * same world frame in p1's space: rotation p1ᵀ·(p0·C0), position p1ᵀ·(world - p1).
+ */
 function joint(className: SurfaceJointClass, p0: Body, face: number, p1: Body): SurfaceJoint {
   const axis = face % 3;
   const sign = face < 3 ? 1 : -1;
-  // C0 in p0's space: origin at the face centre, Z along the outward normal, X and Y the next axes (right-handed).
-  const z: Vec3 = [0, 0, 0];
+  const xAxis = (axis + 1) % 3;
+  // Local frame columns (in p0's space): x = e[xAxis], z = sign·e[axis], y = z × x.
+  const x = [0, 0, 0], z = [0, 0, 0];
+  x[xAxis] = 1;
   z[axis] = sign;
-  const x: Vec3 = [0, 0, 0];
-  x[(axis + 1) % 3] = 1;
-  const y: Vec3 = [z[1] * x[2] - z[2] * x[1], z[2] * x[0] - z[0] * x[2], z[0] * x[1] - z[1] * x[0]];
-  const origin: Vec3 = [0, 0, 0];
+  const y = [z[1]! * x[2]! - z[2]! * x[1]!, z[2]! * x[0]! - z[0]! * x[2]!, z[0]! * x[1]! - z[1]! * x[0]!];
+  const origin = [0, 0, 0];
   origin[axis] = sign * p0.half[axis]!;
-  const c0: CFrameValue = { position: origin, orientation: [[x[0], y[0], z[0]], [x[1], y[1], z[1]], [x[2], y[2], z[2]]] };
-  const c1 = multiply(inverse(frameOf(p1)), multiply(frameOf(p0), c0));
-  return { className, part0: p0.row, part1: p1.row, c0: toFloat32(c0), c1: toFloat32(c1) };
-}
-
-function frameOf(b: Body): CFrameValue {
-  return { position: b.position, orientation: b.rotation };
-}
-
-function multiply(a: CFrameValue, b: CFrameValue): CFrameValue {
-  const r = a.orientation, s = b.orientation;
-  const orientation = [0, 1, 2].map((i) => [0, 1, 2].map((j) => r[i]![0] * s[0]![j]! + r[i]![1] * s[1]![j]! + r[i]![2] * s[2]![j]!)) as Matrix3;
-  const p = b.position;
-  const position = [0, 1, 2].map((i) => r[i]![0] * p[0] + r[i]![1] * p[1] + r[i]![2] * p[2] + a.position[i]!) as Vec3;
-  return { position, orientation };
-}
-
-/** The inverse of a rigid frame (the rotation's transpose). */
-function inverse(a: CFrameValue): CFrameValue {
-  const r = a.orientation;
-  const orientation = [0, 1, 2].map((i) => [0, 1, 2].map((j) => r[j]![i]!)) as Matrix3;
-  const p = a.position;
-  const position = [0, 1, 2].map((i) => -(orientation[i]![0] * p[0] + orientation[i]![1] * p[1] + orientation[i]![2] * p[2])) as Vec3;
-  return { position, orientation };
-}
-
-/** Joint frames are stored as float32, as every CFrame a place holds. */
-function toFloat32(c: CFrameValue): CFrameValue {
-  const f = (x: number) => Math.fround(x) + 0; // + 0: no negative zero
-  return {
-    position: [f(c.position[0]), f(c.position[1]), f(c.position[2])],
-    orientation: c.orientation.map((row) => [f(row[0]), f(row[1]), f(row[2])]) as Matrix3,
+  // The same frame in world space: p0's axes combined by the local columns.
+  const A = p0.axes, B = p1.axes;
+  const world = (v: number[]) => [0, 1, 2].map((i) => A[i]! * v[0]! + A[3 + i]! * v[1]! + A[6 + i]! * v[2]!);
+  const wx = world(x), wy = world(y), wz = world(z), wo = world(origin).map((v, i) => v + p0.p[i]! - p1.p[i]!);
+  // Into p1's space: dot with p1's axes.
+  const local = (v: number[], k: number) => B[3 * k]! * v[0]! + B[3 * k + 1]! * v[1]! + B[3 * k + 2]! * v[2]!;
+  const f = (v: number) => Math.fround(v) + 0; // float32, as every CFrame a place holds; + 0: no negative zero
+  const c0: CFrameValue = {
+    position: [f(origin[0]!), f(origin[1]!), f(origin[2]!)],
+    orientation: [0, 1, 2].map((i) => [f(x[i]!), f(y[i]!), f(z[i]!)]) as Matrix3,
   };
+  const c1: CFrameValue = {
+    position: [f(local(wo, 0)), f(local(wo, 1)), f(local(wo, 2))],
+    orientation: [0, 1, 2].map((k) => [f(local(wx, k)), f(local(wy, k)), f(local(wz, k))]) as Matrix3,
+  };
+  return { className, part0: p0.row, part1: p1.row, c0, c1 };
 }
 
 // ---------------------------------------------------------------------------
