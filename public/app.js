@@ -52,6 +52,8 @@ analyzeForm.addEventListener('submit', async (event) => {
   }
 });
 
+for (const radio of document.querySelectorAll('input[name="scripts_mode"]')) radio.addEventListener('change', syncSkipNote);
+
 createForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   if (!analysis) return;
@@ -117,11 +119,58 @@ function showReport(name, report) {
     counts.append(term, detail);
   }
 
+  showImported(report);
   fillTable('scripts-by-class', report.scripts);
   fillTable('assets-by-kind', report.assets);
   fillList('warnings', Array.isArray(report.warnings) ? report.warnings.map(String) : []);
   showScriptsAtRisk(report);
   $('report').hidden = false;
+}
+
+/** "1,234 sounds", "1 sound": a count and a noun (plural with an s unless given). */
+function counted(n, one, many = `${one}s`) {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
+}
+
+/** The report's `imported` and `not_imported`, in plain words. */
+function showImported(report) {
+  const imported = report.imported && typeof report.imported === 'object' ? report.imported : null;
+  const lines = [];
+  if (imported) {
+    const n = (key) => (isNumber(imported[key]) ? imported[key] : 0);
+    lines.push(`${counted(n('instances'), 'instance')}: the whole map, every service, model and folder with its properties.`);
+    lines.push(`${counted(n('parts_in_workspace'), 'part')} in the Workspace and ${n('parts_in_storage').toLocaleString()} kept in storage (templates the scripts copy into the game).`);
+    if (n('scripts') > 0) lines.push(`${counted(n('scripts'), 'script')}, each in its place in the tree.`);
+    const joints = n('joints') + n('joints_generated');
+    if (joints > 0) {
+      lines.push(`${counted(joints, 'joint')} holding parts together` +
+        (n('joints_generated') > 0 ? `, ${n('joints_generated').toLocaleString()} of them made from the parts' surfaces, as Roblox did when this old map loaded.` : '.'));
+    }
+    const others = [
+      [n('constraints'), 'constraint'], [n('body_movers'), 'body mover'], [n('humanoids'), 'humanoid'],
+      [n('lights'), 'light'], [n('sky_and_effects'), 'sky or lighting effect', 'sky and lighting effects'],
+      [n('sounds'), 'sound'], [n('guis'), 'GUI element'], [n('values'), 'value object'],
+      [n('remotes'), 'remote or bindable event', 'remote and bindable events'], [n('images'), 'decal or texture', 'decals and textures'],
+      [n('particles'), 'particle effect'], [n('unions'), 'union'], [n('meshes'), 'mesh', 'meshes'],
+    ].filter(([count]) => count > 0).map(([count, one, many]) => counted(count, one, many));
+    if (others.length) lines.push(`Also: ${others.join(', ')}.`);
+    if (imported.terrain === true) lines.push('The terrain, voxel by voxel.');
+    const free = n('unanchored_parts') - n('unanchored_parts_joined_to_anchored');
+    if (free > 0) lines.push(`${counted(free, 'loose part')} (unanchored and joined to nothing anchored) will move or fall when the game runs, as in Roblox.`);
+  }
+  fillList('imported', lines);
+  const missing = Array.isArray(report.not_imported) ? report.not_imported : [];
+  fillList('not-imported', missing.map((entry) =>
+    `${entry.class}${entry.property ? `.${entry.property}` : ''} (${isNumber(entry.count) ? entry.count.toLocaleString() : '?'}): ${entry.reason}`));
+  const note = $('skip-note');
+  const inside = imported && isNumber(imported.instances_inside_scripts) ? imported.instances_inside_scripts : 0;
+  note.textContent = `Skip leaves out the ${counted(report.scripts_total, 'script')}` +
+    (inside > 0 ? ` and the ${counted(inside, 'instance')} inside them.` : '.');
+  syncSkipNote();
+}
+
+function syncSkipNote() {
+  $('skip-note').hidden = !$('mode-skip').checked;
 }
 
 function showScriptsAtRisk(report) {
@@ -154,6 +203,7 @@ function showCreate(name, report) {
   // The contract: the script-mode choice is offered only when the map has scripts.
   $('script-mode').hidden = !(report.scripts_total > 0);
   $('mode-disabled').checked = true;
+  syncSkipNote();
   $('title').value = '';
   $('title').placeholder = name.replace(/\.[^.]+$/, '');
   createForm.hidden = false;

@@ -117,6 +117,12 @@ describe('import page', () => {
     assert.ok(await page.isVisible('#scripts-by-class'));
     assert.ok(await page.isVisible('#script-mode'), 'scripts_total > 0: the choice is offered');
     assert.ok(await page.isChecked('#mode-disabled'), 'disabled is preselected');
+    // What arrives, in words, before anything is created: the 2006 map's joints come from its surfaces.
+    assert.ok(await page.isVisible('#imported'));
+    const arrives = (await page.textContent('#imported')) ?? '';
+    assert.match(arrives, /1,993 instances/);
+    assert.match(arrives, /2,173 joints holding parts together, 2,173 of them made from the parts' surfaces/);
+    assert.equal(await page.isVisible('#skip-note'), false, 'the skip note waits for skip');
 
     const analyze = session.requests.find((request) => request.url().endsWith('/api-rbxl/import/rbxl/analyze'));
     assert.ok(analyze);
@@ -126,6 +132,8 @@ describe('import page', () => {
     assert.equal(headers['x-auth-override'], '701');
 
     await page.check('#mode-skip');
+    assert.match((await page.textContent('#skip-note')) ?? '', /Skip leaves out the 15 scripts/);
+    assert.ok(await page.isVisible('#skip-note'));
     await page.fill('#title', 'Browser arena');
     await Promise.all([page.waitForURL(`${service!.url}/editor/**`), page.click('#create')]);
 

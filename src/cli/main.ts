@@ -1,17 +1,23 @@
 #!/usr/bin/env node
 /**
- * The `rbxl-import` command: `dump` decodes a file to JSON, `mesh` decodes a mesh or
- * union blob, `import` uploads maps to a running service, `serve` runs the service.
- * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
+ * The `rbxl-import` command: `dump` decodes a file to JSON, `project` writes the
+ * project document of a file offline, `mesh` decodes a mesh or union blob, `import`
+ * uploads maps to a running service, `serve` runs the service. Bad input ends with
+ * exit code 2 and one line on stderr, never a stack trace.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { decode, decodeChunks } from '../parser/index.js';
-import { dumpJson, stringifyDump } from '../parser/dump.js';
+import { stringifyDump } from '../parser/dump.js';
+import { dumpJson } from '../project/dump.js';
 import { DecodeError } from '../parser/errors.js';
 import { MeshDecodeError } from '../mesh/errors.js';
 
 const USAGE = `usage:
   rbxl-import dump [--chunks] FILE     print the DOM (or, with --chunks, the binary chunk view) as JSON
+  rbxl-import project FILE [--scripts disabled|enabled|skip]
+                                       print the project document the service would store (offline: no asset is downloaded)
   rbxl-import mesh FILE [--json]       decode a Roblox mesh, CSGMDL, CSGPHS or CSGK file (--json: every position and the counts)
   rbxl-import import FILE... [options] analyse and import maps through a running service (see --help)
   rbxl-import serve                    start the service (configuration from the environment)`;
@@ -36,7 +42,41 @@ async function dump(args: string[]): Promise<number> {
     return 0;
   }
   // The DOM is written instance by instance, waiting for stdout to drain.
-  for (const piece of dumpJson(decode(bytes))) await writeOut(piece);
+  for (const chunk of dumpJson(decode(bytes))) await writeOut(chunk);
+  return 0;
+}
+
+/** `project FILE [--scripts MODE]`: the version 2 document, streamed, every asset marked not downloaded. */
+async function project(args: string[]): Promise<number> {
+  let mode = 'disabled';
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--scripts') mode = args[++i] ?? '';
+    else if (arg.startsWith('--scripts=')) mode = arg.slice('--scripts='.length);
+    else rest.push(arg);
+  }
+  const { file } = fileAndFlags('project', rest, []);
+  const { parseScriptsMode, isProjectError } = await import('../project/index.js');
+  let scriptsMode;
+  try {
+    scriptsMode = parseScriptsMode(mode);
+  } catch (error) {
+    if (isProjectError(error)) throw new UsageError(error.message);
+    throw error;
+  }
+  const bytes = await readInput(file);
+  const dom = decode(bytes);
+  const { collectAssetRefs } = await import('../assets/refs.js');
+  const { projectJson } = await import('../project/document.js');
+  const assets = collectAssetRefs(dom).ids.map(({ id, kind }) => ({ id, kind, ok: false as const, reason: 'not_downloaded' as const }));
+  const name = basename(file);
+  const chunks = projectJson(dom, {
+    title: '', owner: '', createdAt: new Date(), previewHash: createHash('sha256').update(bytes).digest('hex'),
+    fileName: name, fileSize: bytes.length, scriptsMode, assets,
+  });
+  for (const chunk of chunks) await writeOut(chunk);
+  await writeOut('\n');
   return 0;
 }
 
@@ -65,7 +105,7 @@ async function readInput(file: string): Promise<Uint8Array> {
   }
 }
 
-function writeOut(text: string): Promise<void> {
+function writeOut(text: string | Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
 }
 
@@ -74,6 +114,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'dump': return await dump(args);
+      case 'project': return await project(args);
       case 'mesh': return await mesh(args);
       case 'import': {
         const { runImport } = await import('./import.js');

@@ -24,6 +24,7 @@ import type { Dom } from '../parser/dom.js';
 import type { PropType } from '../parser/values.js';
 import { summariseImport, scriptSubtrees, type ImportSummary, type NotImported } from './imported.js';
 import { generatedId, instanceId } from './ids.js';
+import { sharedStringsJson } from './dump.js';
 import { InstanceTree, instancesJson, type GeneratedInstance } from './instances.js';
 import { JsonWriter } from './json-writer.js';
 import { assemblies, surfaceJoints, type SurfaceJoint } from './joints.js';
@@ -179,19 +180,6 @@ function otherOmissions(dom: Dom, omit: ReturnType<typeof omitted>, excluded: Ui
     }
   }
   return out;
-}
-
-function* sharedStringsJson(w: JsonWriter, dom: Dom): Generator<Buffer> {
-  w.byte(0x5b);
-  for (let i = 0; i < dom.sharedStrings.length; i++) {
-    const bytes = dom.sharedStrings[i]!;
-    if (i) w.byte(0x2c);
-    w.byte(0x22);
-    w.ascii(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'));
-    w.byte(0x22);
-    if (w.ready) yield* w.take();
-  }
-  w.byte(0x5d);
 }
 
 /** The generated joints as instances: ids g0, g1, ..., under Part0. */

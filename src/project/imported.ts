@@ -21,7 +21,7 @@ import type { Assemblies, SurfaceJoint } from './joints.js';
 import { stringByteLength } from './map-scripts.js';
 
 export interface Imported {
-  /** Every instance the project holds (generated joints included). */
+  /** The map's instances the project holds (the generated joints, `joints_generated`, come on top). */
   instances: number;
   parts_in_workspace: number;
   /** Parts outside the Workspace (ReplicatedStorage, ServerStorage, StarterPack...): templates scripts clone. */
@@ -101,7 +101,7 @@ export function scriptSubtrees(dom: Dom): Uint8Array {
 export function summariseImport(dom: Dom, options: SummaryOptions): ImportSummary {
   const { excluded } = options;
   const imported: Imported = {
-    instances: options.joints.length, parts_in_workspace: 0, parts_in_storage: 0, scripts: 0,
+    instances: 0, parts_in_workspace: 0, parts_in_storage: 0, scripts: 0,
     joints: 0, joints_generated: options.joints.length, constraints: 0, body_movers: 0, lights: 0, sky_and_effects: 0,
     sounds: 0, guis: 0, values: 0, remotes: 0, humanoids: 0, images: 0, particles: 0, unions: 0, meshes: 0,
     terrain: false, instances_inside_scripts: 0,

@@ -150,8 +150,8 @@ function sceneRoot(dom: Dom): string | null {
 /** The scene as objects: `sceneJson` parsed (for tests and tools; documents stream it). */
 export function buildScene(dom: Dom, excluded?: Uint8Array): Scene {
   const w = new JsonWriter();
-  for (const _ of sceneJson(w, dom, excluded)) { /* the chunks stay in the writer */ }
-  return JSON.parse(Buffer.concat(w.flush()).toString('utf8')) as Scene;
+  const chunks = [...sceneJson(w, dom, excluded), ...w.flush()];
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Scene;
 }
 
 /**
