@@ -46,7 +46,7 @@ export async function buildStored(dom: Dom, input: { name: string; bytes: Uint8A
     }
   })());
   const sink = new Writable({ write(chunk: Buffer, _encoding, done) { storedBytes += chunk.length; done(); } });
-  await pipeline(text, documentCompressor(), sink);
+  await pipeline(text, documentCompressor(input.bytes.length), sink);
   return [jsonBytes, storedBytes];
 }
 

@@ -28,7 +28,8 @@
  * A generated joint is parented to Part0 and named after its class; C0 is the joined
  * face's centre in Part0's space with Z along the face's outward normal (the axis a
  * Rotate joint turns about), and C1 = Part1.CFrame⁻¹ · Part0.CFrame · C0, so both
- * frames meet in the world.
+ * frames meet in the world; components within 1e-5 of a multiple of 1e-4 are snapped
+ * onto it (float32 noise of the parts' coordinates, not geometry).
  */
 import { findService, type Column, type Dom } from '../parser/dom.js';
 import type { CFrameValue, Matrix3, Value, Vec3 } from '../parser/values.js';
@@ -315,7 +316,12 @@ function joint(className: SurfaceJointClass, p0: Body, face: number, p1: Body): 
   const wx = world(x), wy = world(y), wz = world(z), wo = world(origin).map((v, i) => v + p0.p[i]! - p1.p[i]!);
   // Into p1's space: dot with p1's axes.
   const local = (v: number[], k: number) => B[3 * k]! * v[0]! + B[3 * k + 1]! * v[1]! + B[3 * k + 2]! * v[2]!;
-  const f = (v: number) => Math.fround(v) + 0; // float32, as every CFrame a place holds; + 0: no negative zero
+  // float32, as every CFrame a place holds, after snapping what float32 noise left next to a
+  // short decimal (1.4999999 from 4.5 - 0.6 - 2.4) back onto it; + 0: no negative zero.
+  const f = (v: number) => {
+    const snapped = Math.round(v * 1e4) / 1e4;
+    return Math.fround(Math.abs(snapped - v) < 1e-5 ? snapped : v) + 0;
+  };
   const c0: CFrameValue = {
     position: [f(origin[0]!), f(origin[1]!), f(origin[2]!)],
     orientation: [0, 1, 2].map((i) => [f(x[i]!), f(y[i]!), f(z[i]!)]) as Matrix3,
