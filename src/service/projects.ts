@@ -90,7 +90,7 @@ export function createProjectService({ previews, projects, pool, assets, quota }
         }
       }
       if (signal.aborted) return null; // nobody would learn the project's id
-      await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes: built.bytes, createdAt: Date.now() }).catch(diskToServiceError);
+      await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes: built.bytes, createdAt: Date.now(), encoding: built.encoding }).catch(diskToServiceError);
       quota.add(built.bytes);
       quota.track('project', id, built.bytes, [user]);
       return { projectId: id, assets: outcomes };
