@@ -1,91 +1,110 @@
-// The import page: choose a map, watch it upload, read its report, pick how its scripts are
-// imported (only when it has any), create the project and go where the service says.
-// Everything the map supplies is written with textContent, never parsed as HTML.
-import { createClient, isDevelopmentHost, userIdFromToken } from '../client/index.js';
+// The import page: sign in, choose a map (refused here when empty or too large), watch it
+// upload, read first what the map holds and what arrives, then decide about its scripts
+// (the decision fits the first screen; the details are folded below it), create the project
+// with a real progress bar, and go to its page.
+import { newCreateId } from '../client/index.js';
+import {
+  $, el, baseUrl, number, plural, isNumber, formatBytes, openSession, showFailure, hideFailure, holdsSentences, arrivalElement,
+  pictureUrl, loadPicture, decideScripts, riskSummaryElement, scriptFactsText, riskListElement, findingTableElement,
+  countTableElement,
+} from './common.js';
 
-const TOKEN_KEY = 'rbxl-import.token';
-// This file lives at <base>/api-rbxl/static/app.js; the client wants <base>.
-const baseUrl = new URL('../../', import.meta.url).href.replace(/\/+$/, '');
-
-const $ = (id) => document.getElementById(id);
-const tokenInput = $('token');
 const fileInput = $('file');
 const analyzeForm = $('analyze-form');
 const createForm = $('create-form');
+/** How often a running create's progress is asked for. */
+const PROGRESS_POLL_MS = 250;
 
 let analysis = null; // { preview_hash, report, name } of the current file
-
-tokenInput.value = readToken();
-describeToken();
-tokenInput.addEventListener('input', () => {
-  saveToken(tokenInput.value.trim());
-  describeToken();
-});
+const session = await openSession({ onChange: () => hideFailure() });
+describeLimit();
+document.body.dataset.ready = 'true';
 
 fileInput.addEventListener('change', () => {
   reset();
-  setStatus(fileInput.files?.[0] ? `Ready to upload ${fileInput.files[0].name}.` : '');
+  const file = fileInput.files?.[0];
+  const refusal = file ? refuse(file) : null;
+  if (refusal) showFailure(refusal);
+  $('analyze').disabled = refusal !== null;
+  setStatus(file && !refusal ? `Ready to upload ${file.name} (${formatBytes(file.size)}).` : '');
 });
 
 analyzeForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const file = fileInput.files?.[0];
   reset();
-  if (!file) return showError('Choose a map file first.');
+  if (!file) return showFailure('Choose a map file first.');
+  const refusal = refuse(file);
+  if (refusal) return showFailure(refusal);
+  if (!session.signedIn()) {
+    session.showSignIn();
+    return showFailure('Sign in first: the service needs to know whose map this is. Use the development sign-in above.');
+  }
   busy(true);
   $('upload').hidden = false;
-  showProgress(0, file.size);
+  showUploadProgress(0, file.size);
   setStatus(`Uploading ${file.name}…`);
   try {
-    const result = await client().analyze(file, { onProgress: showProgress });
+    const result = await session.client().analyze(file, { onProgress: showUploadProgress });
     analysis = { ...result, name: file.name };
     $('upload').hidden = true;
     setStatus('');
-    showReport(file.name, result.report ?? {});
-    showCreate(file.name, result.report ?? {});
+    showAnalysis(file.name, result.report ?? { scripts_total: 0 });
   } catch (error) {
     $('upload').hidden = true;
     setStatus('');
-    showError(messageOf(error));
+    showFailure(error, 'analyze', session);
   } finally {
     busy(false);
   }
 });
 
-for (const radio of document.querySelectorAll('input[name="scripts_mode"]')) radio.addEventListener('change', syncSkipNote);
-
 createForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   if (!analysis) return;
-  hideError();
+  hideFailure();
   busy(true);
-  const scriptsMode = $('script-mode').hidden
+  const scriptsMode = $('script-decision').hidden
     ? 'disabled'
     : createForm.querySelector('input[name="scripts_mode"]:checked')?.value ?? 'disabled';
-  setStatus('Downloading assets and creating the project…');
+  const createId = newCreateId();
+  const progress = watchCreate(createId);
   try {
-    const created = await client().create(analysis.preview_hash, { title: $('title').value.trim(), scriptsMode });
+    const created = await session.client().create(analysis.preview_hash, { title: $('title').value.trim(), scriptsMode, createId });
+    progress.finish(created);
     setStatus(`Created project ${created.project_id}; opening it…`);
-    window.location.assign(created.redirect);
+    window.location.assign(new URL(created.redirect, `${baseUrl}/`).href);
   } catch (error) {
+    progress.stop();
     setStatus('');
-    showError(messageOf(error));
+    showFailure(error, 'create', session);
     busy(false);
   }
 });
 
-function client() {
-  return createClient({ baseUrl, token: tokenInput.value.trim() });
+/** Why `file` cannot be uploaded, before any byte is sent; null when it can. */
+function refuse(file) {
+  if (file.size === 0) return `${file.name} is empty (0 bytes): choose the map file Roblox Studio saved.`;
+  const limit = session.config.max_upload_bytes;
+  if (isNumber(limit) && file.size > limit) {
+    return `${file.name} is ${formatBytes(file.size)}, larger than the ${formatBytes(limit)} this service accepts: save a smaller copy of the map, or ask the operator to raise the limit.`;
+  }
+  return null;
+}
+
+function describeLimit() {
+  const limit = session.config.max_upload_bytes;
+  $('file-hint').textContent = isNumber(limit) ? `.rbxl, .rbxlx, .rbxm or .rbxmx, up to ${formatBytes(limit)}` : '.rbxl, .rbxlx, .rbxm or .rbxmx';
 }
 
 function reset() {
   analysis = null;
-  hideError();
+  hideFailure();
   $('report').hidden = true;
-  createForm.hidden = true;
+  $('create-progress').hidden = true;
 }
 
-function showProgress(sent, total) {
+function showUploadProgress(sent, total) {
   const percent = total > 0 ? Math.floor((sent / total) * 100) : 100;
   $('upload-progress').value = percent;
   $('upload-status').textContent = sent >= total
@@ -93,11 +112,68 @@ function showProgress(sent, total) {
     : `${percent}% (${formatBytes(sent)} of ${formatBytes(total)})`;
 }
 
-function showReport(name, report) {
-  $('report-file').textContent = [name, isNumber(report.file_size) ? formatBytes(report.file_size) : null, report.format]
-    .filter(Boolean)
-    .join(' · ');
+// ---------------------------------------------------------------------------------------
+// The analysis: what the map holds and what arrives, the picture, then the decision
 
+function showAnalysis(name, report) {
+  $('map-name').textContent = name;
+  $('map-meta').textContent = [isNumber(report.file_size) ? formatBytes(report.file_size) : null, report.format].filter(Boolean).join(' · ');
+  $('map-holds').textContent = holdsSentences(report).join(' ');
+  const arrives = arrivalElement(report);
+  $('map-arrives').replaceChildren(...(arrives ? [arrives] : []));
+  const downloads = session.config.asset_downloads;
+  $('asset-note').hidden = !(downloads === 'off' && report.assets_total > 0);
+  $('asset-note').textContent = 'This service has no asset key (ASSET_API_KEY), so none of the assets will be downloaded; the project is still created.';
+  showPicture(report);
+  showDecision(report);
+  syncSkipNote();
+  showDetails(report);
+  $('report').hidden = false;
+}
+
+/** The arrival's "Skip leaves out…" line stands out while Skip is chosen. */
+function syncSkipNote() {
+  $('map-arrives').querySelector('.skip-note')?.classList.toggle('chosen', $('mode-skip').checked);
+}
+createForm.addEventListener('change', syncSkipNote);
+
+async function showPicture(report) {
+  const url = pictureUrl(report);
+  $('picture').hidden = true;
+  if (url && (await loadPicture(session, url, $('picture-image')))) $('picture').hidden = false;
+}
+
+function showDecision(report) {
+  const decision = decideScripts(report);
+  const hasScripts = decision.scriptsTotal > 0;
+  // The contract: the script-mode choice is offered only when the map has scripts.
+  $('script-decision').hidden = !hasScripts;
+  $('no-scripts').hidden = hasScripts;
+  $('decision-heading').textContent = hasScripts ? `Scripts: ${plural(decision.scriptsTotal, 'script')} to decide about` : 'Create the project';
+  if (hasScripts) {
+    $('script-facts').textContent = scriptFactsText(decision);
+    $('risk-box').replaceChildren(riskSummaryElement(decision));
+    $('recommended-mode').textContent = `Recommended: ${decision.recommended === 'enabled' ? 'Enabled' : 'Disabled'}.`;
+    $('recommended-reason').textContent = decision.reason;
+    $('recommendation').dataset.mode = decision.recommended;
+    $(`mode-${decision.recommended}`).checked = true;
+  }
+  $('title').value = '';
+  $('title').placeholder = analysis.name.replace(/\.[^.]+$/, '');
+  $('create').disabled = false;
+
+  const listed = decision.atRisk.length > 0;
+  $('scripts-at-risk').hidden = !listed;
+  $('scripts-at-risk').open = false;
+  if (listed) {
+    $('scripts-at-risk-heading').textContent = `Scripts to look at: ${plural(decision.flagged, 'flagged script')}, grouped by finding`;
+    $('scripts-at-risk-list').replaceChildren(riskListElement(decision));
+  }
+  $('findings-box').hidden = decision.codes.length === 0;
+  $('findings-table').replaceChildren(findingTableElement(decision));
+}
+
+function showDetails(report) {
   const counts = $('report-counts');
   counts.replaceChildren();
   const facts = [
@@ -111,159 +187,79 @@ function showReport(name, report) {
   ];
   for (const [label, value, id] of facts) {
     if (!isNumber(value)) continue;
-    const term = document.createElement('dt');
-    term.textContent = label;
-    const detail = document.createElement('dd');
-    detail.id = id;
-    detail.textContent = value.toLocaleString();
-    counts.append(term, detail);
+    counts.append(el('dt', { text: label }), el('dd', { id, text: number(value) }));
   }
-
-  showImported(report);
-  fillTable('scripts-by-class', report.scripts);
-  fillTable('assets-by-kind', report.assets);
-  fillList('warnings', Array.isArray(report.warnings) ? report.warnings.map(String) : []);
-  showScriptsAtRisk(report);
-  $('report').hidden = false;
+  fillCounts('scripts-by-class', report.scripts, 'Class');
+  fillCounts('assets-by-kind', report.assets, 'Kind');
+  const warnings = Array.isArray(report.warnings) ? report.warnings.map(String) : [];
+  $('warnings').hidden = warnings.length === 0;
+  $('warnings').querySelector('ul').replaceChildren(...warnings.map((text) => el('li', { text })));
 }
 
-/** "1,234 sounds", "1 sound": a count and a noun (plural with an s unless given). */
-function counted(n, one, many = `${one}s`) {
-  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
-}
-
-/** The report's `imported` and `not_imported`, in plain words. */
-function showImported(report) {
-  const imported = report.imported && typeof report.imported === 'object' ? report.imported : null;
-  const lines = [];
-  if (imported) {
-    const n = (key) => (isNumber(imported[key]) ? imported[key] : 0);
-    lines.push(`${counted(n('instances'), 'instance')}: the whole map, every service, model and folder with its properties.`);
-    lines.push(`${counted(n('parts_in_workspace'), 'part')} in the Workspace and ${n('parts_in_storage').toLocaleString()} kept in storage (templates the scripts copy into the game).`);
-    if (n('scripts') > 0) lines.push(`${counted(n('scripts'), 'script')}, each in its place in the tree.`);
-    const joints = n('joints') + n('joints_generated');
-    if (joints > 0) {
-      lines.push(`${counted(joints, 'joint')} holding parts together` +
-        (n('joints_generated') > 0 ? `, ${n('joints_generated').toLocaleString()} of them made from the parts' surfaces, as Roblox did when this old map loaded.` : '.'));
-    }
-    const others = [
-      [n('constraints'), 'constraint'], [n('body_movers'), 'body mover'], [n('humanoids'), 'humanoid'],
-      [n('lights'), 'light'], [n('sky_and_effects'), 'sky or lighting effect', 'sky and lighting effects'],
-      [n('sounds'), 'sound'], [n('guis'), 'GUI element'], [n('values'), 'value object'],
-      [n('remotes'), 'remote or bindable event', 'remote and bindable events'], [n('images'), 'decal or texture', 'decals and textures'],
-      [n('particles'), 'particle effect'], [n('unions'), 'union'], [n('meshes'), 'mesh', 'meshes'],
-    ].filter(([count]) => count > 0).map(([count, one, many]) => counted(count, one, many));
-    if (others.length) lines.push(`Also: ${others.join(', ')}.`);
-    if (imported.terrain === true) lines.push('The terrain, voxel by voxel.');
-    const free = n('unanchored_parts') - n('unanchored_parts_joined_to_anchored');
-    if (free > 0) lines.push(`${counted(free, 'loose part')} (unanchored and joined to nothing anchored) will move or fall when the game runs, as in Roblox.`);
-  }
-  fillList('imported', lines);
-  const missing = Array.isArray(report.not_imported) ? report.not_imported : [];
-  fillList('not-imported', missing.map((entry) =>
-    `${entry.class}${entry.property ? `.${entry.property}` : ''} (${isNumber(entry.count) ? entry.count.toLocaleString() : '?'}): ${entry.reason}`));
-  const note = $('skip-note');
-  const inside = imported && isNumber(imported.instances_inside_scripts) ? imported.instances_inside_scripts : 0;
-  note.textContent = `Skip leaves out the ${counted(report.scripts_total, 'script')}` +
-    (inside > 0 ? ` and the ${counted(inside, 'instance')} inside them.` : '.');
-  syncSkipNote();
-}
-
-function syncSkipNote() {
-  $('skip-note').hidden = !$('mode-skip').checked;
-}
-
-function showScriptsAtRisk(report) {
-  const scripts = Array.isArray(report.scripts_at_risk) ? report.scripts_at_risk : [];
-  const box = $('scripts-at-risk');
-  const list = box.querySelector('ul');
-  list.replaceChildren();
-  for (const script of scripts) {
-    const item = document.createElement('li');
-    const path = document.createElement('code');
-    path.textContent = String(script.path ?? '');
-    item.append(path, ` (${String(script.class ?? '')})`);
-    const findings = document.createElement('ul');
-    for (const finding of Array.isArray(script.findings) ? script.findings : []) {
-      const line = document.createElement('li');
-      line.textContent = `line ${finding.line}: ${finding.code}: ${finding.message}`;
-      findings.append(line);
-    }
-    item.append(findings);
-    list.append(item);
-  }
-  const flagged = isNumber(report.scripts_flagged) ? report.scripts_flagged : scripts.length;
-  $('scripts-at-risk-heading').textContent =
-    `${flagged.toLocaleString()} script${flagged === 1 ? '' : 's'} may hang or break` +
-    (flagged > scripts.length ? ` (first ${scripts.length} shown)` : '');
-  box.hidden = scripts.length === 0;
-}
-
-function showCreate(name, report) {
-  // The contract: the script-mode choice is offered only when the map has scripts.
-  $('script-mode').hidden = !(report.scripts_total > 0);
-  $('mode-disabled').checked = true;
-  syncSkipNote();
-  $('title').value = '';
-  $('title').placeholder = name.replace(/\.[^.]+$/, '');
-  createForm.hidden = false;
-}
-
-function fillTable(id, counts) {
+function fillCounts(id, counts, heading) {
   const box = $(id);
-  const body = box.querySelector('tbody');
-  body.replaceChildren();
-  const rows = counts && typeof counts === 'object' ? Object.entries(counts).filter(([, n]) => isNumber(n) && n > 0) : [];
-  for (const [key, value] of rows) {
-    const row = document.createElement('tr');
-    const name = document.createElement('td');
-    name.textContent = key;
-    const count = document.createElement('td');
-    count.textContent = value.toLocaleString();
-    row.append(name, count);
-    body.append(row);
-  }
-  box.hidden = rows.length === 0;
+  const table = countTableElement(counts, heading);
+  box.querySelector('table')?.remove();
+  if (table) box.append(table);
+  box.hidden = table === null;
 }
 
-function fillList(id, items) {
-  const box = $(id);
-  const list = box.querySelector('ul');
-  list.replaceChildren(...items.map((text) => {
-    const item = document.createElement('li');
-    item.textContent = text;
-    return item;
-  }));
-  box.hidden = items.length === 0;
-}
+// ---------------------------------------------------------------------------------------
+// Create: a progress bar fed by the service's progress of this create
 
-function describeToken() {
-  const token = tokenInput.value.trim();
-  let hint = '';
-  if (isDevelopmentHost(window.location.hostname)) {
-    const id = userIdFromToken(token);
-    if (id !== null) hint = `Development host: importing as user ${id}.`;
-    else if (token) hint = 'This token has no readable user id; the service may refuse the upload.';
-    else hint = 'Paste a token to import as its user.';
-  }
-  $('token-hint').textContent = hint;
-}
+function watchCreate(createId) {
+  const bar = $('create-bar');
+  const status = $('create-status');
+  $('create-progress').hidden = false;
+  bar.removeAttribute('value'); // indeterminate until the service reports
+  status.textContent = 'Starting…';
+  let shown = 0;
+  let stopped = false;
+  let timer = null;
 
-function readToken() {
-  try {
-    return localStorage.getItem(TOKEN_KEY) ?? '';
-  } catch {
-    return ''; // storage may be disabled; the field still works for this visit
-  }
-}
-
-function saveToken(token) {
-  try {
-    if (token) localStorage.setItem(TOKEN_KEY, token);
-    else localStorage.removeItem(TOKEN_KEY);
-  } catch {
-    // storage disabled: nothing to keep
-  }
+  const show = (value, text) => {
+    // Never backwards: polls can answer out of order.
+    if (value !== null && value >= shown) {
+      shown = value;
+      bar.value = value;
+    }
+    status.textContent = text;
+  };
+  const poll = async () => {
+    if (stopped) return;
+    try {
+      const progress = await session.client().createProgress(createId);
+      if (progress && !stopped) render(progress);
+    } catch {
+      // A missed poll is not a failed create: the create's own answer decides.
+    }
+    if (!stopped) timer = setTimeout(poll, PROGRESS_POLL_MS);
+  };
+  const render = (progress) => {
+    const { phase, assets_done: done, assets_total: total, assets_failed: failed } = progress;
+    document.body.dataset.createPhase = phase;
+    if (phase === 'assets') {
+      const fraction = total > 0 ? done / total : 1;
+      show(Math.round(fraction * 850), `Downloading assets: ${number(done)} of ${number(total)}${failed ? ` (${number(failed)} failed)` : ''}`);
+    } else if (phase === 'building') {
+      show(900, `Assets done (${number(total - failed)} downloaded, ${number(failed)} failed); building the project…`);
+    } else if (phase === 'storing') {
+      show(970, 'Saving the project…');
+    }
+  };
+  timer = setTimeout(poll, 50);
+  return {
+    finish(created) {
+      stopped = true;
+      clearTimeout(timer);
+      show(1000, `Done: ${number(created.assets_downloaded)} assets downloaded, ${number(created.assets_failed)} failed.`);
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      $('create-progress').hidden = true;
+    },
+  };
 }
 
 function busy(on) {
@@ -274,28 +270,4 @@ function busy(on) {
 
 function setStatus(text) {
   $('status').textContent = text;
-}
-
-function showError(message) {
-  $('error').textContent = message;
-  $('error').hidden = false;
-}
-
-function hideError() {
-  $('error').textContent = '';
-  $('error').hidden = true;
-}
-
-function messageOf(error) {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function isNumber(value) {
-  return typeof value === 'number' && Number.isFinite(value);
-}
-
-function formatBytes(value) {
-  if (value < 1024) return `${value} B`;
-  if (value < 1024 * 1024) return `${(value / 1024).toFixed(1)} KB`;
-  return `${(value / 1024 / 1024).toFixed(1)} MB`;
 }

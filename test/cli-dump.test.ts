@@ -106,3 +106,110 @@ test('bad input: exit code 2 and one line naming what and where, no stack trace'
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// ---------- filters, --pretty, streaming, help ----------
+
+test('dump --pretty is the same JSON indented by two spaces', async () => {
+  const file = join(PLACES_DIR, 'rocket-arena-2006.rbxl');
+  const plain = await cli('dump', file);
+  const pretty = await cli('dump', '--pretty', file);
+  assert.equal(pretty.code, 0, pretty.stderr);
+  assert.equal(pretty.stdout, JSON.stringify(JSON.parse(plain.stdout), null, 2) + '\n');
+});
+
+type DumpInstance = { id: string; class: string; name: string; parent: string | null };
+type Dump = { format: string; classes: Record<string, unknown>; shared_strings: string[]; instances: DumpInstance[] };
+
+test('dump --class and --path keep the instances that pass every filter, parents first, each as in the whole dump', async () => {
+  const file = join(PLACES_DIR, 'rocket-arena-2006.rbxl');
+  const all = JSON.parse((await cli('dump', file)).stdout) as Dump;
+  const byId = new Map(all.instances.map((instance) => [instance.id, instance]));
+  const fullName = (instance: DumpInstance): string =>
+    instance.parent === null ? instance.name : `${fullName(byId.get(instance.parent)!)}.${instance.name}`;
+  /** The dump a filter should give: the same header, only the kept instances and their classes' tables. */
+  const subset = (kept: DumpInstance[]): Dump => ({
+    format: all.format,
+    classes: Object.fromEntries(Object.entries(all.classes).filter(([name]) => kept.some((instance) => instance.class === name))),
+    shared_strings: all.shared_strings,
+    instances: kept,
+  });
+
+  const scripts = JSON.parse((await cli('dump', '--class', 'Script', file)).stdout) as Dump;
+  assert.deepEqual(scripts, subset(all.instances.filter((instance) => instance.class === 'Script')));
+  assert.equal(scripts.instances.length, 15);
+  assert.deepEqual(Object.keys(scripts.classes), ['Script']);
+  // The filtered dump reads back through the one reader like the whole one.
+  assert.equal([...readInstances(scripts as unknown as Parameters<typeof readInstances>[0])].length, 15);
+
+  const prefix = 'StarterPack.Multirocket';
+  const subtree = JSON.parse((await cli('dump', '--path', prefix, file)).stdout) as Dump;
+  const expected = all.instances.filter((instance) => fullName(instance) === prefix || fullName(instance).startsWith(`${prefix}.`));
+  assert.ok(expected.length > 2);
+  assert.deepEqual(subtree, subset(expected), 'the instance and its descendants');
+  // A prefix is a whole name: Workspace.Regen is not Workspace.Regenerate Castle.
+  const regen = JSON.parse((await cli('dump', '--path', 'Workspace.Regen', file)).stdout) as Dump;
+  assert.ok(all.instances.some((instance) => fullName(instance) === 'Workspace.Regenerate Castle'));
+  assert.deepEqual(regen.instances.map(fullName), all.instances.map(fullName).filter((name) => name === 'Workspace.Regen' || name.startsWith('Workspace.Regen.')));
+
+  const both = await cli('dump', '--pretty', '--path', 'StarterPack', '--class', 'Script', '--class', 'LocalScript', file);
+  const expectedBoth = all.instances.filter((instance) => ['Script', 'LocalScript'].includes(instance.class) && fullName(instance).startsWith('StarterPack.'));
+  assert.ok(expectedBoth.length > 0);
+  assert.equal(both.stdout, JSON.stringify(subset(expectedBoth), null, 2) + '\n');
+
+  for (const flags of [[], ['--pretty']]) {
+    const none = await cli('dump', ...flags, '--class', 'NoSuchClass', file);
+    assert.equal(none.code, 0);
+    assert.equal(none.stdout, JSON.stringify(subset([]), null, flags.length ? 2 : undefined) + '\n');
+  }
+  const usage = await cli('dump', '--chunks', '--class', 'Part', file);
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /^rbxl-import dump: --chunks prints the chunk view/);
+});
+
+test('dump output is streamed in pieces that join to the whole document', async () => {
+  const { decode } = await import('../src/parser/index.js');
+  const { dumpPieces } = await import('../src/cli/dump.js');
+  const dom = decode(readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl')));
+  for (const pretty of [false, true]) {
+    const pieces = [...dumpPieces(dom, { pretty, classes: ['Part'], paths: [] }, 4096)];
+    assert.ok(pieces.length > 10, `${pieces.length} pieces: never one string`);
+    assert.ok(pieces.slice(0, -1).every((piece) => piece.length < 4096 + 8192), 'each piece about the asked size');
+    const text = Buffer.concat(pieces).toString('utf8');
+    const whole = JSON.parse(text);
+    assert.equal(text, JSON.stringify(whole, null, pretty ? 2 : undefined) + '\n');
+    assert.ok(whole.instances.length > 100 && whole.instances.every((instance: { class: string }) => instance.class === 'Part'));
+  }
+});
+
+test('indentJson lays out JSON split anywhere, even inside a UTF-8 character, as JSON.stringify(…, null, 2)', async () => {
+  const { indentJson } = await import('../src/cli/dump.js');
+  const value = { a: [], b: {}, c: [1, -0.5, 'x, y: {z}', { d: 'é"\\"ü' }, [[]]], 'k:"': null, e: true };
+  const text = Buffer.from(JSON.stringify(value));
+  for (const size of [1, 2, 3, 7, text.length]) {
+    const pieces: Buffer[] = [];
+    for (let at = 0; at < text.length; at += size) pieces.push(text.subarray(at, at + size));
+    assert.equal(Buffer.concat([...indentJson(pieces, 16)]).toString('utf8'), JSON.stringify(value, null, 2) + '\n', `pieces of ${size}`);
+  }
+});
+
+test('help: the overview lists every command with its options; every command takes --help', async () => {
+  const overview = await cli('help');
+  assert.equal(overview.code, 0);
+  for (const text of ['rbxl-import import FILE...', '--scripts MODE', '--json', '--dev-user ID', 'rbxl-import dump FILE', '--pretty', '--class NAME', '--path PREFIX', '--chunks', 'rbxl-import project FILE [--scripts MODE]', 'rbxl-import mesh FILE', 'rbxl-import serve', 'rbxl-import help']) {
+    assert.ok(overview.stdout.includes(text), `the overview names ${text}`);
+  }
+  assert.equal((await cli('--help')).stdout, overview.stdout);
+  const bare = await cli();
+  assert.equal(bare.code, 2, 'no command is a usage error');
+  assert.equal(bare.stderr, overview.stdout);
+  for (const command of ['import', 'dump', 'project', 'mesh', 'serve']) {
+    const own = await cli(command, '--help');
+    assert.equal(own.code, 0, `${command} --help: ${own.stderr}`);
+    assert.match(own.stdout, new RegExp(`^Usage: rbxl-import ${command}\\b`));
+    assert.equal((await cli('help', command)).stdout, own.stdout);
+  }
+  assert.match((await cli('dump', '-h')).stdout, /--path PREFIX/);
+  const unknown = await cli('help', 'frobnicate');
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown command "frobnicate"/);
+});

@@ -2,85 +2,84 @@
 /**
  * The `rbxl-import` command: `dump` decodes a file to JSON, `project` writes the
  * project document of a file offline, `mesh` decodes a mesh or union blob, `import`
- * uploads maps to a running service, `serve` runs the service. Bad input ends with
- * exit code 2 and one line on stderr, never a stack trace.
+ * uploads maps to a running service, `serve` runs the service, `help` explains them
+ * (help.ts; every command also takes --help).
+ * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
 import { decode, decodeChunks } from '../parser/index.js';
 import { stringifyDump } from '../parser/dump.js';
-import { dumpJson } from '../project/dump.js';
 import { DecodeError } from '../parser/errors.js';
 import { MeshDecodeError } from '../mesh/errors.js';
+import { dumpPieces, DumpUsageError, parseDumpArgs } from './dump.js';
+import { commandHelp, findCommand, overviewHelp } from './help.js';
 
-const USAGE = `usage:
-  rbxl-import dump [--chunks] FILE     print the DOM (or, with --chunks, the binary chunk view) as JSON
-  rbxl-import project FILE [--scripts disabled|enabled|skip]
-                                       print the project document the service would store (offline: no asset is downloaded)
-  rbxl-import mesh FILE [--json]       decode a Roblox mesh, CSGMDL, CSGPHS or CSGK file (--json: every position and the counts)
-  rbxl-import import FILE... [options] analyse and import maps through a running service (see --help)
-  rbxl-import serve                    start the service (configuration from the environment)`;
+class UsageError extends Error {
+  constructor(message: string, readonly command?: string) {
+    super(message);
+  }
+}
 
-class UsageError extends Error {}
+const wantsHelp = (args: string[]): boolean => args.includes('--help') || args.includes('-h');
 
 /** One FILE and the flags a command knows; anything else is a usage error. */
 function fileAndFlags(command: string, args: string[], known: string[]): { file: string; flags: Set<string> } {
   const flags = new Set(args.filter((arg) => known.includes(arg)));
   const files = args.filter((arg) => !known.includes(arg));
   const unknown = files.find((arg) => arg.startsWith('-'));
-  if (unknown) throw new UsageError(`unknown option ${unknown}`);
-  if (files.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
+  if (unknown) throw new UsageError(`unknown option ${unknown}`, command);
+  if (files.length !== 1) throw new UsageError(`${command} takes exactly one FILE`, command);
   return { file: files[0]!, flags };
 }
 
 async function dump(args: string[]): Promise<number> {
-  const { file, flags } = fileAndFlags('dump', args, ['--chunks']);
-  const bytes = await readInput(file);
-  if (flags.has('--chunks')) {
+  let options;
+  try {
+    options = parseDumpArgs(args);
+  } catch (error) {
+    if (error instanceof DumpUsageError) throw new UsageError(error.message, 'dump');
+    throw error;
+  }
+  if (options === 'help') return help('dump');
+  const bytes = await readInput(options.file);
+  if (options.chunks) {
     await writeOut(stringifyDump(decodeChunks(bytes)) + '\n');
     return 0;
   }
   // The DOM is written instance by instance, waiting for stdout to drain.
-  for (const chunk of dumpJson(decode(bytes))) await writeOut(chunk);
+  for (const piece of dumpPieces(decode(bytes), options)) await writeOut(piece);
   return 0;
 }
 
 /** `project FILE [--scripts MODE]`: the version 2 document, streamed, every asset marked not downloaded. */
 async function project(args: string[]): Promise<number> {
-  let mode = 'disabled';
-  const rest: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === '--scripts') mode = args[++i] ?? '';
-    else if (arg.startsWith('--scripts=')) mode = arg.slice('--scripts='.length);
-    else rest.push(arg);
-  }
-  const { file } = fileAndFlags('project', rest, []);
-  const { parseScriptsMode, isProjectError } = await import('../project/index.js');
-  let scriptsMode;
+  const { parseProjectArgs, projectPieces, ProjectUsageError } = await import('./project.js');
+  let options;
   try {
-    scriptsMode = parseScriptsMode(mode);
+    options = parseProjectArgs(args);
   } catch (error) {
-    if (isProjectError(error)) throw new UsageError(error.message);
+    if (error instanceof ProjectUsageError) throw new UsageError(error.message, 'project');
     throw error;
   }
-  const bytes = await readInput(file);
-  const dom = decode(bytes);
-  const { collectAssetRefs } = await import('../assets/refs.js');
-  const { projectJson } = await import('../project/document.js');
-  const assets = collectAssetRefs(dom).ids.map(({ id, kind }) => ({ id, kind, ok: false as const, reason: 'not_downloaded' as const }));
-  const name = basename(file);
-  const chunks = projectJson(dom, {
-    title: '', owner: '', createdAt: new Date(), previewHash: createHash('sha256').update(bytes).digest('hex'),
-    fileName: name, fileSize: bytes.length, scriptsMode, assets,
-  });
-  for (const chunk of chunks) await writeOut(chunk);
-  await writeOut('\n');
+  if (options === 'help') return help('project');
+  const bytes = await readInput(options.file);
+  for (const piece of projectPieces(decode(bytes), bytes, options)) await writeOut(piece);
+  return 0;
+}
+
+function help(command?: string): number {
+  if (command === undefined) {
+    process.stdout.write(overviewHelp());
+    return 0;
+  }
+  const entry = findCommand(command);
+  if (!entry) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  process.stdout.write(commandHelp(entry));
   return 0;
 }
 
 async function mesh(args: string[]): Promise<number> {
+  if (wantsHelp(args)) return help('mesh');
   const { file, flags } = fileAndFlags('mesh', args, ['--json']);
   const json = flags.has('--json');
   const bytes = await readInput(file);
@@ -121,15 +120,22 @@ async function main(argv: string[]): Promise<number> {
         return await runImport(args);
       }
       case 'serve': {
+        if (wantsHelp(args)) return help('serve');
+        if (args.length) throw new UsageError(`serve takes no arguments (configuration comes from the environment), got ${args[0]}`, 'serve');
         const { serve } = await import('../main.js');
         await serve();
         return 0;
       }
-      case undefined: case '-h': case '--help': case 'help':
-        process.stdout.write(USAGE + '\n');
-        return command === undefined ? 2 : 0;
+      case 'help':
+        if (args.length > 1) throw new UsageError('help takes at most one COMMAND', 'help');
+        return help(args[0]);
+      case '-h': case '--help':
+        return help();
+      case undefined:
+        process.stderr.write(overviewHelp());
+        return 2;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+        throw new UsageError(`unknown command ${JSON.stringify(command)} (rbxl-import help lists them)`);
     }
   } catch (error) {
     if (error instanceof DecodeError || error instanceof MeshDecodeError) {
@@ -137,7 +143,8 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (error instanceof UsageError) {
-      process.stderr.write(`rbxl-import: ${error.message}\n${USAGE}\n`);
+      const see = error.command ? `rbxl-import ${error.command} --help` : 'rbxl-import help';
+      process.stderr.write(`rbxl-import${error.command ? ` ${error.command}` : ''}: ${error.message} (see ${see})\n`);
       return 2;
     }
     process.stderr.write(`rbxl-import: ${(error as Error)?.message ?? String(error)}\n`);

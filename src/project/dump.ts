@@ -14,8 +14,14 @@ import { instanceId } from './ids.js';
 import { InstanceTree, instancesJson } from './instances.js';
 import { JsonWriter } from './json-writer.js';
 
-/** The dump's JSON as UTF-8 chunks of about `chunkBytes` bytes, ending with a newline. */
-export function* dumpJson(dom: Dom, chunkBytes = 1 << 16): Generator<Buffer> {
+/**
+ * The dump's JSON as UTF-8 chunks of about `chunkBytes` bytes, ending with a newline.
+ * With `selected` (1 = keep, by DOM row) only those instances are written, in the same
+ * order, and `classes` only has their classes; each kept instance is written exactly as
+ * in the whole dump (class tables and defaults are those of the whole file), so a
+ * filtered dump is a subset of the whole one.
+ */
+export function* dumpJson(dom: Dom, chunkBytes = 1 << 16, selected?: Uint8Array): Generator<Buffer> {
   const tree = new InstanceTree(dom, {
     refId: (referent) => {
       const row = dom.rowOf(referent);
@@ -23,10 +29,28 @@ export function* dumpJson(dom: Dom, chunkBytes = 1 << 16): Generator<Buffer> {
     },
   });
   const w = new JsonWriter(chunkBytes);
-  w.text(`{"format":${JSON.stringify(dom.format)},"classes":${tree.classesJson()},"shared_strings":`);
+  let classes: Set<string> | undefined;
+  if (selected) {
+    classes = new Set();
+    for (let row = 0; row < dom.count; row++) if (selected[row]) classes.add(dom.className(row));
+  }
+  w.text(`{"format":${JSON.stringify(dom.format)},"classes":${tree.classesJson(classes)},"shared_strings":`);
   yield* sharedStringsJson(w, dom);
   w.ascii(',"instances":');
-  yield* instancesJson(w, tree);
+  if (selected) {
+    w.byte(0x5b);
+    let first = true;
+    for (const row of tree.rows()) {
+      if (!selected[row]) continue;
+      if (!first) w.byte(0x2c);
+      first = false;
+      tree.writeInstance(w, row);
+      if (w.ready) yield* w.take();
+    }
+    w.byte(0x5d);
+  } else {
+    yield* instancesJson(w, tree);
+  }
   w.ascii('}\n');
   yield* w.flush();
 }

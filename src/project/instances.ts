@@ -216,11 +216,12 @@ export class InstanceTree {
     return encodeValue(column.type, column.get(at), this.#ctx);
   }
 
-  /** The `classes` object's JSON text. */
-  classesJson(): string {
+  /** The `classes` object's JSON text (only the classes in `only`, when given). */
+  classesJson(only?: ReadonlySet<string>): string {
     let out = '{';
     let first = true;
     for (const [className, schema] of this.schemas) {
+      if (only && !only.has(className)) continue;
       out += `${first ? '' : ','}${JSON.stringify(className)}:{"properties":${JSON.stringify(schema.properties)}`;
       first = false;
       if (schema.defaults.size) {

@@ -1,5 +1,6 @@
 /**
- * GET /api-rbxl/projects/{id} (the document), DELETE /api-rbxl/projects/{id}, and
+ * GET /api-rbxl/projects/{id} (the document), DELETE /api-rbxl/projects/{id},
+ * GET /api-rbxl/projects/{id}/summary (what the project page shows) and
  * GET /api-rbxl/projects/{id}/assets/{sha256} (an asset's bytes): the owner only;
  * anyone else gets the same 404 as for nothing.
  */
@@ -8,7 +9,7 @@ import type { HttpRequest } from 'uWebSockets.js';
 import { assetPath, isSha256, readAssetMeta } from '../../assets/store.js';
 import { acceptsDocumentEncoding, documentDecompressor } from '../../project/compression.js';
 import { notFound } from '../errors.js';
-import { send, sendFile, sendStream, type Exchange } from '../exchange.js';
+import { send, sendFile, sendJson, sendStream, type Exchange } from '../exchange.js';
 import type { HttpContext } from '../context.js';
 import type { RouteHandler } from '../route.js';
 
@@ -34,6 +35,25 @@ export function projectRoute(ctx: HttpContext): RouteHandler {
       file.on('error', (error) => inflate.destroy(error));
       await sendStream(exchange, file.pipe(inflate), { ...json, Vary: 'Accept-Encoding' });
     }
+  };
+}
+
+export function projectSummaryRoute(ctx: HttpContext): RouteHandler {
+  return async (exchange: Exchange, req: HttpRequest) => {
+    const id = req.getParameter(0) ?? '';
+    const { meta, text } = await ctx.service.projects.summary(exchange.user!, id);
+    if (text !== undefined) {
+      send(exchange, 200, text, { 'Content-Type': 'application/json; charset=utf-8' });
+      return;
+    }
+    // A project created before summaries were kept: what its sidecar knows.
+    sendJson(exchange, 200, {
+      project_id: id,
+      created_at: meta.createdAt !== undefined ? new Date(meta.createdAt).toISOString() : null,
+      document_bytes: meta.bytes ?? null,
+      assets: null,
+      report: null,
+    });
   };
 }
 

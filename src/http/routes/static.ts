@@ -1,14 +1,18 @@
 /**
- * The import page: GET /api-rbxl/ (public/index.html), /api-rbxl/static/<file>
- * (public/) and /api-rbxl/client/<file>.js (the compiled browser client). Files are
- * small; they are read once and kept in memory.
+ * The pages: GET /api-rbxl/ (the import page, public/index.html),
+ * /api-rbxl/projects/{id}/page (the project page, public/project.html: a shell that
+ * reads the project with the user's credentials, so it needs none itself),
+ * /api-rbxl/static/<file> (public/) and /api-rbxl/client/<file>.js (the compiled
+ * browser client); and GET /api-rbxl/config, what the pages need to know about the
+ * service before any upload. Files are small; they are read once and kept in memory.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { extname, join } from 'node:path';
 import type { HttpRequest } from 'uWebSockets.js';
 import { notFound } from '../errors.js';
-import { send, type Exchange } from '../exchange.js';
+import { send, sendJson, type Exchange } from '../exchange.js';
+import type { HttpContext } from '../context.js';
 import type { RouteHandler } from '../route.js';
 
 // dist/src/http/routes → the repository root holds public/; dist/src/client holds the client.
@@ -36,11 +40,25 @@ async function serve(exchange: Exchange, dir: string, name: string): Promise<voi
   const body = await load(join(dir, name)).catch(() => { throw notFound('file'); });
   send(exchange, 200, body, {
     'Content-Type': TYPES[extname(name)]!,
-    'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    'Content-Security-Policy': "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'",
     'Referrer-Policy': 'no-referrer',
   });
 }
 
 export const pageRoute: RouteHandler = (exchange) => serve(exchange, PUBLIC_DIR, 'index.html');
+export const projectPageRoute: RouteHandler = (exchange) => serve(exchange, PUBLIC_DIR, 'project.html');
+
+/** What the pages learn before any upload: how users sign in here, and the largest map accepted (to refuse it before uploading). */
+export function configRoute(ctx: HttpContext): RouteHandler {
+  return (exchange: Exchange) => {
+    sendJson(exchange, 200, {
+      auth_mode: ctx.config.authMode,
+      max_upload_bytes: ctx.service.maxMapBytes,
+      scripts_modes: ['disabled', 'enabled', 'skip'],
+      // Whether create can download assets at all: 'off' means every asset fails with no_credentials.
+      asset_downloads: ctx.config.assetUrlTemplate !== null ? 'mirror' : ctx.config.assetApiKey !== null ? 'open_cloud' : 'off',
+    });
+  };
+}
 export const staticRoute: RouteHandler = (exchange, req: HttpRequest) => serve(exchange, PUBLIC_DIR, req.getParameter(0) ?? '');
 export const clientModuleRoute: RouteHandler = (exchange, req: HttpRequest) => serve(exchange, CLIENT_DIR, req.getParameter(0) ?? '');
