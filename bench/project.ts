@@ -6,8 +6,8 @@
  * - build: from a freshly decoded DOM to the stored document, i.e. `projectJson`
  *   through the Brotli compressor into a sink, as the worker writes it (the decode
  *   itself is done before each timed run);
- * - memory: peak RSS of a child process that decodes, against one that decodes and
- *   builds (each a fresh process reading the file);
+ * - memory: peak RSS (VmHWM) of a child process that decodes, against one that decodes
+ *   and builds (each a fresh process reading the file);
  * - sizes: JSON bytes, stored (compressed) bytes, and stored ÷ the file's size.
  *
  * Each input is measured in BENCH_ROUNDS rounds (default 3) of both tasks in turn; a
@@ -62,7 +62,10 @@ async function child(mode: string, file: string, name: string): Promise<void> {
   const bytes = readFileSync(file);
   const dom = decode(bytes);
   if (mode === 'build') await buildStored(dom, { name, bytes });
-  process.stdout.write(`${process.resourceUsage().maxRSS}\n`);
+  // VmHWM, not resourceUsage().maxRSS: Linux keeps ru_maxrss across fork and exec, so
+  // a child would report the (larger) RSS of the parent that spawned it.
+  const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+  process.stdout.write(`${hwm ? Number(hwm[1]) : process.resourceUsage().maxRSS}\n`);
 }
 
 async function main(): Promise<void> {
