@@ -151,15 +151,22 @@ export async function writeChunksFile(path: string, chunks: Iterable<string | Ui
   })(), { objectMode: false });
   const handle = await open(path, 'wx', options.mode ?? 0o644);
   try {
+    let tooLarge: JsonTooLargeError | undefined;
     const sink = async (source: AsyncIterable<Buffer>): Promise<void> => {
       for await (const chunk of source) {
         bytes += chunk.length;
-        if (bytes > maxBytes) throw new JsonTooLargeError(maxBytes);
+        if (bytes > maxBytes) throw (tooLarge = new JsonTooLargeError(maxBytes));
         await writeAll(handle, chunk);
       }
     };
-    if (options.encode) await pipeline(text, options.encode(), sink);
-    else await pipeline(text, sink);
+    try {
+      if (options.encode) await pipeline(text, options.encode(), sink);
+      else await pipeline(text, sink);
+    } catch (error) {
+      // Through a transform, pipeline reports the sink's error as the AbortError of the
+      // streams it tore down: the limit is still the reason.
+      throw tooLarge ?? error;
+    }
     await handle.sync();
   } finally {
     await handle.close();
