@@ -14,7 +14,7 @@
  * read top-down (heightfield.ts) at about one cell per pixel and drawn as depth-tested
  * screen rectangles that reach down to their lowest neighbour (no holes on slopes).
  */
-import { terrainHeightfield, type TerrainHeightfield } from '../terrain/heightfield.js';
+import { terrainHeightfield } from '../terrain/heightfield.js';
 import { WATER } from '../terrain/materials.js';
 import { VOXEL_STUDS } from '../terrain/smooth-grid.js';
 import { encodePng, newRaster } from './png.js';
@@ -168,7 +168,7 @@ function weightedRange(values: Float32Array, weights: Float32Array, low: number,
   const bins = 4096;
   const histogram = new Float64Array(bins);
   const step = (max - min) / bins;
-  for (let i = 0; i < values.length; i++) histogram[Math.min(bins - 1, Math.floor((values[i]! - min) / step))] += weights[i]!;
+  for (let i = 0; i < values.length; i++) histogram[Math.min(bins - 1, Math.floor((values[i]! - min) / step))]! += weights[i]!;
   let sum = 0, lo = min, hi = max, foundLow = false;
   for (let b = 0; b < bins; b++) {
     sum += histogram[b]!;
