@@ -369,7 +369,7 @@ function heldParts(links: [string, string][], parts: ReadInstance[]): Set<string
 
 function compose(a: CFrameValue, b: CFrameValue): CFrameValue {
   const r = a.orientation, s = b.orientation;
-  const orientation = [0, 1, 2].map((i) => [0, 1, 2].map((j) => r[i]![0] * s[0]![j]! + r[i]![1] * s[1]![j]! + r[i]![2] * s[2]![j]!)) as CFrameValue['orientation'];
+  const orientation = [0, 1, 2].map((i) => [0, 1, 2].map((j) => r[i]![0] * s[0][j]! + r[i]![1] * s[1][j]! + r[i]![2] * s[2][j]!)) as CFrameValue['orientation'];
   const position = [0, 1, 2].map((i) => r[i]![0] * b.position[0] + r[i]![1] * b.position[1] + r[i]![2] * b.position[2] + a.position[i]!) as CFrameValue['position'];
   return { position, orientation };
 }

@@ -22,7 +22,7 @@ import { ByteWriter } from '../src/parser/writer/bytes.js';
 import { concat, fileHeader, frameChunk } from '../src/parser/writer/chunks.js';
 import { writeReferents } from '../src/parser/writer/interleave.js';
 import { encode } from '../src/parser/writer/index.js';
-import { jsonReplacer, type Value } from '../src/parser/values.js';
+import type { Value } from '../src/parser/values.js';
 import { DecodeError } from '../src/parser/errors.js';
 import { readChunks } from '../src/parser/chunk.js';
 import { DEFAULT_LIMITS } from '../src/parser/limits.js';

@@ -56,7 +56,7 @@ export function valuesEqual(a: Value | undefined, b: Value | undefined): boolean
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!valuesEqual(a[i] as Value, b[i] as Value)) return false;
+    for (let i = 0; i < a.length; i++) if (!valuesEqual(a[i], b[i])) return false;
     return true;
   }
   if (Array.isArray(b)) return false;

@@ -31,7 +31,7 @@ import { assemblies, surfaceJoints, type SurfaceJoint } from './joints.js';
 import { readMapScripts, type MapScript } from './map-scripts.js';
 import { codesOfBits, findingCodes, isScriptCodes, type ScriptCodes } from './report.js';
 import { scanMapScripts } from './script-findings.js';
-import { sceneJson } from './scene.js';
+import { sceneJson, type Scene } from './scene.js';
 import { packScript, parseScriptsMode, type ProjectScript, type ScriptsMode } from './scripts.js';
 
 export const PROJECT_FORMAT = 'rbxl-import/project';
@@ -87,7 +87,7 @@ export interface ProjectDocument {
   shared_strings: string[];
   instances: DocumentInstance[];
   scripts: ProjectScript[];
-  scene: import('./scene.js').Scene;
+  scene: Scene;
   assets: AssetEntry[];
 }
 

@@ -16,7 +16,7 @@
  * SecurityCapabilities) are decimal strings, as the decoder gives them.
  */
 import type {
-  CFrameValue, ColorKeypoint, ContentValue, CustomPhysics, FontValue, NumberKeypoint, PropType, StringValue, Value, Vec3,
+  CFrameValue, ColorKeypoint, ContentValue, CustomPhysics, FontValue, NumberKeypoint, PropType, Value, Vec3,
 } from '../parser/values.js';
 import { JsonWriter } from './json-writer.js';
 
@@ -51,7 +51,7 @@ function float32s(w: JsonWriter, values: readonly number[]): void {
 
 const string: Encoder = (w, value) => {
   if (typeof value === 'string') w.string(value);
-  else w.text(JSON.stringify(value as StringValue));
+  else w.text(JSON.stringify(value));
 };
 
 const json: Encoder = (w, value) => { w.text(JSON.stringify(value)); };
@@ -246,7 +246,7 @@ const DECODERS: Readonly<Record<PropType, (json: unknown) => DocValue>> = {
   }),
   PhysicalProperties: (json) => {
     if (json === null) return 'Default';
-    const [density, friction, elasticity, frictionWeight, elasticityWeight, acousticAbsorption] = numbers(json, 6) as number[];
+    const [density, friction, elasticity, frictionWeight, elasticityWeight, acousticAbsorption] = numbers(json, 6);
     return { density: density!, friction: friction!, elasticity: elasticity!, frictionWeight: frictionWeight!, elasticityWeight: elasticityWeight!, acousticAbsorption: acousticAbsorption! };
   },
   UniqueId: asIs,

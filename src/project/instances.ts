@@ -29,7 +29,7 @@ import type { Column, Dom } from '../parser/dom.js';
 import type { PropType, Value } from '../parser/values.js';
 import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
 import { instanceId } from './ids.js';
-import { JsonWriter } from './json-writer.js';
+import { type JsonWriter } from './json-writer.js';
 
 /** One class's entry of `classes`. */
 export interface ClassSchema {
@@ -178,14 +178,14 @@ export class InstanceTree {
       if ((counts.get(className)?.rows ?? 0) < 2) continue;
       const schema = this.schemas.get(className)!;
       let byName = samples.get(className);
-      if (!byName) samples.set(className, (byName = new Map()));
+      if (!byName) samples.set(className, (byName = new Map<string, Map<string, number>>()));
       const step = Math.max(1, Math.floor(rows.length / SAMPLE_ROWS));
       for (const [name, column] of columns) {
         if (name === 'Name' || schema.partial.has(name) || schema.properties[name] !== column.type || omit(className, name, column.type)) continue;
         let tally = byName.get(name);
-        if (!tally) byName.set(name, (tally = new Map()));
+        if (!tally) byName.set(name, (tally = new Map<string, number>()));
         let tableSamples = this.#samples.get(t);
-        if (!tableSamples) this.#samples.set(t, (tableSamples = new Map()));
+        if (!tableSamples) this.#samples.set(t, (tableSamples = new Map<string, Map<string, number>>()));
         const firstRows = new Map<string, number>();
         tableSamples.set(name, firstRows);
         for (let at = 0; at < rows.length; at += step) {
