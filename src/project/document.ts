@@ -32,6 +32,7 @@ import { readMapScripts, type MapScript } from './map-scripts.js';
 import { codesOfBits, findingCodes, isScriptCodes, type ScriptCodes } from './report.js';
 import { scanMapScripts } from './script-findings.js';
 import { sceneJson, type Scene } from './scene.js';
+import type { EncodedClass, EncodedInstance } from './reader.js';
 import { packScript, parseScriptsMode, type ProjectScript, type ScriptsMode } from './scripts.js';
 
 export const PROJECT_FORMAT = 'rbxl-import/project';
@@ -83,7 +84,7 @@ export interface ProjectDocument {
   source: { preview_hash: string; file_name: string; format: 'binary' | 'xml'; size: number };
   scripts_mode: ScriptsMode;
   import: ImportSummary;
-  classes: Record<string, { properties: Record<string, PropType>; defaults?: Record<string, unknown>; partial?: string[] }>;
+  classes: Record<string, EncodedClass>;
   shared_strings: string[];
   instances: DocumentInstance[];
   scripts: ProjectScript[];
@@ -91,13 +92,8 @@ export interface ProjectDocument {
   assets: AssetEntry[];
 }
 
-export interface DocumentInstance {
-  id: string;
-  class: string;
-  name: string;
-  parent: string | null;
-  properties: Record<string, unknown>;
-  types?: Record<string, PropType>;
+/** An instance as the document writes it (reader.ts reads it back); `generated` only on the joints the import adds. */
+export interface DocumentInstance extends EncodedInstance {
   generated?: true;
 }
 
