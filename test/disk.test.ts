@@ -7,6 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -43,9 +44,12 @@ test('a full data directory answers 507 with Retry-After, /health says degraded,
 });
 
 test('a project document that does not fit in MAX_DATA_BYTES is refused with 507, and nothing of it stays', async () => {
-  const service = await startService({ maxDataBytes: 120_000 });
+  // Stored documents are Brotli-compressed (rocket-arena's is about 60 KB): a 1.6 MB place whose
+  // document is stored in about 2 MB, with room for its preview but not for that.
+  const booga = readFileSync(join(PLACES_DIR, 'booga.rbxl'));
+  const service = await startService({ maxDataBytes: 2_600_000 });
   try {
-    const { preview_hash } = await analyze(service, PLACE, 'place.rbxl', as('ann'));
+    const { preview_hash } = await analyze(service, booga, 'place.rbxl', as('ann'));
     await expectError(await postJson(service, CREATE, { preview_hash }, as('ann')), 507, 'storage_full');
     // Nothing in the store (DATA_DIR/objects/projects), no document left being built (DATA_DIR/uploads).
     assert.deepEqual(await readdir(join(service.dataDir, 'objects', 'projects'), { recursive: true }).catch(() => []), []);
@@ -157,6 +161,41 @@ test('project retention: the store sweeps projects created before the cut-off', 
     assert.equal((await store.getMeta(newId))?.owner, 'ann');
     assert.deepEqual(await store.sweep({ staleMs: 60_000, createdBefore: 0 }), []);
   } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('an upgrade keeps projects and assets stored before the object store (DATA_DIR/projects, DATA_DIR/assets) by moving them in', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-disk-'));
+  const id = 'p_legacylegacylegacyle';
+  const asset = Buffer.from('legacy asset bytes');
+  const sha = createHash('sha256').update(asset).digest('hex');
+  const document = JSON.stringify({ format: 'rbxl-import/project', version: 1, owner: 'old-owner', title: 'Old' });
+  const files: [string, string | Buffer][] = [
+    [join(dataDir, 'projects', `${id}.json`), document],
+    [join(dataDir, 'projects', `${id}.summary`), JSON.stringify({ project_id: id, title: 'Old' })],
+    [join(dataDir, 'projects', `${id}.meta`), JSON.stringify({ owner: 'old-owner', assets: [sha], bytes: document.length, createdAt: 1 })],
+    [join(dataDir, 'assets', 'sha256', sha.slice(0, 2), sha), asset],
+    [join(dataDir, 'assets', 'sha256', sha.slice(0, 2), `${sha}.json`), JSON.stringify({ sha256: sha, size: asset.length, contentType: 'image/png' })],
+    [join(dataDir, 'assets', 'ids', '77.json'), JSON.stringify({ id: '77', sha256: sha })],
+  ];
+  for (const [path, data] of files) {
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(path, data);
+  }
+  const server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1 });
+  try {
+    const service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const doc = await getJson(service, `/api-rbxl/projects/${id}`, as('old-owner'));
+    assert.equal(doc.text, document);
+    assert.equal((await getJson(service, `/api-rbxl/projects/${id}/summary`, as('old-owner'))).body.title, 'Old');
+    const bytes = await fetch(`${server.url}/api-rbxl/projects/${id}/assets/${sha}`, { headers: as('old-owner') });
+    assert.equal(bytes.status, 200);
+    assert.deepEqual(Buffer.from(await bytes.arrayBuffer()), asset);
+    assert.equal((await getJson(service, `/api-rbxl/projects/${id}`, as('someone'))).status, 404);
+    for (const [path] of files) assert.equal(await stat(path).then(() => true, () => false), false, `${path} was left behind`);
+  } finally {
+    await server.close(1000);
     await rm(dataDir, { recursive: true, force: true });
   }
 });

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * The `rbxl-import` command: `dump` decodes a file to JSON, `mesh` decodes a mesh or
- * union blob, `import` uploads maps to a running service, `serve` runs the service,
- * `help` explains them (help.ts; every command also takes --help).
+ * The `rbxl-import` command: `dump` decodes a file to JSON, `project` writes the
+ * project document of a file offline, `mesh` decodes a mesh or union blob, `import`
+ * uploads maps to a running service, `serve` runs the service, `help` explains them
+ * (help.ts; every command also takes --help).
  * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
 import { readFile } from 'node:fs/promises';
@@ -50,6 +51,22 @@ async function dump(args: string[]): Promise<number> {
   return 0;
 }
 
+/** `project FILE [--scripts MODE]`: the version 2 document, streamed, every asset marked not downloaded. */
+async function project(args: string[]): Promise<number> {
+  const { parseProjectArgs, projectPieces, ProjectUsageError } = await import('./project.js');
+  let options;
+  try {
+    options = parseProjectArgs(args);
+  } catch (error) {
+    if (error instanceof ProjectUsageError) throw new UsageError(error.message, 'project');
+    throw error;
+  }
+  if (options === 'help') return help('project');
+  const bytes = await readInput(options.file);
+  for (const piece of projectPieces(decode(bytes), bytes, options)) await writeOut(piece);
+  return 0;
+}
+
 function help(command?: string): number {
   if (command === undefined) {
     process.stdout.write(overviewHelp());
@@ -87,7 +104,7 @@ async function readInput(file: string): Promise<Uint8Array> {
   }
 }
 
-function writeOut(text: string): Promise<void> {
+function writeOut(text: string | Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
 }
 
@@ -96,6 +113,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'dump': return await dump(args);
+      case 'project': return await project(args);
       case 'mesh': return await mesh(args);
       case 'import': {
         const { runImport } = await import('./import.js');

@@ -16,6 +16,7 @@ import { defaultStoreConfig } from '../store/backends/config.js';
 import { openObjectStore } from '../store/backends/index.js';
 import { isStoreUnavailable } from '../store/backends/errors.js';
 import { acquireLease } from '../store/backends/lease.js';
+import { migrateLegacyLayout } from '../store/legacy.js';
 import type { ObjectStore, Reachability } from '../store/backends/types.js';
 import { createPreviewStore, STALE_TEMP_MS, type PreviewStore } from '../store/previews.js';
 import { createProjectStore } from '../store/projects.js';
@@ -96,7 +97,12 @@ export async function createService(config: Config): Promise<Service> {
   // Uploads left by a process that died mid-request belong to nobody now.
   for (const name of await readdir(uploadDir)) await rm(join(uploadDir, name), { force: true, recursive: true });
 
-  const objects = openObjectStore(config.store ?? defaultStoreConfig(config.dataDir));
+  const storeConfig = config.store ?? defaultStoreConfig(config.dataDir);
+  if (storeConfig.kind === 'disk') {
+    const moved = await migrateLegacyLayout(config.dataDir, storeConfig.root);
+    if (moved > 0) process.stderr.write(JSON.stringify({ level: 'info', t: new Date().toISOString(), msg: 'moved projects and assets of the layout before the object store', files: moved }) + '\n');
+  }
+  const objects = openObjectStore(storeConfig);
   // Local files (uploads arriving, maps copied for a worker, documents being built) stay in uploadDir.
   const previews = createPreviewStore({ objects, workDir: uploadDir, cacheBytes: config.previewCacheBytes, ttlSeconds: config.previewTtlSeconds });
   const projects = createProjectStore({ objects, workDir: uploadDir });

@@ -45,8 +45,8 @@ export interface ProjectService {
   summary(user: string, id: string): Promise<{ meta: ProjectMeta; text: string | undefined }>;
   /** Deletes a project its owner asks to delete; not_found otherwise. */
   delete(user: string, id: string): Promise<void>;
-  /** The project document's bytes, when `user` owns it; not_found otherwise. Read the stream to its end or destroy it. */
-  document(user: string, id: string): Promise<ObjectStream>;
+  /** The project document's bytes as stored (see `meta.encoding`), when `user` owns it; not_found otherwise. Read the stream to its end or destroy it. */
+  document(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream }>;
   /** One of the project's assets (bytes and meta), when `user` owns the project and it uses the asset; not_found otherwise. */
   asset(user: string, id: string, sha256: string): Promise<{ meta: AssetMeta; stream: ObjectStream }>;
 }
@@ -114,10 +114,10 @@ export function createProjectService({ objects, previews, projects, pool, assets
       progress?.phase('storing');
       const summary = JSON.stringify(projectSummary({
         projectId: id, title: projectTitle(title, fileName), createdAt, scriptsMode, fileName, fileSize: preview.fileSize,
-        documentBytes: built.bytes, outcomes, report: preview.report,
+        documentBytes: built.bytes, documentJsonBytes: built.jsonBytes, documentEncoding: built.encoding, outcomes, report: preview.report,
       }));
       const bytes = built.bytes + Buffer.byteLength(summary);
-      await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now() }, summary).catch(diskToServiceError);
+      await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now(), encoding: built.encoding }, summary).catch(diskToServiceError);
       quota.add(bytes);
       quota.track('project', id, bytes, [user]);
       return { projectId: id, assets: outcomes };
@@ -145,11 +145,11 @@ export function createProjectService({ objects, previews, projects, pool, assets
     return { meta, text: await projects.getSummary(id) };
   }
 
-  async function document(user: string, id: string): Promise<ObjectStream> {
-    await owned(user, id);
+  async function document(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream }> {
+    const meta = await owned(user, id);
     const stream = await projects.openDocument(id);
     if (stream === undefined) throw new ServiceError('not_found', 'project not found');
-    return stream;
+    return { meta, stream };
   }
 
   async function asset(user: string, id: string, sha256: string): Promise<{ meta: AssetMeta; stream: ObjectStream }> {

@@ -6,14 +6,17 @@
  *                   (`prepare`) and then stored whole (`commit`: a rename on disk, a
  *                   multipart upload on S3, invisible until complete)
  *   summary.json    what the project page shows (service/summary.ts)
- *   meta.json       the sidecar (owner, assets, size, creation time) that ownership and
- *                   asset access are checked against; written last, removed first
+ *   meta.json       the sidecar (owner, assets, size, creation time, and `encoding: "br"`
+ *                   when the document is stored Brotli-compressed, as version 2 documents
+ *                   are) that ownership and asset access are checked against; written
+ *                   last, removed first
  * A project exists when its sidecar does, so a create cut short (a crash, the store gone)
  * leaves nothing anyone can see; `sweep` removes such leftovers once they are stale.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { brotliDecompressSync } from 'node:zlib';
 import { listAll } from './backends/operations.js';
 import { parseProjectKey, projectKeys } from './backends/keys.js';
 import type { ObjectInfo, ObjectStore, ObjectStream } from './backends/types.js';
@@ -27,7 +30,7 @@ export interface ProjectStoreOptions {
 export interface ProjectStore {
   /** Stores a new project document (and a sidecar owned by `doc.owner`) and returns its id ('p_' and 20 base32 characters). */
   save(doc: object & { owner: string }): Promise<string>;
-  /** The document parsed, or undefined when unknown or `id` is not a project id. Ownership is the caller's check. */
+  /** The document (decompressed), or undefined when unknown or `id` is not a project id. Ownership is the caller's check. For tools and tests: it holds the whole document. */
   get(id: string): Promise<Record<string, unknown> | undefined>;
   /** The sidecar, or undefined when unknown, malformed (validated as read), or `id` is not a project id. */
   getMeta(id: string): Promise<ProjectMeta | undefined>;
@@ -65,6 +68,8 @@ export interface ProjectMeta {
   bytes?: number;
   /** Milliseconds since the epoch (absent before quotas: the document's time stands in). */
   createdAt?: number;
+  /** How the stored document is compressed ('br'); absent for documents stored as plain JSON (version 1). */
+  encoding?: 'br';
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -74,11 +79,13 @@ const MAX_META_BYTES = 16 * 1024 * 1024;
 /** A sidecar as read back from the store, or undefined when it is not one. */
 export function parseProjectMeta(value: unknown): ProjectMeta | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const { owner, assets, bytes, createdAt } = value as Record<string, unknown>;
+  const { owner, assets, bytes, createdAt, encoding } = value as Record<string, unknown>;
   if (typeof owner !== 'string' || owner === '' || !Array.isArray(assets) || !assets.every((hash) => typeof hash === 'string' && SHA256.test(hash))) return undefined;
   const meta: ProjectMeta = { owner, assets: assets as string[] };
   if (Number.isSafeInteger(bytes) && (bytes as number) >= 0) meta.bytes = bytes as number;
   if (Number.isSafeInteger(createdAt) && (createdAt as number) >= 0) meta.createdAt = createdAt as number;
+  if (encoding === 'br') meta.encoding = encoding;
+  else if (encoding !== undefined) return undefined; // a stored encoding this service cannot serve
   return meta;
 }
 
@@ -116,7 +123,9 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
   async function get(id: string): Promise<Record<string, unknown> | undefined> {
     if (!PROJECT_ID.test(id)) return undefined;
     const stored = await objects.get(projectKeys.document(id));
-    return stored === undefined ? undefined : JSON.parse(stored.body.toString('utf8')) as Record<string, unknown>;
+    if (stored === undefined) return undefined;
+    const bytes = (await getMeta(id))?.encoding === 'br' ? brotliDecompressSync(stored.body) : stored.body;
+    return JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
   }
 
   async function getMeta(id: string): Promise<ProjectMeta | undefined> {

@@ -5,15 +5,32 @@
  * anyone else gets the same 404 as for nothing.
  */
 import type { HttpRequest } from 'uWebSockets.js';
-import { send, sendJson, sendObject, type Exchange } from '../exchange.js';
+import { acceptsDocumentEncoding, documentDecompressor } from '../../project/compression.js';
+import { send, sendJson, sendObject, sendStream, type Exchange } from '../exchange.js';
 import type { HttpContext } from '../context.js';
 import type { RouteHandler } from '../route.js';
 
+/**
+ * The document as stored: compressed documents (version 2) go out with
+ * `Content-Encoding: br` to clients that accept it, and are decompressed on the way
+ * (chunked) for those that do not; plain ones (version 1, stored before) as they are.
+ */
 export function projectRoute(ctx: HttpContext): RouteHandler {
   return async (exchange: Exchange, req: HttpRequest) => {
     const id = req.getParameter(0) ?? '';
-    const document = await ctx.service.projects.document(exchange.user!, id);
-    await sendObject(exchange, document.body, document.size, { 'Content-Type': 'application/json; charset=utf-8' });
+    const acceptsStored = acceptsDocumentEncoding(req.getHeader('accept-encoding'));
+    const { meta, stream } = await ctx.service.projects.document(exchange.user!, id);
+    const json = { 'Content-Type': 'application/json; charset=utf-8' };
+    if (meta.encoding === undefined) {
+      await sendObject(exchange, stream.body, stream.size, json);
+    } else if (acceptsStored) {
+      await sendObject(exchange, stream.body, stream.size, { ...json, 'Content-Encoding': meta.encoding, Vary: 'Accept-Encoding' });
+    } else {
+      const inflate = documentDecompressor();
+      stream.body.on('error', (error) => inflate.destroy(error));
+      inflate.on('close', () => stream.body.destroy());
+      await sendStream(exchange, stream.body.pipe(inflate), { ...json, Vary: 'Accept-Encoding' });
+    }
   };
 }
 
