@@ -19,6 +19,8 @@ export interface LocalMirror {
   readonly root: string;
   /** Whether the store itself is the mirror (nothing is copied). */
   readonly shared: boolean;
+  /** The local file of a key. */
+  pathOf(key: string): string;
   /** Copies each key the store has and `root` lacks into `root`. */
   fetch(keys: readonly string[]): Promise<void>;
   /** Stores each key that is a file under `root` and not yet in the store. */
@@ -65,7 +67,7 @@ export function createLocalMirror(objects: ObjectStore, localRoot: string): Loca
     for (const key of new Set(keys)) await rm(pathOf(key), { force: true });
   }
 
-  return { root, shared, fetch, push, drop };
+  return { root, shared, pathOf, fetch, push, drop };
 }
 
 /** The folder of a store that keeps its objects on this machine. */

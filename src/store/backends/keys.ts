@@ -4,13 +4,18 @@
  *
  *   previews/<hash>/place                        the uploaded map file
  *   previews/<hash>/analysis.json                the analysis of those bytes (write-once-or-identical)
+ *   previews/<hash>/picture.png                  the analysis's picture of the map, when one was drawn
  *   previews/<hash>/uploaders/<user>.<expires>   one object per upload: {"user", "file_name", "uploaded_at"}
  *   projects/<id>/document.json                  the project document
  *   projects/<id>/summary.json                   what the project page shows (service/summary.ts)
+ *   projects/<id>/place                          the map the project was made from (for scene.glb)
+ *   projects/<id>/scene-assets.json              asset id → SHA-256 of what its create downloaded
+ *   projects/<id>/scene.glb                      the scene, built on its first request
  *   projects/<id>/meta.json                      {"owner", "assets", "created_at", "bytes"}; written last
  *   assets/sha256/<aa>/<sha256>                  asset bytes, content-addressed (aa = first two hex digits)
  *   assets/sha256/<aa>/<sha256>.json             {"sha256", "size", "content_type"}
  *   assets/ids/<id>.json                         {"id", "sha256"}: which bytes an asset id gave
+ *   assets/converted/v<N>/<aa>/<sha256>.glb|.json a mesh or union model converted to glTF, and the record of it
  *   leases/<name>                                {"holder", "expires_at"}: who runs a fleet-wide job now
  *
  * `<hash>` and `<sha256>` are lowercase hex SHA-256; `<user>` is the SHA-256 of the user id
@@ -60,6 +65,7 @@ export const previewKeys = {
   prefix: (hash: string): string => `previews/${check(hash, SHA256, 'a SHA-256')}/`,
   place: (hash: string): string => `${previewKeys.prefix(hash)}place`,
   analysis: (hash: string): string => `${previewKeys.prefix(hash)}analysis.json`,
+  picture: (hash: string): string => `${previewKeys.prefix(hash)}picture.png`,
   uploaders: (hash: string): string => `${previewKeys.prefix(hash)}uploaders/`,
   /** Every entry of one user under one preview (list it to check ownership). */
   uploaderEntries: (hash: string, userId: string): string => `${previewKeys.uploaders(hash)}${userKey(userId)}.`,
@@ -83,6 +89,9 @@ export const projectKeys = {
   document: (id: string): string => `${projectKeys.prefix(id)}document.json`,
   meta: (id: string): string => `${projectKeys.prefix(id)}meta.json`,
   summary: (id: string): string => `${projectKeys.prefix(id)}summary.json`,
+  place: (id: string): string => `${projectKeys.prefix(id)}place`,
+  sceneAssets: (id: string): string => `${projectKeys.prefix(id)}scene-assets.json`,
+  scene: (id: string): string => `${projectKeys.prefix(id)}scene.glb`,
 };
 
 /** The project id a key under `projects/` belongs to, and the object's name there. */
@@ -95,6 +104,9 @@ export const assetKeys = {
   bytes: (sha256: string): string => `assets/sha256/${check(sha256, SHA256, 'a SHA-256').slice(0, 2)}/${sha256}`,
   meta: (sha256: string): string => `${assetKeys.bytes(sha256)}.json`,
   id: (id: string): string => `assets/ids/${check(id, ASSET_ID, 'an asset id')}.json`,
+  /** A converted mesh (`glb`) or the record of its conversion (`json`), by converter version. */
+  converted: (version: number, sha256: string, ext: 'glb' | 'json'): string =>
+    `assets/converted/v${version}/${check(sha256, SHA256, 'a SHA-256').slice(0, 2)}/${sha256}.${ext}`,
 };
 
 export const leaseKey = (name: string): string => checkKey(`leases/${name}`);
