@@ -22,7 +22,7 @@
  */
 import type { MeshGeometry } from '../geometry/mesh.js';
 import {
-  addGeometry, addMaterial, addMeshOf, addNode, addSkin, addTexture, createGltf, glbPieces, partMaterial, quaternionOf, srgbToLinear,
+  addGeometry, addMaterial, addMeshOf, addNode, addSkin, addTexture, createGltf, glbPieces, partMaterial, quaternionOf, srgbToLinear, writeGlbFile,
   type GltfDocument, type GltfMaterial, type GlbPieces,
 } from '../gltf/index.js';
 import { decodePngChannel, imageMimeType, ImageError, metallicRoughnessPng } from '../gltf/images.js';
@@ -67,6 +67,12 @@ export function sceneDocument(assembly: SceneAssembly, options: SceneGlbOptions 
 export function sceneGlb(assembly: SceneAssembly, options: SceneGlbOptions = {}): GlbPieces & { stats: SceneGlbStats } {
   const { doc, stats } = sceneDocument(assembly, options);
   return { ...glbPieces(doc), stats };
+}
+
+/** scene.glb streamed to a file; resolves with its size and what it holds. */
+export async function writeSceneGlbFile(assembly: SceneAssembly, path: string, options: SceneGlbOptions = {}): Promise<{ bytes: number; stats: SceneGlbStats }> {
+  const { doc, stats } = sceneDocument(assembly, options);
+  return { bytes: await writeGlbFile(doc, path), stats };
 }
 
 class SceneWriter {
