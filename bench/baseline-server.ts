@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import busboy from 'busboy';
 import type { Config } from '../src/config.js';
-import { createContext } from '../src/http/context.js';
-import { HttpError } from '../src/http/errors.js';
+import { toHttpError } from '../src/http/errors.js';
+import { createService } from '../src/service/index.js';
 
 export async function startBaselineServer(config: Config): Promise<{ url: string; close(): Promise<void> }> {
-  const ctx = await createContext(config, { done() {}, closing: () => false });
+  const service = await createService(config);
   const answer = (res: ServerResponse, status: number, body: unknown): void => {
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
   };
@@ -24,7 +24,7 @@ export async function startBaselineServer(config: Config): Promise<{ url: string
   async function analyze(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const user = req.headers['x-user-id'];
     if (typeof user !== 'string' || user === '') return answer(res, 401, { error: { code: 'unauthorized', message: 'no user' } });
-    const path = join(ctx.uploadDir, `baseline-${randomUUID()}`);
+    const path = join(service.uploadDir, `baseline-${randomUUID()}`);
     const hash = createHash('sha256');
     let size = 0;
     let fileName = 'upload.rbxl';
@@ -47,10 +47,11 @@ export async function startBaselineServer(config: Config): Promise<{ url: string
     });
     try {
       if (!(await written)) return answer(res, 400, { error: { code: 'missing_file', message: 'no file part' } });
-      const preview = await ctx.analyses.analyze({ path, sha256: hash.digest('hex'), size, fileName, user });
+      const preview = await service.analyses.analyze({ path, sha256: hash.digest('hex'), size, fileName, user });
       answer(res, 200, { preview_hash: preview.hash, report: preview.report });
     } catch (error) {
-      if (error instanceof HttpError) answer(res, error.status, { error: { code: error.code, message: error.message } });
+      const mapped = toHttpError(error);
+      if (mapped) answer(res, mapped.status, { error: { code: mapped.code, message: mapped.message } });
       else answer(res, 500, { error: { code: 'internal', message: 'internal error' } });
     } finally {
       await rm(path, { force: true });
@@ -72,8 +73,7 @@ export async function startBaselineServer(config: Config): Promise<{ url: string
     url: `http://127.0.0.1:${port}`,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await ctx.pool.close();
-      await ctx.assets.close();
+      await service.close();
     },
   };
 }

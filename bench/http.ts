@@ -17,8 +17,14 @@ import { join } from 'node:path';
 
 interface Running { child: ChildProcess; url: string; dataDir: string }
 
-async function launch(impl: 'uws' | 'node'): Promise<Running> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./http-server.js', import.meta.url)), impl], { stdio: ['ignore', 'pipe', 'inherit'] });
+type Impl = 'uws' | 'node' | 'before';
+const BEFORE = process.env.BENCH_BEFORE;
+const LABELS: Record<Impl, string> = { uws: 'uWebSockets.js service', node: 'node:http + busboy', before: `uWebSockets.js service, before (${BEFORE})` };
+
+async function launch(impl: Impl): Promise<Running> {
+  // BENCH_BEFORE=<dir>: the same service from another checkout's build, in the same run (before/after).
+  const script = impl === 'before' ? join(BEFORE!, 'dist/bench/http-server.js') : fileURLToPath(new URL('./http-server.js', import.meta.url));
+  const child = spawn(process.execPath, [script, impl === 'before' ? 'uws' : impl], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${impl} server exited with ${code}`)));
@@ -105,27 +111,36 @@ const inputs: [Input, number, number][] = [
 
 const rows: (string | number)[][] = [];
 const health: (string | number)[][] = [];
-for (const impl of ['uws', 'node'] as const) {
+// BENCH_BEFORE_FIRST=1 runs the other checkout first (the machines are shared: run both orders).
+const impls: Impl[] = !BEFORE ? ['uws', 'node'] : process.env.BENCH_BEFORE_FIRST ? ['before', 'uws', 'node'] : ['uws', 'node', 'before'];
+for (const impl of impls) {
   const server = await launch(impl);
   for (const [input, requests, concurrency] of inputs) {
     await load(server.url, input, Math.min(10, requests), concurrency); // warm-up
     const result = await load(server.url, input, requests, concurrency);
-    rows.push([impl === 'uws' ? 'uWebSockets.js service' : 'node:http + busboy', input.name, `${fmt(input.bytes.length / 1e6, 2)} MB`, concurrency, fmt(result.rps), fmt(result.mbps), fmt(result.p50), fmt(result.p99), result.failures]);
+    rows.push([LABELS[impl], input.name, `${fmt(input.bytes.length / 1e6, 2)} MB`, concurrency, fmt(result.rps), fmt(result.mbps), fmt(result.p50), fmt(result.p99), result.failures]);
     process.stderr.write(`${impl} ${input.name}: ${fmt(result.rps)} req/s\n`);
   }
   const h = await healthUnderLoad(server.url, large, 4);
-  health.push([impl === 'uws' ? 'uWebSockets.js service' : 'node:http + busboy', h.samples, fmt(h.p50, 2), fmt(h.p99, 2), fmt(h.max, 2)]);
+  health.push([LABELS[impl], h.samples, fmt(h.p50, 2), fmt(h.p99, 2), fmt(h.max, 2)]);
   health.at(-1)!.push(fmt(peakRssMb(server.child.pid!), 0));
   await stop(server);
 }
 
 process.stdout.write(`\nHTTP analyze benchmark on ${machine()}\n\n`);
 process.stdout.write(table(['server', 'input', 'size', 'concurrency', 'req/s', 'MB/s', 'p50 ms', 'p99 ms', 'failed'], rows) + '\n\n');
-const half = rows.length / 2;
+const rowsOf = (impl: Impl) => rows.filter((row) => row[0] === LABELS[impl]);
 process.stdout.write(table(['input', 'req/s ratio (uWS / node:http)', 'p99 ratio (uWS / node:http)'], inputs.map(([input], i) => {
-  const a = rows[i]!, b = rows[half + i]!;
+  const a = rowsOf('uws')[i]!, b = rowsOf('node')[i]!;
   const n = (cell: string | number | undefined): number => Number(String(cell).replace(/,/g, ''));
   return [input.name, `${fmt(n(a[4]) / n(b[4]), 2)}×`, `${fmt(n(a[7]) / n(b[7]), 2)}×`];
 })) + '\n\n');
+if (BEFORE) {
+  process.stdout.write(table(['input', 'req/s ratio (after / before)', 'p99 ratio (after / before)'], inputs.map(([input], i) => {
+    const a = rowsOf('uws')[i]!, b = rowsOf('before')[i]!;
+    const n = (cell: string | number | undefined): number => Number(String(cell).replace(/,/g, ''));
+    return [input.name, `${fmt(n(a[4]) / n(b[4]), 2)}×`, `${fmt(n(a[7]) / n(b[7]), 2)}×`];
+  })) + '\n\n');
+}
 process.stdout.write('Health route while 4 large places are analysed at once, and the server\'s peak RSS over the whole run\n\n');
 process.stdout.write(table(['server', 'health samples', 'health p50 ms', 'health p99 ms', 'health max ms', 'peak RSS MB'], health) + '\n');

@@ -2,7 +2,7 @@
  * Service configuration: environment variables with embedded defaults, so a fresh
  * clone serves with `npm start` and nothing else. Tests pass overrides directly.
  */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 
 export type AuthMode = 'development' | 'gateway';
@@ -30,6 +30,34 @@ export interface Config {
   maxJsonBytes: number;
   /** Log one JSON line per request to stdout. */
   log: boolean;
+  /** Download slots one create may hold at once (fair sharing between creates). */
+  assetConcurrencyPerCreate: number;
+  /** Bound on one create's downloads together; unfinished assets are reported as `timeout`. */
+  assetTotalTimeoutMs: number;
+  /** Memory budget of the whole process (main thread and workers), in MiB. */
+  maxMemoryMb: number;
+  /** Bytes the service may keep under dataDir; null: 80% of its file system's size, measured at start. */
+  maxDataBytes: number | null;
+  /** Bytes of one user's previews and projects together. */
+  userMaxBytes: number;
+  /** Unexpired previews one user may have. */
+  userMaxPreviews: number;
+  /** Projects one user may keep. */
+  userMaxProjects: number;
+  /** Days a project is kept; 0 keeps it until its owner deletes it. */
+  projectRetentionDays: number;
+  /** How often stale temp files, expired previews and old projects are swept, and disk use recounted. */
+  sweepIntervalMs: number;
+}
+
+/**
+ * The default memory budget: half of what the host (or its cgroup) has, at least
+ * 512 MiB. The other half is left to the kernel's page cache and whatever else runs.
+ */
+export function defaultMaxMemoryMb(): number {
+  const constrained = typeof process.constrainedMemory === 'function' ? process.constrainedMemory() ?? 0 : 0;
+  const host = constrained > 0 ? Math.min(constrained, totalmem()) : totalmem();
+  return Math.max(512, Math.floor(host / 2 / 2 ** 20));
 }
 
 export const DEFAULT_ASSET_DELIVERY_URL = 'https://apis.roblox.com/asset-delivery-api/v1/assetId/{id}';
@@ -55,6 +83,15 @@ export function defaultConfig(): Config {
     redirectTemplate: '/editor/{project_id}',
     maxJsonBytes: 64 * 1024,
     log: true,
+    assetConcurrencyPerCreate: 4,
+    assetTotalTimeoutMs: 120_000,
+    maxMemoryMb: defaultMaxMemoryMb(),
+    maxDataBytes: null,
+    userMaxBytes: 2 * 1024 ** 3,
+    userMaxPreviews: 100,
+    userMaxProjects: 500,
+    projectRetentionDays: 0,
+    sweepIntervalMs: 60_000,
   };
 }
 
@@ -101,6 +138,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.assetRetries = integer('ASSET_RETRIES', 0) ?? config.assetRetries;
   config.redirectTemplate = text('REDIRECT_TEMPLATE') ?? config.redirectTemplate;
   config.log = text('LOG') !== '0';
+  config.assetConcurrencyPerCreate = integer('ASSET_CONCURRENCY_PER_CREATE', 1) ?? Math.min(config.assetConcurrencyPerCreate, config.assetConcurrency);
+  config.assetTotalTimeoutMs = integer('ASSET_TOTAL_TIMEOUT_MS', 1) ?? config.assetTotalTimeoutMs;
+  config.maxMemoryMb = integer('MAX_MEMORY_MB', 256) ?? config.maxMemoryMb;
+  config.maxDataBytes = integer('MAX_DATA_BYTES', 1) ?? config.maxDataBytes;
+  config.userMaxBytes = integer('USER_MAX_BYTES', 1) ?? config.userMaxBytes;
+  config.userMaxPreviews = integer('USER_MAX_PREVIEWS', 1) ?? config.userMaxPreviews;
+  config.userMaxProjects = integer('USER_MAX_PROJECTS', 1) ?? config.userMaxProjects;
+  config.projectRetentionDays = integer('PROJECT_RETENTION_DAYS', 0) ?? config.projectRetentionDays;
   for (const [name, template] of [['ASSET_DELIVERY_URL', config.assetDeliveryUrl], ['ASSET_URL_TEMPLATE', config.assetUrlTemplate]] as const) {
     if (template !== null && !template.includes('{id}')) throw new ConfigError(`${name} must contain {id}`);
   }

@@ -8,8 +8,10 @@ import { startServer } from './http/server.js';
 
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   let config;
+  let server;
   try {
     config = configFromEnv(env);
+    server = await startServer(config); // the memory budget is checked here (BudgetError is a ConfigError)
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`rbxl-import: ${error.message}\n`);
@@ -18,7 +20,6 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     }
     throw error;
   }
-  const server = await startServer(config);
   process.stdout.write(JSON.stringify({
     t: new Date().toISOString(), msg: 'listening', url: server.url, data_dir: config.dataDir,
     auth_mode: config.authMode, workers: config.workers,

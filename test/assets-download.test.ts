@@ -392,6 +392,24 @@ describe('failures', () => {
     assert.deepEqual(await readdir(join(s.dataDir, 'assets', 'tmp')), []);
   });
 
+  test('a complete body the downloader refuses (unknown Content-Encoding, over maxBytes by its length) is a reason, never a crash', async () => {
+    // Issue 10, defect 1: destroying such a body raised an unhandled RequestAbortedError that ended the process.
+    await using s = await setup(
+      {
+        assets: {
+          '1': { type: 'bytes', body: 'abc', headers: { 'content-encoding': 'br' } },
+          '2': { type: 'bytes', body: 'abcdef', headers: { 'content-encoding': 'x-unknown' } },
+          '3': { type: 'bytes', body: Buffer.alloc(2048, 7) },
+        },
+      },
+      { maxBytes: 1024, retries: 0 },
+    );
+    const outcomes = await s.download.download(['1', '2', '3'].map((id) => ({ id, kind: 'mesh' as const })));
+    assert.deepEqual(outcomes.map((o) => (o.ok ? 'ok' : o.reason)), ['upstream_error', 'upstream_error', 'too_large']);
+    // Give a stray stream error the turns it would need to surface.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  });
+
   test('a connection reset, before or during the body, is network_error after retries', async () => {
     await using s = await setup(
       {

@@ -365,7 +365,8 @@ describe('authentication', () => {
       // A token alone is not a user: the service does not read tokens.
       const tokenOnly = { Authorization: 'Bearer a.eyJpZCI6IjEyMyJ9.c' };
       await expectError(await upload(service, PLACE, PLACE_NAME, tokenOnly), 401, 'unauthorized');
-      await expectError(await upload(service, PLACE, PLACE_NAME, { 'X-User-Id': '   ' }), 401, 'unauthorized');
+      // Present but blank: not an id (uWS trims the blanks, so it arrives empty).
+      await expectError(await upload(service, PLACE, PLACE_NAME, { 'X-User-Id': '   ' }), 400, 'invalid_user');
       await expectError(await postJson(service, CREATE, { preview_hash: 'ab'.repeat(32) }, {}), 401, 'unauthorized');
       const project = await getJson(service, '/api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa', {});
       assertErrorBody(project.status, project.text, 401, 'unauthorized');

@@ -12,6 +12,7 @@ import {
   writeFileAtomic,
   type NewPreview,
 } from '../src/store/index.js';
+import type { Report } from '../src/project/report.js';
 
 const root = await mkdtemp(join(tmpdir(), 'rbxl-stores-'));
 after(() => rm(root, { recursive: true, force: true }));
@@ -28,7 +29,7 @@ const sha = (text: string): string => createHash('sha256').update(text).digest('
 function preview(hash: string, uploaders: string[], extra: Partial<NewPreview> = {}): NewPreview {
   return {
     hash,
-    report: { scripts_total: 3, classes: { Part: 10 } },
+    report: { scripts_total: 3, classes: { Part: 10 } } as unknown as Report,
     assets: [{ id: '123', kind: 'mesh' }],
     fileName: 'map.rbxl',
     fileSize: 1234,
@@ -161,13 +162,13 @@ test('preview store: previews expire by the injected clock and sweep removes the
   const reopened = createPreviewStore({ dataDir, cacheBytes: 1 << 20, ttlSeconds: 100, now: time.now });
   assert.equal(await reopened.get(old), undefined);
 
-  assert.equal(await store.sweep(), 1);
+  assert.equal((await store.sweep()).length, 1);
   assert.deepEqual(await readdir(join(dataDir, 'previews')), [`${fresh}.json`]);
   assert.equal(store.cacheInfo().entries, 1);
-  assert.equal(await store.sweep(), 0);
+  assert.equal((await store.sweep()).length, 0);
 
   time.advance(60_000);
-  assert.equal(await store.sweep(), 1);
+  assert.equal((await store.sweep()).length, 1);
   assert.deepEqual(await readdir(join(dataDir, 'previews')), []);
   assert.equal(store.cacheInfo().entries, 0);
 });
@@ -184,7 +185,7 @@ test('preview store: addUploader refreshes the expiry', async () => {
   assert.equal(updated?.expiresAt, time.now() + 100_000);
   time.advance(90_000);
   assert.ok(await store.get(hash), 'expired despite the refresh');
-  assert.equal(await store.sweep(), 0);
+  assert.equal((await store.sweep()).length, 0);
 });
 
 test('preview store: sweep clears leftovers of interrupted writes', async () => {
@@ -200,7 +201,7 @@ test('preview store: sweep clears leftovers of interrupted writes', async () => 
   await writeFile(join(dir, `.${kept}.json.ba9876543210.tmp`), 'in flight');
   const hourAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
   await utimes(join(dir, `.${kept}.json.0123456789ab.tmp`), hourAgo, hourAgo);
-  assert.equal(await store.sweep(), 0);
+  assert.equal((await store.sweep()).length, 0);
   assert.deepEqual((await readdir(dir)).sort(), [`.${kept}.json.ba9876543210.tmp`, `${kept}.json`].sort());
 });
 
@@ -210,7 +211,7 @@ test('preview store: the LRU stays within its byte bound and falls back to disk'
   const store = createPreviewStore({ dataDir, cacheBytes, ttlSeconds: 60 });
   const hashes = Array.from({ length: 40 }, (_, i) => sha(`lru ${i}`));
   for (const hash of hashes) {
-    await store.put(preview(hash, ['u'], { report: { padding: 'x'.repeat(300) } }));
+    await store.put(preview(hash, ['u'], { report: { scripts_total: 0, padding: 'x'.repeat(300) } as unknown as Report }));
     const info = store.cacheInfo();
     assert.ok(info.bytes <= cacheBytes, `cache holds ${info.bytes} bytes`);
   }
@@ -221,7 +222,7 @@ test('preview store: the LRU stays within its byte bound and falls back to disk'
 
   // Larger than the whole cache: served from disk, never cached.
   const huge = sha('huge');
-  await store.put(preview(huge, ['u'], { report: { padding: 'x'.repeat(10_000) } }));
+  await store.put(preview(huge, ['u'], { report: { scripts_total: 0, padding: 'x'.repeat(10_000) } as unknown as Report }));
   assert.equal((await store.get(huge))?.hash, huge);
   assert.ok(store.cacheInfo().bytes <= cacheBytes);
 

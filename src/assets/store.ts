@@ -160,25 +160,36 @@ export async function storeAssetStream(
   }
 }
 
-/** Removes partial downloads left by a process that died mid-way (older than `olderThanMs`). */
+/**
+ * Removes what a process that died mid-way left (not written to for `olderThanMs`):
+ * partial downloads in `tmp/`, and the temp files of atomic writes beside the index
+ * (`ids/`) and the metas (`sha256/<aa>/`).
+ */
 export async function sweepStaleTempFiles(dataDir: string, olderThanMs: number): Promise<void> {
-  const tempDir = assetTempDir(dataDir);
-  let names: string[];
-  try {
-    names = await readdir(tempDir);
-  } catch {
-    return;
-  }
   const cutoff = Date.now() - olderThanMs;
-  for (const name of names) {
-    const path = join(tempDir, name);
-    try {
-      if ((await stat(path)).mtimeMs < cutoff) await rm(path, { force: true });
-    } catch {
-      // gone already, or not ours to judge
+  const root = join(dataDir, 'assets');
+  const shards = await readdir(join(root, 'sha256')).catch(() => [] as string[]);
+  const dirs: [string, (name: string) => boolean][] = [
+    [assetTempDir(dataDir), () => true],
+    [join(root, 'ids'), isAtomicTemp],
+    ...shards.map((shard): [string, (name: string) => boolean] => [join(root, 'sha256', shard), isAtomicTemp]),
+  ];
+  for (const [dir, isTemp] of dirs) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!isTemp(name)) continue;
+      const path = join(dir, name);
+      try {
+        if ((await stat(path)).mtimeMs < cutoff) await rm(path, { force: true });
+      } catch {
+        // gone already, or not ours to judge
+      }
     }
   }
 }
+
+/** `<name>.<12 hex>.tmp`, as writeFileAtomic below names its temp files. */
+const isAtomicTemp = (name: string): boolean => /\.[0-9a-f]{12}\.tmp$/.test(name);
 
 /** Writes `data` to `path` so that readers see the old file or the new one, never a part. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {

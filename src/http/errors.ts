@@ -1,7 +1,11 @@
 /**
  * Every error the service answers with: a status, a stable code and a message meant
  * for the person using the client. The body is always {"error": {"code", "message"}}.
+ * `toHttpError` is the one place where what the service refuses becomes a status.
  */
+import { isServiceError, type ServiceErrorKind } from '../service/errors.js';
+import { PoolBusyError } from '../workers/pool.js';
+
 export class HttpError extends Error {
   override name = 'HttpError';
   constructor(
@@ -25,9 +29,33 @@ export const tooLarge = (limit: number): HttpError =>
   new HttpError(413, 'payload_too_large', `upload exceeds the limit of ${limit} bytes`);
 export const busy = (): HttpError =>
   new HttpError(503, 'busy', 'the service is busy; retry shortly', { 'Retry-After': '2' });
+export const shuttingDown = (): HttpError =>
+  new HttpError(503, 'shutting_down', 'the service is shutting down', { 'Retry-After': '5' });
+
+const SERVICE_STATUS: Record<ServiceErrorKind, [number, Record<string, string>]> = {
+  not_a_place: [422, {}],
+  map_too_large: [413, {}],
+  not_found: [404, {}],
+  busy: [503, { 'Retry-After': '2' }],
+  quota_exceeded: [507, {}],
+  // Sweeps free room (expired previews, retention): worth a retry later.
+  storage_full: [507, { 'Retry-After': '60' }],
+};
+
+/** The HttpError an error stands for, or null for an internal error (answered 500, logged). */
+export function toHttpError(error: unknown): HttpError | null {
+  if (error instanceof HttpError) return error;
+  if (error instanceof PoolBusyError) return busy();
+  if (isServiceError(error)) {
+    const [status, headers] = SERVICE_STATUS[error.kind];
+    return new HttpError(status, error.kind, error.message, headers);
+  }
+  return null;
+}
 
 export const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 304: 'Not Modified', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
-  405: 'Method Not Allowed', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
+  200: 'OK', 204: 'No Content', 304: 'Not Modified', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
+  404: 'Not Found', 405: 'Method Not Allowed', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
   422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  505: 'HTTP Version Not Supported', 507: 'Insufficient Storage',
 };

@@ -6,8 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { PoolBusyError } from '../workers/pool.js';
-import { busy, HttpError, STATUS_TEXT } from './errors.js';
+import { STATUS_TEXT, toHttpError } from './errors.js';
 
 export interface Exchange {
   readonly res: HttpResponse;
@@ -23,11 +22,23 @@ export interface Exchange {
   /** Run once when the client goes away before the answer was sent. */
   readonly onAbort: (() => void)[];
   /**
-   * Set when answering before the request body was read to its end: the connection
-   * is then closed with the answer, so unread body bytes (and a paused socket)
-   * cannot stall the next request on a kept-alive connection.
+   * Set by whoever reads the body, when it starts and when its last byte arrived. An
+   * answer sent in between (an error mid-body) closes the connection, so unread body
+   * bytes (and a paused socket) cannot stall the next request on a kept-alive
+   * connection. An answer before the body was touched keeps it: uWS skips the body.
    */
-  bodyUnread: boolean;
+  bodyStarted: boolean;
+  bodyDone: boolean;
+  /** The request's framing is ambiguous (Content-Length sent twice): the connection is not reused. */
+  closeAfterAnswer: boolean;
+  /** The request itself said `Connection: close`. */
+  readonly clientCloses: boolean;
+  /**
+   * Set when uWS will close the connection as soon as the handler returns (a
+   * Content-Length it cannot parse): the answer must leave before that, so it is made
+   * larger than uWS's cork buffer, which makes uWS write it out at once.
+   */
+  flushBeforeClose: boolean;
 }
 
 export interface ExchangeHooks {
@@ -35,6 +46,8 @@ export interface ExchangeHooks {
   done(exchange: Exchange): void;
   /** While shutting down, answers close their connection. */
   closing(): boolean;
+  /** Called once per exchange, when it begins. */
+  began?(exchange: Exchange): void;
 }
 
 export function beginExchange(res: HttpResponse, req: HttpRequest, hooks: ExchangeHooks): Exchange {
@@ -50,7 +63,11 @@ export function beginExchange(res: HttpResponse, req: HttpRequest, hooks: Exchan
     aborted: false,
     finished: false,
     onAbort: [],
-    bodyUnread: false,
+    bodyStarted: false,
+    bodyDone: false,
+    closeAfterAnswer: false,
+    clientCloses: /(^|,)\s*close\s*(,|$)/i.test(req.getHeader('connection')),
+    flushBeforeClose: false,
   };
   res.onAborted(() => {
     if (exchange.finished) return;
@@ -63,6 +80,7 @@ export function beginExchange(res: HttpResponse, req: HttpRequest, hooks: Exchan
     hooks.done(exchange);
   });
   doneHooks.set(exchange, hooks);
+  hooks.began?.(exchange);
   return exchange;
 }
 
@@ -78,17 +96,24 @@ const SECURITY_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-store',
 };
 
+/** uWS corks up to 16 KiB per connection; an answer larger than that is written out at once. */
+const CORK_BUFFER_BYTES = 16 * 1024;
+
 /** Sends a whole body. No-op when the client is gone or an answer was already sent. */
 export function send(exchange: Exchange, status: number, body: string | Uint8Array, headers: Record<string, string>): void {
   if (exchange.finished) return;
-  const closeConnection = exchange.bodyUnread || (doneHooks.get(exchange)?.closing() ?? false);
+  const closeConnection = (exchange.bodyStarted && !exchange.bodyDone) || exchange.closeAfterAnswer || exchange.flushBeforeClose || (doneHooks.get(exchange)?.closing() ?? false);
+  if (exchange.method === 'HEAD') body = ''; // probes get the status and headers only
+  // JSON allows trailing whitespace: padding keeps the body valid and pushes it past the cork buffer.
+  if (exchange.flushBeforeClose && typeof body === 'string') body = body.padEnd(CORK_BUFFER_BYTES + 1024, ' ');
   exchange.status = status;
   exchange.bytesOut = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
   exchange.res.cork(() => {
     exchange.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
     for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
-    // uWS closes the socket but does not say so; clients and gateways must not reuse it.
-    if (closeConnection) exchange.res.writeHeader('Connection', 'close');
+    // end(…, true) closes the socket and writes `Connection: close` itself, unless the
+    // request already said so (then it writes nothing): the header goes out exactly once.
+    if (closeConnection && exchange.clientCloses) exchange.res.writeHeader('Connection', 'close');
     exchange.res.end(body, closeConnection);
   });
   finish(exchange);
@@ -98,12 +123,13 @@ export function sendJson(exchange: Exchange, status: number, value: unknown, hea
   send(exchange, status, JSON.stringify(value), { 'Content-Type': 'application/json; charset=utf-8', ...headers });
 }
 
+/** The one error answer: mapped by toHttpError; anything it does not know is a logged 500. */
 export function sendError(exchange: Exchange, error: unknown, log?: (error: unknown) => void): void {
   // A client that left (or a shutdown that cut it off) is not an internal error worth a log line.
   if (exchange.finished) return;
-  if (error instanceof PoolBusyError) error = busy();
-  if (error instanceof HttpError) {
-    sendJson(exchange, error.status, { error: { code: error.code, message: error.message } }, error.headers);
+  const mapped = toHttpError(error);
+  if (mapped) {
+    sendJson(exchange, mapped.status, { error: { code: mapped.code, message: mapped.message } }, mapped.headers);
     return;
   }
   log?.(error);

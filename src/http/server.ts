@@ -1,17 +1,21 @@
 /**
- * The service over uWebSockets.js: routes, one log line per request, and a graceful
- * close (stop listening, let what is in flight finish, then stop the pool).
+ * The service over uWebSockets.js: routes (each inside the one wrapper, route.ts),
+ * one log line per request, and a graceful close: stop listening, let what is in
+ * flight finish, answer whatever is still open past the grace with 503, then stop the
+ * service (downloads, pool).
  */
 import uWS from 'uWebSockets.js';
 import { configFromEnv, defaultConfig, type Config } from '../config.js';
-import { createContext } from './context.js';
-import { HttpError, methodNotAllowed, notFound } from './errors.js';
+import { createService } from '../service/index.js';
+import { createHttpContext } from './context.js';
+import { methodNotAllowed, notFound, shuttingDown } from './errors.js';
 import { send, sendError, type Exchange } from './exchange.js';
-import { handleAnalyze } from './routes/analyze.js';
-import { handleCreate } from './routes/create.js';
-import { handleHealth } from './routes/health.js';
-import { handleProject, handleProjectAsset } from './routes/projects.js';
-import { handleClientModule, handlePage, handleStatic } from './routes/static.js';
+import { route, type RouteHandler, type RouteOptions } from './route.js';
+import { analyzeRoute } from './routes/analyze.js';
+import { createRoute } from './routes/create.js';
+import { healthRoute } from './routes/health.js';
+import { deleteProjectRoute, projectAssetRoute, projectRoute } from './routes/projects.js';
+import { clientModuleRoute, pageRoute, staticRoute } from './routes/static.js';
 
 export const PREFIX = '/api-rbxl';
 
@@ -19,7 +23,7 @@ export interface RunningServer {
   url: string;
   port: number;
   config: Config;
-  /** Stops accepting, waits for requests in flight (up to `graceMs`), closes the pool. */
+  /** Stops accepting, waits for requests in flight (up to `graceMs`), answers the rest 503, closes the service. */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -36,79 +40,86 @@ function logLine(exchange: Exchange): string {
   }) + '\n';
 }
 
+type Method = 'get' | 'post' | 'del';
+
 /** Starts the service. `overrides` win over the environment (tests pass port 0 and a temp dataDir). */
 export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv | null = null): Promise<RunningServer> {
   const config: Config = { ...(env ? configFromEnv(env) : defaultConfig()), ...overrides };
   let closing = false;
-  let inFlight = 0;
+  const open = new Set<Exchange>();
   let drained: (() => void) | null = null;
-  const ctx = await createContext(config, {
+  const service = await createService(config);
+  const ctx = createHttpContext(config, service, {
     done(exchange) {
-      inFlight--;
+      open.delete(exchange);
       if (config.log) process.stdout.write(logLine(exchange));
-      if (inFlight === 0) drained?.();
+      if (open.size === 0) drained?.();
     },
     closing: () => closing,
+    // Every exchange is known from its start until it is answered or aborted, so close() can answer what is left.
+    began: (exchange) => open.add(exchange),
   });
-  const counted = <A extends unknown[]>(handler: (...args: A) => void) => (...args: A): void => {
-    inFlight++;
-    handler(...args);
-  };
-  const answerError = (res: uWS.HttpResponse, req: uWS.HttpRequest, error: HttpError): void => {
-    const exchange = ctx.begin(res, req);
-    exchange.user = ctx.authenticate((name) => req.getHeader(name));
-    sendError(exchange, error);
-  };
-  const reject = (error: HttpError) => counted((res: uWS.HttpResponse, req: uWS.HttpRequest) => answerError(res, req, error));
-  const refuseWhileClosing = (handler: (res: uWS.HttpResponse, req: uWS.HttpRequest) => void) => (res: uWS.HttpResponse, req: uWS.HttpRequest): void => {
-    if (closing) answerError(res, req, new HttpError(503, 'shutting_down', 'the service is shutting down', { 'Retry-After': '5' }));
-    else handler(res, req);
-  };
 
   const app = uWS.App();
-  const route = (method: 'get' | 'post', path: string, handler: (res: uWS.HttpResponse, req: uWS.HttpRequest) => void): void => {
-    app[method](path, counted(refuseWhileClosing(handler)));
-    app.any(path, reject(methodNotAllowed(method.toUpperCase())));
+  const allowed = new Map<string, Method[]>();
+  const add = (method: Method, path: string, handler: RouteHandler, options?: RouteOptions): void => {
+    app[method](path, route(ctx, handler, options));
+    allowed.set(path, [...(allowed.get(path) ?? []), method]);
   };
-  route('post', `${PREFIX}/import/rbxl/analyze`, (res, req) => handleAnalyze(ctx, res, req));
-  route('post', `${PREFIX}/import/rbxl/create`, (res, req) => handleCreate(ctx, res, req));
-  route('get', `${PREFIX}/health`, (res, req) => handleHealth(ctx, res, req, () => closing));
+  add('post', `${PREFIX}/import/rbxl/analyze`, analyzeRoute(ctx));
+  add('post', `${PREFIX}/import/rbxl/create`, createRoute(ctx));
+  add('get', `${PREFIX}/health`, healthRoute(ctx), { auth: false });
+  add('get', `${PREFIX}/projects/:id`, projectRoute(ctx));
+  add('del', `${PREFIX}/projects/:id`, deleteProjectRoute(ctx));
+  add('get', `${PREFIX}/projects/:id/assets/:sha256`, projectAssetRoute(ctx));
+  add('get', `${PREFIX}/`, pageRoute, { auth: false });
+  add('get', `${PREFIX}/static/:file`, staticRoute, { auth: false });
+  add('get', `${PREFIX}/client/:file`, clientModuleRoute, { auth: false });
   // Probes that use HEAD get the status without the body.
-  app.head(`${PREFIX}/health`, counted((res, req) => send(ctx.begin(res, req), closing ? 503 : 200, '', {})));
-  route('get', `${PREFIX}/projects/:id`, (res, req) => handleProject(ctx, res, req));
-  route('get', `${PREFIX}/projects/:id/assets/:sha256`, (res, req) => handleProjectAsset(ctx, res, req));
-  route('get', `${PREFIX}/`, (res, req) => handlePage(ctx, res, req));
-  route('get', `${PREFIX}/static/:file`, (res, req) => handleStatic(ctx, res, req));
-  route('get', `${PREFIX}/client/:file`, (res, req) => handleClientModule(ctx, res, req));
+  app.head(`${PREFIX}/health`, route(ctx, (exchange) => send(exchange, closing ? 503 : 200, '', {}), { auth: false }));
   // The page's links are relative to /api-rbxl/; send the bare prefix there.
-  app.get(PREFIX, counted((res, req) => {
-    const exchange = ctx.begin(res, req);
-    send(exchange, 308, '', { Location: `${PREFIX}/` });
-  }));
-  app.any('/*', reject(notFound('route')));
+  app.get(PREFIX, route(ctx, (exchange) => send(exchange, 308, '', { Location: `${PREFIX}/` }), { auth: false }));
+  for (const [path, methods] of allowed) {
+    const allow = methods.map((method) => (method === 'del' ? 'DELETE' : method.toUpperCase())).join(', ');
+    app.any(path, route(ctx, () => { throw methodNotAllowed(allow); }, { auth: false }));
+  }
+  app.any('/*', route(ctx, () => { throw notFound('route'); }, { auth: false }));
 
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     app.listen(config.host, config.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
   });
   const port = uWS.us_socket_local_port(listenSocket);
-  const stopSweeper = ctx.previews.startSweeper(Math.min(config.previewTtlSeconds * 1000, 10 * 60 * 1000), ctx.logError);
+  let sweeping = false;
+  const sweeper = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    service.sweep().catch(ctx.logError).finally(() => { sweeping = false; });
+  }, Math.min(config.sweepIntervalMs, config.previewTtlSeconds * 1000));
+  sweeper.unref();
 
   async function close(graceMs = 30_000): Promise<void> {
     if (closing) return;
     closing = true;
     uWS.us_listen_socket_close(listenSocket);
-    stopSweeper();
-    if (inFlight > 0) {
+    clearInterval(sweeper);
+    if (open.size > 0) {
       await new Promise<void>((resolve) => {
         drained = resolve;
         setTimeout(resolve, graceMs).unref();
       });
     }
+    // Past the grace: whatever is still open gets an answer (and its work is told to stop), not a cut connection.
+    for (const exchange of [...open]) {
+      if (exchange.status !== 0) continue; // a file already streaming out cannot change its status
+      for (const cleanup of exchange.onAbort) {
+        try { cleanup(); } catch { /* stopping work must not stop the shutdown */ }
+      }
+      sendError(exchange, shuttingDown());
+    }
     // Idle keep-alive connections would otherwise stay open (and keep the process alive)
     // until each client gives up. uWS.js has App.close() since v20.26; its types omit it.
     (app as unknown as { close?: () => void }).close?.();
-    await ctx.assets.close();
-    await ctx.pool.close();
+    await service.close();
   }
 
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

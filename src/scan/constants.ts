@@ -31,3 +31,39 @@ export const FINDING_FIELDS = 3;
 export const FUNC_FIELDS = 6;
 /** A candidate loop: keyword token, closing token, function record. */
 export const LOOP_FIELDS = 3;
+
+// The module's exchange areas, as i32 slots (assembly/index.ts writes them, wasm.ts reads them).
+/** `tables()`: where the host writes the word table, and the module's limits. */
+export const TABLE_WORD_SLOTS = 0;
+export const TABLE_WORD_KIND = 1;
+export const TABLE_WORD_ROLES = 2;
+export const TABLE_WORD_HEAD = 3;
+export const TABLE_WORD_TAIL = 4;
+export const TABLE_WORD_LENGTH = 5;
+export const TABLE_WORD_LONG_OFFSET = 6;
+export const TABLE_WORD_LONG_CHARS = 7;
+export const TABLE_HEAD_MASK = 8;
+export const TABLE_TAIL_MASK = 9;
+export const TABLE_WORD_IDS = 10;
+export const TABLE_MAX_WORDS = 11;
+export const TABLE_MAX_LONG_CHARS = 12;
+export const TABLE_MAX_KEYED_LENGTH = 13;
+export const TABLE_BITS_SLOT = 14;
+export const TABLE_MAX_TOKENS = 15;
+/** Slots in the `tables()` list. */
+export const TABLE_SLOT_COUNT = 16;
+/** `results()`: what one scan found, and where its outputs lie. */
+export const RESULT_TOKEN_COUNT = 0;
+export const RESULT_NOTABLE_COUNT = 1;
+export const RESULT_TRUNCATED = 2;
+export const RESULT_LAST_LINE = 3;
+export const RESULT_TOKENS = 4;
+export const RESULT_NOTABLE = 5;
+export const RESULT_FINDINGS = 6;
+export const RESULT_FINDING_COUNT = 7;
+export const RESULT_FUNCS = 8;
+export const RESULT_FUNC_COUNT = 9;
+export const RESULT_LOOPS = 10;
+export const RESULT_LOOP_COUNT = 11;
+/** Slots in the results area. */
+export const RESULT_SLOT_COUNT = 12;

@@ -12,7 +12,14 @@
 import { readFileSync } from 'node:fs';
 import { Buffer } from 'node:buffer';
 import { WORD_TABLE, POSITIONAL_WORD_IDS, TABLE_BITS } from './words.js';
-import { FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS } from './constants.js';
+import {
+  FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS,
+  TABLE_WORD_SLOTS, TABLE_WORD_KIND, TABLE_WORD_ROLES, TABLE_WORD_HEAD, TABLE_WORD_TAIL, TABLE_WORD_LENGTH, TABLE_WORD_LONG_OFFSET,
+  TABLE_WORD_LONG_CHARS, TABLE_HEAD_MASK, TABLE_TAIL_MASK, TABLE_WORD_IDS, TABLE_MAX_WORDS, TABLE_MAX_LONG_CHARS, TABLE_MAX_KEYED_LENGTH,
+  TABLE_BITS_SLOT, TABLE_MAX_TOKENS, TABLE_SLOT_COUNT,
+  RESULT_TOKEN_COUNT, RESULT_TRUNCATED, RESULT_LAST_LINE, RESULT_TOKENS, RESULT_FINDINGS, RESULT_FINDING_COUNT, RESULT_FUNCS,
+  RESULT_FUNC_COUNT, RESULT_LOOPS, RESULT_LOOP_COUNT, RESULT_SLOT_COUNT,
+} from './constants.js';
 
 interface ScannerExports {
   memory: WebAssembly.Memory;
@@ -82,52 +89,66 @@ const RETAINED_MEMORY = 64 << 20;
 
 const MODULE = new WebAssembly.Module(readFileSync(new URL('./scanner.wasm', import.meta.url)));
 
-let scanner: ScannerExports;
-let maxTokens = 0;
-/** Where the module puts each scan's result fields (i32 index in memory). */
-let resultsAt = 0;
-let memoryBuffer: ArrayBuffer;
-let heap: Buffer;
-let words: Int32Array;
+/** One instance of the module and the host's views of it; replaced whole when the instance is. */
+interface Scanner {
+  exports: ScannerExports;
+  /** At most this many tokens of one source are read (the module's limit). */
+  maxTokens: number;
+  /** Where the module puts each scan's results (i32 index in memory). */
+  resultsAt: number;
+  /** The memory the views below were made over (growing detaches it). */
+  buffer: ArrayBuffer;
+  heap: Buffer;
+  words: Int32Array;
+}
 
-function instantiate(): void {
-  scanner = new WebAssembly.Instance(MODULE, {}).exports as unknown as ScannerExports;
-  refreshViews();
-  const at = scanner.tables() >> 2;
-  const [slots, kind, roles, head, tail, length, longOffset, longChars, headMask, tailMask, ids, maxWords, maxLong, maxKeyed, tableBits, tokenLimit]
-    = words.subarray(at, at + 16);
+function instantiate(): Scanner {
+  const exports = new WebAssembly.Instance(MODULE, {}).exports as unknown as ScannerExports;
+  const scanner = { exports, maxTokens: 0, resultsAt: 0 } as Scanner;
+  refreshViews(scanner);
+  const at = exports.tables() >> 2;
+  const slot = scanner.words.subarray(at, at + TABLE_SLOT_COUNT);
   const table = WORD_TABLE;
-  if (table.kind.length > maxWords || table.longChars.length > maxLong || table.headMask.length > maxKeyed || tableBits !== TABLE_BITS) {
+  if (table.kind.length > slot[TABLE_MAX_WORDS]! || table.longChars.length > slot[TABLE_MAX_LONG_CHARS]!
+    || table.headMask.length > slot[TABLE_MAX_KEYED_LENGTH]! || slot[TABLE_BITS_SLOT] !== TABLE_BITS) {
     throw new Error('scan word table does not fit the WebAssembly scanner');
   }
-  heap.set(table.slots, slots);
-  heap.set(table.kind, kind);
-  heap.set(table.roles, roles);
-  words.set(table.head, head >> 2);
-  words.set(table.tail, tail >> 2);
-  words.set(table.length, length >> 2);
-  words.set(table.longOffset, longOffset >> 2);
-  heap.set(table.longChars, longChars);
-  words.set(table.headMask, headMask >> 2);
-  words.set(table.tailMask, tailMask >> 2);
-  words.set(POSITIONAL_WORD_IDS, ids >> 2);
-  maxTokens = tokenLimit;
-  scanner.configure(table.seed, table.longest);
-  resultsAt = scanner.results() >> 2;
+  const { heap, words } = scanner;
+  heap.set(table.slots, slot[TABLE_WORD_SLOTS]!);
+  heap.set(table.kind, slot[TABLE_WORD_KIND]!);
+  heap.set(table.roles, slot[TABLE_WORD_ROLES]!);
+  words.set(table.head, slot[TABLE_WORD_HEAD]! >> 2);
+  words.set(table.tail, slot[TABLE_WORD_TAIL]! >> 2);
+  words.set(table.length, slot[TABLE_WORD_LENGTH]! >> 2);
+  words.set(table.longOffset, slot[TABLE_WORD_LONG_OFFSET]! >> 2);
+  heap.set(table.longChars, slot[TABLE_WORD_LONG_CHARS]!);
+  words.set(table.headMask, slot[TABLE_HEAD_MASK]! >> 2);
+  words.set(table.tailMask, slot[TABLE_TAIL_MASK]! >> 2);
+  words.set(POSITIONAL_WORD_IDS, slot[TABLE_WORD_IDS]! >> 2);
+  scanner.maxTokens = slot[TABLE_MAX_TOKENS]!;
+  exports.configure(table.seed, table.longest);
+  scanner.resultsAt = exports.results() >> 2;
+  return scanner;
 }
 
 /** Views over the module's memory, made again after it grows (growing detaches the old buffer). */
-function refreshViews(): void {
-  memoryBuffer = scanner.memory.buffer;
-  heap = Buffer.from(memoryBuffer);
-  words = new Int32Array(memoryBuffer);
+function refreshViews(scanner: Scanner): void {
+  scanner.buffer = scanner.exports.memory.buffer;
+  scanner.heap = Buffer.from(scanner.buffer);
+  scanner.words = new Int32Array(scanner.buffer);
 }
 
-instantiate();
+/** Views that are current: after a call that may have grown the memory. */
+function current(scanner: Scanner): Scanner {
+  if (scanner.exports.memory.buffer !== scanner.buffer) refreshViews(scanner);
+  return scanner;
+}
+
+let scanner = instantiate();
 
 /** At most this many tokens of one source are read. */
 export function maxScannedTokens(): number {
-  return maxTokens;
+  return scanner.maxTokens;
 }
 
 /**
@@ -136,29 +157,29 @@ export function maxScannedTokens(): number {
  */
 function run(length: number, write: (memory: Buffer, offset: number, room: number) => number, localPlayerIsNil: boolean): ScanOutput {
   const room = Math.min(length, MAX_SOURCE_BYTES);
-  const at = scanner.reserve(room);
-  if (scanner.memory.buffer !== memoryBuffer) refreshViews();
-  const written = write(heap, at, room);
+  const at = scanner.exports.reserve(room);
+  const written = write(current(scanner).heap, at, room);
   try {
-    scanner.scan(written, localPlayerIsNil ? 1 : 0);
+    scanner.exports.scan(written, localPlayerIsNil ? 1 : 0);
   } catch {
     // The module traps only when its memory cannot grow (the host is out of
     // memory): start a fresh instance and report the source as not read.
-    instantiate();
+    scanner = instantiate();
     return unread(length);
   }
-  if (scanner.memory.buffer !== memoryBuffer) refreshViews();
-  const r = words.subarray(resultsAt, resultsAt + 12);
-  const count = r[0];
+  const { heap, words, resultsAt } = current(scanner);
+  const r = words.subarray(resultsAt, resultsAt + RESULT_SLOT_COUNT);
+  const count = r[RESULT_TOKEN_COUNT]!;
+  const view = (slot: number, items: number, stride: number): Int32Array => words.subarray(r[slot]! >> 2, (r[slot]! >> 2) + items * stride);
   return {
     bytes: heap.subarray(at, at + written),
     count,
-    truncated: r[2] !== 0 || written < length,
-    lastLine: r[3],
-    tokens: words.subarray(r[4] >> 2, (r[4] >> 2) + (count + 4) * TOKEN_STRIDE),
-    findings: words.subarray(r[6] >> 2, (r[6] >> 2) + r[7] * FINDING_STRIDE),
-    funcs: words.subarray(r[8] >> 2, (r[8] >> 2) + r[9] * FUNC_STRIDE),
-    loops: words.subarray(r[10] >> 2, (r[10] >> 2) + r[11] * LOOP_STRIDE),
+    truncated: r[RESULT_TRUNCATED] !== 0 || written < length,
+    lastLine: r[RESULT_LAST_LINE]!,
+    tokens: view(RESULT_TOKENS, count + 4, TOKEN_STRIDE),
+    findings: view(RESULT_FINDINGS, r[RESULT_FINDING_COUNT]!, FINDING_STRIDE),
+    funcs: view(RESULT_FUNCS, r[RESULT_FUNC_COUNT]!, FUNC_STRIDE),
+    loops: view(RESULT_LOOPS, r[RESULT_LOOP_COUNT]!, LOOP_STRIDE),
   };
 }
 
@@ -196,10 +217,9 @@ export function countSourceLines(source: Uint8Array): number {
   let newlines = 0;
   for (let from = 0; from < source.length; from += MAX_SOURCE_BYTES) {
     const part = source.subarray(from, from + MAX_SOURCE_BYTES);
-    const at = scanner.reserve(part.length);
-    if (scanner.memory.buffer !== memoryBuffer) refreshViews();
-    heap.set(part, at);
-    newlines += scanner.countNewlines(part.length);
+    const at = scanner.exports.reserve(part.length);
+    current(scanner).heap.set(part, at);
+    newlines += scanner.exports.countNewlines(part.length);
   }
   releaseLargeMemory();
   return source[source.length - 1] === 10 ? newlines : newlines + 1;
@@ -207,10 +227,10 @@ export function countSourceLines(source: Uint8Array): number {
 
 /** The scanner module's memory now, in bytes. */
 export function scannerMemoryBytes(): number {
-  return scanner.memory.buffer.byteLength;
+  return scanner.exports.memory.buffer.byteLength;
 }
 
 /** Lets go of memory grown for an unusually large script. */
 export function releaseLargeMemory(): void {
-  if (scanner.memory.buffer.byteLength > RETAINED_MEMORY) instantiate();
+  if (scanner.exports.memory.buffer.byteLength > RETAINED_MEMORY) scanner = instantiate();
 }

@@ -9,18 +9,22 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
+import { ASSET_KINDS, type AssetKind } from '../assets/refs.js';
+import { ASSET_ID_PATTERN } from '../assets/store.js';
+import { createKeyedLock } from '../concurrency/index.js';
+import type { Report } from '../project/report.js';
 import { directoryMaker, isNotFound, isTempName, moveFileAtomic, writeFileAtomic } from './atomic.js';
 
 export interface PreviewAsset {
   id: string;
-  kind: string;
+  kind: AssetKind;
 }
 
 export interface Preview {
   /** Lowercase hex SHA-256 of the uploaded file. */
   hash: string;
-  /** The analysis report (a JSON object). */
-  report: unknown;
+  /** The analysis report. */
+  report: Report;
   assets: PreviewAsset[];
   fileName: string;
   fileSize: number;
@@ -61,8 +65,12 @@ export interface PreviewStore {
   addUploader(hash: string, userId: string, fileName?: string): Promise<Preview | undefined>;
   /** Where the uploaded file of `hash` is kept. Throws on a malformed hash. */
   placePath(hash: string): string;
-  /** Removes expired previews (disk and cache) and leftovers of interrupted writes; returns how many previews. */
-  sweep(): Promise<number>;
+  /** Removes expired previews (disk and cache) and leftovers of interrupted writes; returns the hashes of previews removed. */
+  sweep(): Promise<string[]>;
+  /** Every unexpired preview on disk (for the quota's per-user index at start). */
+  list(): Promise<Preview[]>;
+  /** Bytes a preview takes on disk (its place file and its JSON). */
+  diskBytes(hash: string): Promise<number>;
   /** Sweeps every `intervalMs` (never two at once, not keeping the process alive); returns a stop function. */
   startSweeper(intervalMs: number, onError?: (error: unknown) => void): () => void;
   /** What the memory cache holds now. */
@@ -70,8 +78,8 @@ export interface PreviewStore {
 }
 
 const HASH = /^[0-9a-f]{64}$/;
-/** Temp files older than this are leftovers of a crash, not writes in flight. */
-const STALE_TEMP_MS = 60 * 60 * 1000;
+/** Temp files not written to for this long are leftovers of a crash, not writes in flight. */
+export const STALE_TEMP_MS = 10 * 60 * 1000;
 
 export function isPreviewHash(hash: string): boolean {
   return HASH.test(hash);
@@ -120,7 +128,10 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     }
     try {
       const preview: unknown = JSON.parse(text);
-      return isPreview(preview) && preview.hash === hash ? preview : undefined;
+      if (!isPreview(preview) || preview.hash !== hash) return undefined;
+      // Codes of another shape are dropped, not trusted: create then scans the scripts again.
+      if (preview.scriptCodes !== undefined && !isCodesShape(preview.scriptCodes)) delete preview.scriptCodes;
+      return preview;
     } catch {
       return undefined; // only outside damage can tear an atomically written file
     }
@@ -177,17 +188,37 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     });
   }
 
-  async function sweep(): Promise<number> {
-    await ready();
-    let names: string[];
+  async function listNames(): Promise<string[]> {
     try {
-      names = await readdir(dir);
+      return await readdir(dir);
     } catch (error) {
-      if (isNotFound(error)) return 0;
+      if (isNotFound(error)) return [];
       throw error;
     }
+  }
+
+  async function list(): Promise<Preview[]> {
+    const found: Preview[] = [];
+    for (const name of await listNames()) {
+      const hash = name.slice(0, 64);
+      if (name !== `${hash}.json` || !HASH.test(hash)) continue;
+      const preview = await load(hash);
+      if (preview !== undefined) found.push(preview);
+    }
+    return found;
+  }
+
+  async function diskBytes(hash: string): Promise<number> {
+    if (!HASH.test(hash)) return 0;
+    const size = (path: string) => stat(path).then((info) => info.size, () => 0);
+    return (await size(jsonPath(hash))) + (await size(placePath(hash)));
+  }
+
+  async function sweep(): Promise<string[]> {
+    await ready();
+    const names = await listNames();
     const previews = new Set<string>();
-    let removed = 0;
+    const removed: string[] = [];
     for (const name of names) {
       const hash = name.slice(0, 64);
       if (name === `${hash}.json` && HASH.test(hash)) {
@@ -200,7 +231,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
           await rm(placePath(hash), { force: true });
           return true;
         });
-        if (gone) removed++;
+        if (gone) removed.push(hash);
       }
     }
     for (const name of names) {
@@ -245,25 +276,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     return { entries: cache?.size ?? 0, bytes: cache?.calculatedSize ?? 0, maxBytes: cacheBytes };
   }
 
-  return { get, put, addUploader, placePath, sweep, startSweeper, cacheInfo };
-}
-
-/**
- * Runs tasks with the same key one after another (in call order); different keys run
- * concurrently. A key's chain is dropped once it runs dry, so memory follows the load.
- */
-function createKeyedLock(): <T>(key: string, task: () => Promise<T>) => Promise<T> {
-  const tails = new Map<string, Promise<unknown>>();
-  return <T>(key: string, task: () => Promise<T>): Promise<T> => {
-    const previous = tails.get(key) ?? Promise.resolve();
-    const result = previous.then(task);
-    const tail = result.catch(() => {});
-    tails.set(key, tail);
-    void tail.then(() => {
-      if (tails.get(key) === tail) tails.delete(key);
-    });
-    return result;
-  };
+  return { get, put, addUploader, placePath, sweep, list, diskBytes, startSweeper, cacheInfo };
 }
 
 function union(first: readonly string[], second: readonly string[]): string[] {
@@ -280,14 +293,27 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-function isPreview(value: unknown): value is Preview {
-  if (typeof value !== 'object' || value === null) return false;
-  const preview = value as Record<string, unknown>;
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+
+const isCodesShape = (value: unknown): boolean =>
+  isRecord(value) && typeof value.scanner === 'string' && Array.isArray(value.bits) && value.bits.every(isCount);
+
+/**
+ * Whether a preview read back from disk has the shape the service relies on: a file
+ * written by another version, or damaged, counts as absent rather than as a crash later.
+ */
+export function isPreview(value: unknown): value is Preview {
+  if (!isRecord(value)) return false;
+  const { hash, report, assets, fileName, fileSize, format, uploaders, fileNames, createdAt, expiresAt } = value;
   return (
-    typeof preview.hash === 'string' &&
-    Array.isArray(preview.uploaders) &&
-    Array.isArray(preview.assets) &&
-    typeof preview.expiresAt === 'number' &&
-    typeof preview.createdAt === 'number'
+    typeof hash === 'string' && HASH.test(hash) &&
+    isRecord(report) && isCount(report.scripts_total) &&
+    Array.isArray(assets) && assets.every((asset) => isRecord(asset) && typeof asset.id === 'string' && ASSET_ID_PATTERN.test(asset.id)
+      && (ASSET_KINDS as readonly unknown[]).includes(asset.kind)) &&
+    typeof fileName === 'string' && isCount(fileSize) && (format === 'binary' || format === 'xml') &&
+    Array.isArray(uploaders) && uploaders.every((user) => typeof user === 'string') &&
+    (fileNames === undefined || (isRecord(fileNames) && Object.values(fileNames).every((name) => typeof name === 'string'))) &&
+    typeof createdAt === 'number' && typeof expiresAt === 'number'
   );
 }

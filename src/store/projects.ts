@@ -1,11 +1,17 @@
 /**
  * The project store: one JSON document per project under `<dataDir>/projects/`,
- * written atomically, named by a random id that is safe in URLs and paths.
+ * named by a random id that is safe in URLs and paths, with a small sidecar
+ * (`<id>.meta`: owner, assets, size, creation time) that ownership and asset access
+ * are checked against without reading the document.
+ *
+ * A document is written as a stream by a worker into a hidden temp file the store hands
+ * out (`prepare`), then moved into place atomically (`commit`): readers see a whole
+ * document or none, and a crash leaves only a temp file, which `sweep` removes.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { directoryMaker, isNotFound, writeFileAtomic } from './atomic.js';
+import { directoryMaker, isNotFound, isTempName, syncDirectory, writeFileAtomic } from './atomic.js';
 
 export interface ProjectStoreOptions {
   dataDir: string;
@@ -22,15 +28,49 @@ export interface ProjectStore {
    * and asset access against without parsing the document.
    */
   saveSerialized(json: string, meta: ProjectMeta): Promise<string>;
+  /** The sidecar, or undefined when unknown, malformed (validated as read), or `id` is not a project id. */
   getMeta(id: string): Promise<ProjectMeta | undefined>;
   /** Where the document's JSON lives (for streaming it out). Throws on a malformed id. */
   documentPath(id: string): string;
+  /** A new id and the temp file to write its document to (hidden, beside where it will live). */
+  prepare(): Promise<{ id: string; tempPath: string }>;
+  /** Moves a prepared document into place atomically, then writes its sidecar. */
+  commit(id: string, tempPath: string, meta: ProjectMeta): Promise<void>;
+  /** Removes a prepared document that will not be committed. */
+  discard(tempPath: string): Promise<void>;
+  /** Removes a project (sidecar first, so it stops being served at once); false when there was none. */
+  delete(id: string): Promise<boolean>;
+  /** Every project's id and sidecar. */
+  list(): Promise<{ id: string; meta: ProjectMeta }[]>;
+  /**
+   * Removes temp files not written to for `staleMs`, documents whose sidecar never came
+   * (a crash between the two), and projects created before `createdBefore` (retention;
+   * 0 keeps every project). Returns the ids of projects removed.
+   */
+  sweep(options: { staleMs: number; createdBefore: number; now?: number }): Promise<string[]>;
 }
 
 export interface ProjectMeta {
   owner: string;
   /** SHA-256 of every asset the project references, so only those are served. */
   assets: string[];
+  /** Bytes of the stored document (absent in sidecars written before quotas). */
+  bytes?: number;
+  /** Milliseconds since the epoch (absent before quotas: the document's mtime stands in). */
+  createdAt?: number;
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** A sidecar as read back from disk, or undefined when it is not one. */
+export function parseProjectMeta(value: unknown): ProjectMeta | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { owner, assets, bytes, createdAt } = value as Record<string, unknown>;
+  if (typeof owner !== 'string' || owner === '' || !Array.isArray(assets) || !assets.every((hash) => typeof hash === 'string' && SHA256.test(hash))) return undefined;
+  const meta: ProjectMeta = { owner, assets: assets as string[] };
+  if (Number.isSafeInteger(bytes) && (bytes as number) >= 0) meta.bytes = bytes as number;
+  if (Number.isSafeInteger(createdAt) && (createdAt as number) >= 0) meta.createdAt = createdAt as number;
+  return meta;
 }
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -86,11 +126,17 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
 
   async function getMeta(id: string): Promise<ProjectMeta | undefined> {
     if (!PROJECT_ID.test(id)) return undefined;
+    let text: string;
     try {
-      return JSON.parse(await readFile(metaPathOf(id), 'utf8')) as ProjectMeta;
+      text = await readFile(metaPathOf(id), 'utf8');
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
+    }
+    try {
+      return parseProjectMeta(JSON.parse(text));
+    } catch {
+      return undefined; // only outside damage can tear an atomically written file
     }
   }
 
@@ -99,5 +145,78 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return pathOf(id);
   }
 
-  return { save, get, saveSerialized, getMeta, documentPath };
+  async function prepare(): Promise<{ id: string; tempPath: string }> {
+    await ready();
+    const id = newProjectId();
+    return { id, tempPath: join(dir, `.${id}.json.${randomBytes(6).toString('hex')}.tmp`) };
+  }
+
+  async function commit(id: string, tempPath: string, meta: ProjectMeta): Promise<void> {
+    if (typeof meta.owner !== 'string' || meta.owner === '') throw new TypeError('a project needs an owner');
+    // Document first: a sidecar always points at a complete document.
+    await rename(tempPath, documentPath(id));
+    await syncDirectory(dir);
+    await writeFileAtomic(metaPathOf(id), JSON.stringify(meta));
+  }
+
+  async function discard(tempPath: string): Promise<void> {
+    await rm(tempPath, { force: true });
+  }
+
+  async function remove(id: string): Promise<boolean> {
+    if (!PROJECT_ID.test(id)) return false;
+    const had = await stat(metaPathOf(id)).then(() => true, () => false);
+    await rm(metaPathOf(id), { force: true });
+    await rm(pathOf(id), { force: true });
+    return had;
+  }
+
+  async function names(): Promise<string[]> {
+    try {
+      return await readdir(dir);
+    } catch (error) {
+      if (isNotFound(error)) return [];
+      throw error;
+    }
+  }
+
+  async function list(): Promise<{ id: string; meta: ProjectMeta }[]> {
+    const found: { id: string; meta: ProjectMeta }[] = [];
+    for (const name of await names()) {
+      const id = name.slice(0, -'.meta'.length);
+      if (!name.endsWith('.meta') || !PROJECT_ID.test(id)) continue;
+      const meta = await getMeta(id);
+      if (meta) found.push({ id, meta: await withDefaults(id, meta) });
+    }
+    return found;
+  }
+
+  /** Sidecars written before quotas lack size and time: the document's own stand in. */
+  async function withDefaults(id: string, meta: ProjectMeta): Promise<ProjectMeta> {
+    if (meta.bytes !== undefined && meta.createdAt !== undefined) return meta;
+    const info = await stat(pathOf(id)).catch(() => null);
+    return { ...meta, bytes: meta.bytes ?? info?.size ?? 0, createdAt: meta.createdAt ?? info?.mtimeMs ?? 0 };
+  }
+
+  async function sweep({ staleMs, createdBefore, now = Date.now() }: { staleMs: number; createdBefore: number; now?: number }): Promise<string[]> {
+    const removed: string[] = [];
+    const all = await names();
+    const metas = new Set(all.filter((name) => name.endsWith('.meta')).map((name) => name.slice(0, -'.meta'.length)));
+    for (const name of all) {
+      const path = join(dir, name);
+      const id = name.slice(0, -'.json'.length);
+      const orphan = name.endsWith('.json') && PROJECT_ID.test(id) && !metas.has(id);
+      if (!isTempName(name) && !orphan) continue;
+      const info = await stat(path).catch(() => null);
+      if (info !== null && info.mtimeMs < now - staleMs) await rm(path, { force: true });
+    }
+    if (createdBefore > 0) {
+      for (const { id, meta } of await list()) {
+        if ((meta.createdAt ?? 0) < createdBefore && (await remove(id))) removed.push(id);
+      }
+    }
+    return removed;
+  }
+
+  return { save, get, saveSerialized, getMeta, documentPath, prepare, commit, discard, delete: remove, list, sweep };
 }

@@ -1,9 +1,13 @@
 /**
  * The Piscina pool that runs tasks.ts. A bounded queue: when it is full the caller
- * gets `busy` (503 + Retry-After) at once instead of waiting without bound.
+ * gets PoolBusyError at once instead of waiting without bound. Each worker runs under
+ * the memory budget's V8 limits; a task that outgrows them ends its worker only (Piscina
+ * starts another) and comes back as a `too_large` refusal.
  */
+import type { ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { AnalyzeResult, AnalyzeTask, BuildResult, BuildTask } from './tasks.js';
+import { createSemaphore } from '../concurrency/index.js';
+import type { AnalyzeResult, AnalyzeTask, BuildResult, BuildTask, TaskLimits } from './tasks.js';
 
 /** The queue is full: the HTTP layer answers 503 with Retry-After. */
 export class PoolBusyError extends Error {
@@ -16,42 +20,66 @@ export class PoolBusyError extends Error {
 export interface WorkerPoolOptions {
   workers: number;
   maxQueue: number;
+  /** The budget's per-task limits, added to every task. */
+  limits: TaskLimits;
+  /** The budget's V8 limits for each worker. */
+  resourceLimits?: ResourceLimits;
 }
 
 export interface WorkerPool {
-  analyze(task: Omit<AnalyzeTask, 'kind'>): Promise<AnalyzeResult>;
-  build(task: Omit<BuildTask, 'kind'>): Promise<BuildResult>;
-  stats(): { workers: number; running: number; queued: number; max_queue: number };
+  analyze(task: Omit<AnalyzeTask, 'kind' | 'limits'>): Promise<AnalyzeResult>;
+  build(task: Omit<BuildTask, 'kind' | 'limits'>): Promise<BuildResult>;
+  stats(): { workers: number; running: number; queued: number; max_queue: number; replaced: number; tasks: { analyze: number; build: number } };
   close(): Promise<void>;
 }
 
-export function createWorkerPool({ workers, maxQueue }: WorkerPoolOptions): WorkerPool {
+export function createWorkerPool({ workers, maxQueue, limits, resourceLimits }: WorkerPoolOptions): WorkerPool {
   const piscina = new Piscina({
     filename: new URL('./tasks.js', import.meta.url).href,
     minThreads: workers,
     maxThreads: workers,
-    // No piscina maxQueue: `run` admits by tasks in flight, which also bounds the queue.
-    // Decoding a large place needs room; the default young generation makes it GC-bound.
-    resourceLimits: { maxYoungGenerationSizeMb: 64 },
+    // No piscina maxQueue: admission below bounds tasks in flight, which also bounds the queue.
+    resourceLimits: resourceLimits ?? { maxYoungGenerationSizeMb: 64 },
+    // Piscina first tries require() on the task file. Node 20's require() of an ES module
+    // whose graph has top-level await (the wasm decoders load that way) can abort the
+    // process (a V8 check on IsGraphAsync); refusing require(esm) in the workers makes
+    // piscina take its import() path at once.
+    execArgv: ['--no-experimental-require-module'],
   });
-  let running = 0;
+  // Running plus waiting: a worker each, then up to maxQueue in line.
+  const admission = createSemaphore(workers + maxQueue);
+  let replaced = 0;
+  /** Tasks handed to a worker, by kind (the analysis dedupe is checked against these). */
+  const tasks = { analyze: 0, build: 0 };
 
-  async function run<T>(task: AnalyzeTask | BuildTask): Promise<T> {
-    // Running plus waiting: a worker each, then up to maxQueue in line. (Comparing the
-    // queue alone with maxQueue refused every task when maxQueue was 0, idle or not.)
-    if (running >= workers + maxQueue) throw new PoolBusyError();
-    running++;
+  async function run<T>(task: AnalyzeTask | BuildTask): Promise<T | OutOfMemory> {
+    const release = admission.tryAcquire();
+    if (release === null) throw new PoolBusyError();
+    tasks[task.kind]++;
     try {
       return (await piscina.run(task)) as T;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException)?.code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error;
+      replaced++;
+      return OUT_OF_MEMORY;
     } finally {
-      running--;
+      release();
     }
   }
 
   return {
-    analyze: (task) => run<AnalyzeResult>({ kind: 'analyze', ...task }),
-    build: (task) => run<BuildResult>({ kind: 'build', ...task }),
-    stats: () => ({ workers: piscina.threads.length, running: Math.min(running, workers), queued: piscina.queueSize, max_queue: maxQueue }),
+    analyze: (task) => run<AnalyzeResult>({ kind: 'analyze', limits, ...task }),
+    build: (task) => run<BuildResult>({ kind: 'build', limits, ...task }),
+    stats: () => ({
+      workers: piscina.threads.length, running: Math.min(admission.active, workers), queued: piscina.queueSize, max_queue: maxQueue, replaced, tasks: { ...tasks },
+    }),
     close: () => piscina.destroy(),
   };
 }
+
+type OutOfMemory = typeof OUT_OF_MEMORY;
+const OUT_OF_MEMORY = {
+  ok: false as const,
+  reason: 'too_large' as const,
+  message: 'the map needs more memory than one task may use here (MAX_MEMORY_MB / WORKERS)',
+};

@@ -1,54 +1,122 @@
 /**
- * The worker side of the pool: everything CPU-bound (decoding, analysis, building
- * and serialising the project document, patching script metadata) runs here, so
- * the main thread only moves bytes. Files are read here too: no upload crosses
- * the thread boundary. Malformed input comes back as a value, not a throw, so the
- * main thread can tell "not a place" (422) from a bug (500).
+ * The worker side of the pool: everything CPU-bound (decoding, analysis, building the
+ * project document and writing it out as a stream) runs here, so the main thread only
+ * moves bytes. Files are read here too: no upload crosses the thread boundary. Both
+ * tasks decode under the same limits (the memory budget's, service/budget.ts), so a map
+ * that analyses also builds. Malformed or oversized input comes back as a value, not a
+ * throw, so the main thread can tell "not a place" (422) and "too large" (413) from a
+ * bug (500). After each task, memory grown in WebAssembly for it is given back.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { decode } from '../parser/index.js';
 import { DecodeError } from '../parser/errors.js';
+import type { DecodeLimits } from '../parser/limits.js';
+import { releaseZstdMemory } from '../parser/zstd.js';
 import { analyzeDom, type Analysis } from '../project/report.js';
 import { buildProject, type BuildProjectOptions } from '../project/document.js';
+import { JsonTooLargeError, writeJsonFile } from '../project/json-stream.js';
+import { releaseLargeMemory } from '../scan/wasm.js';
+
+/** The budget's per-task limits (service/budget.ts), passed with every task. */
+export interface TaskLimits {
+  maxFileBytes: number;
+  decode: Partial<DecodeLimits>;
+  maxDocumentBytes: number;
+}
 
 export interface AnalyzeTask {
   kind: 'analyze';
   path: string;
   fileName: string;
   fileSize: number;
+  limits: TaskLimits;
 }
+
+/** Why a map was refused: not a place (422), or over the limits (413). */
+export type Refusal = { ok: false; reason: 'not_a_place' | 'too_large'; message: string };
 
 export type AnalyzeResult =
   | ({ ok: true; format: 'binary' | 'xml' } & Analysis)
-  | { ok: false; message: string };
+  | Refusal;
 
 export interface BuildTask extends Omit<BuildProjectOptions, 'createdAt'> {
   kind: 'build';
   path: string;
   createdAt: string;
+  limits: TaskLimits;
+  /** Where to write the document (a new file; the project store moves it into place). */
+  documentPath: string;
+  /** Bytes the disk quota leaves for the document. */
+  diskRoomBytes: number;
 }
 
 export type BuildResult =
-  | { ok: true; json: string; assetHashes: string[] }
-  | { ok: false; message: string; missing?: boolean };
+  | { ok: true; bytes: number; assetHashes: string[] }
+  | Refusal
+  | { ok: false; reason: 'missing'; message: string }
+  | { ok: false; reason: 'disk_full'; message: string };
 
 export type Task = AnalyzeTask | BuildTask;
 
-export default function runTask(task: Task): AnalyzeResult | BuildResult {
+export default async function runTask(task: Task): Promise<AnalyzeResult | BuildResult> {
   try {
-    const dom = decode(readFileSync(task.path));
+    const dom = decode(readPlace(task.path, task.limits.maxFileBytes), task.limits.decode);
     if (task.kind === 'analyze') {
       const analysis = analyzeDom(dom, { fileName: task.fileName, fileSize: task.fileSize });
       return { ok: true, format: dom.format, ...analysis };
     }
-    const { kind: _kind, path: _path, ...options } = task;
+    const { kind: _kind, path: _path, limits, documentPath, diskRoomBytes, ...options } = task;
     const document = buildProject(dom, options);
-    const assetHashes = [...new Set(task.assets.flatMap((asset) => (asset.ok ? [asset.sha256] : [])))];
-    return { ok: true, json: JSON.stringify(document), assetHashes };
+    const maxBytes = Math.min(limits.maxDocumentBytes, diskRoomBytes);
+    try {
+      const { bytes } = await writeJsonFile(documentPath, document, { maxBytes });
+      const assetHashes = [...new Set(task.assets.flatMap((asset) => (asset.ok ? [asset.sha256] : [])))];
+      return { ok: true, bytes, assetHashes };
+    } catch (error) {
+      if (!(error instanceof JsonTooLargeError)) throw error;
+      return maxBytes === limits.maxDocumentBytes
+        ? { ok: false, reason: 'too_large', message: `the project document is larger than ${limits.maxDocumentBytes} bytes` }
+        : { ok: false, reason: 'disk_full', message: 'the data directory has no room for the project document' };
+    }
   } catch (error) {
-    if (error instanceof DecodeError) return { ok: false, message: error.message };
+    if (error instanceof TooLargeFile) return { ok: false, reason: 'too_large', message: error.message };
+    if (error instanceof DecodeError) return { ok: false, reason: isLimitRefusal(error) ? 'too_large' : 'not_a_place', message: error.message };
     // The preview expired and was swept between the create's check and this read.
-    if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return { ok: false, message: 'preview file is gone', missing: true };
+    if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return { ok: false, reason: 'missing', message: 'preview file is gone' };
+    if ((error as NodeJS.ErrnoException)?.code === 'ENOSPC') return { ok: false, reason: 'disk_full', message: 'the disk is full' };
     throw error;
+  } finally {
+    releaseZstdMemory();
+    releaseLargeMemory();
   }
+}
+
+class TooLargeFile extends Error {}
+
+/** The file's bytes, refused before reading when it is larger than the task may hold. */
+function readPlace(path: string, maxBytes: number): Uint8Array {
+  const fd = openSync(path, 'r');
+  try {
+    const { size } = fstatSync(fd);
+    if (size > maxBytes) throw new TooLargeFile(`the file is ${size} bytes, more than the ${maxBytes} a map may have here (MAX_MEMORY_MB)`);
+    const bytes = Buffer.allocUnsafe(size);
+    let offset = 0;
+    while (offset < size) {
+      const read = readSync(fd, bytes, offset, size - offset, offset);
+      if (read === 0) break;
+      offset += read;
+    }
+    return bytes.subarray(0, offset);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A decoder refusal that is about size, not form: the file is well-formed as far as it
+ * was read, but declares more than the limits allow (instances, decompressed bytes,
+ * expansion, string lengths). Told apart by the decoder's wording of its limit checks.
+ */
+export function isLimitRefusal(error: DecodeError): boolean {
+  return /exceeds the limit|more than \d+ (instances|Item elements)|is outside 0\.\.\d+|expand to more than|larger than \d+ bytes|longer than \d+ bytes/.test(error.reason);
 }

@@ -75,6 +75,8 @@ export interface AssetServer {
   count(route: AssetRoute, id?: string): number;
   readonly inFlight: number;
   readonly peakInFlight: number;
+  /** Requests whose response has closed (answered, reset or abandoned). */
+  readonly completed: number;
   close(): Promise<void>;
 }
 
@@ -92,6 +94,7 @@ export async function startAssetServer(options: AssetServerOptions = {}): Promis
   const timers = new Set<NodeJS.Timeout>();
   let inFlight = 0;
   let peakInFlight = 0;
+  let completed = 0;
   let baseUrl = '';
 
   const wait = (ms: number) =>
@@ -209,6 +212,7 @@ export async function startAssetServer(options: AssetServerOptions = {}): Promis
     peakInFlight = Math.max(peakInFlight, inFlight);
     res.once('close', () => {
       inFlight -= 1;
+      completed += 1;
     });
     handle(req, res).catch(() => res.socket?.destroy());
   });
@@ -232,6 +236,9 @@ export async function startAssetServer(options: AssetServerOptions = {}): Promis
     },
     get peakInFlight() {
       return peakInFlight;
+    },
+    get completed() {
+      return completed;
     },
     close: async () => {
       for (const timer of timers) clearTimeout(timer);

@@ -1,19 +1,18 @@
 /**
  * POST /api-rbxl/import/rbxl/analyze: streams the multipart `file` part to a temp
- * file while hashing it, then reuses the stored analysis of that hash or has a
- * worker decode and analyse it. The body is never held whole in memory, and every
- * path out (error, abort, reuse) removes the temp file.
+ * file while hashing it (pausing the socket while the disk catches up), then hands it
+ * to the analysis service. The body is never held whole in memory, and every path out
+ * (error, abort, reuse) removes the temp file before anything is answered.
  */
-import { basename } from 'node:path';
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { HttpRequest } from 'uWebSockets.js';
 import { createMultipartParser, isMultipartError, parseBoundary, type MultipartError } from '../multipart.js';
 import { createUploadSink, type UploadSink } from '../upload-sink.js';
-import { badRequest, HttpError, tooLarge, unauthorized } from '../errors.js';
-import { sendError, sendJson, type Exchange } from '../exchange.js';
-import type { ServiceContext } from '../context.js';
-import { isPreviewHash, type Preview } from '../../store/previews.js';
-
-const FALLBACK_FILE_NAME = 'upload.rbxl';
+import { badRequest, HttpError, tooLarge } from '../errors.js';
+import { sendJson, type Exchange } from '../exchange.js';
+import type { HttpContext } from '../context.js';
+import type { RouteHandler } from '../route.js';
+import { isPreviewHash } from '../../store/previews.js';
+import { cleanFileName, FALLBACK_FILE_NAME } from '../../service/index.js';
 
 function multipartStatus(error: MultipartError, maxUploadBytes: number): HttpError {
   if (error.code === 'not_multipart') return new HttpError(415, 'unsupported_media_type', error.message);
@@ -21,122 +20,107 @@ function multipartStatus(error: MultipartError, maxUploadBytes: number): HttpErr
   return badRequest(error.code, error.message);
 }
 
-/** Keeps only a base name a person would recognise; never a path, never control characters. */
-export function cleanFileName(raw: string | null): string {
-  const name = basename((raw ?? '').replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
-  return name === '' ? FALLBACK_FILE_NAME : name;
-}
+/** The multipart framing around the file is small; it is allowed for on top of the file limit. */
+const FRAMING_BYTES = 64 * 1024;
 
-export function handleAnalyze(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
-  const exchange = ctx.begin(res, req);
-  const header = (name: string): string => req.getHeader(name);
-  try {
-    exchange.user = ctx.authenticate(header);
-    if (!exchange.user) throw unauthorized();
+export function analyzeRoute(ctx: HttpContext): RouteHandler {
+  const { maxUploadBytes } = ctx.config;
+  return async (exchange: Exchange, req: HttpRequest) => {
     let boundary: string;
     try {
-      boundary = parseBoundary(header('content-type'));
+      boundary = parseBoundary(req.getHeader('content-type'));
     } catch (error) {
-      throw isMultipartError(error) ? multipartStatus(error, ctx.config.maxUploadBytes) : error;
+      throw isMultipartError(error) ? multipartStatus(error, maxUploadBytes) : error;
     }
-    const lengthHeader = header('content-length');
-    if (lengthHeader === '') {
-      throw new HttpError(411, 'length_required', 'send the upload with a Content-Length header');
-    }
-    const declared = Number(lengthHeader);
-    if (!/^\d+$/.test(lengthHeader)) throw badRequest('bad_content_length', 'Content-Length is not a number');
-    // The multipart framing around the file is small; allow for it on top of the file limit.
-    if (declared > ctx.config.maxUploadBytes + 64 * 1024) throw tooLarge(ctx.config.maxUploadBytes);
-    receiveUpload(ctx, exchange, boundary, declared);
-  } catch (error) {
-    sendError(exchange, error, ctx.logError);
-  }
-}
+    const lengthHeader = req.getHeader('content-length');
+    if (lengthHeader === '') throw new HttpError(411, 'length_required', 'send the upload with a Content-Length header');
+    const declared = Number(lengthHeader); // digits: the route wrapper checked the framing
+    if (declared > maxUploadBytes + FRAMING_BYTES) throw tooLarge(maxUploadBytes);
+    ctx.service.admitUpload(exchange.user!, declared);
 
-function receiveUpload(ctx: ServiceContext, exchange: Exchange, boundary: string, declared: number): void {
-  const { res } = exchange;
-  let sink: UploadSink | null = null;
-  let fileName: string | null = null;
-  let sawFile = false;
-  let inFile = false;
-  let failed = false;
-  let bodyDone = false;
-  let paused = false;
-  /** Once analysis has the temp file, it (not an abort) decides when the file goes. */
-  let handedOff = false;
-
-  const fail = (error: unknown): void => {
-    if (failed) return;
-    failed = true;
-    exchange.bodyUnread = !bodyDone;
-    // A socket left paused by back-pressure would never take the connection's next request.
-    if (paused && !exchange.finished) { paused = false; res.resume(); }
-    // Answer once the temp file is gone, so no answer leaves one behind.
-    void Promise.resolve(sink?.abort())
-      .catch(ctx.logError)
-      .finally(() => sendError(exchange, error, ctx.logError));
-  };
-  exchange.onAbort.push(() => {
-    failed = true;
-    // Others uploading the same bytes may be waiting on an analysis that reads this file.
-    if (!handedOff) void sink?.abort();
-  });
-
-  const parser = createMultipartParser(boundary, {
-    onPartBegin(part) {
-      if (part.name === 'file' && part.filename !== null && !sawFile) {
-        sawFile = true;
-        inFile = true;
-        fileName = cleanFileName(part.filename);
-        sink = createUploadSink(ctx.uploadDir);
-        sink.onDrain(() => {
-          if (paused && !exchange.finished) { paused = false; res.resume(); }
-        });
-      } else {
-        inFile = false;
-      }
-    },
-    onPartData(data) {
-      if (inFile && sink && !sink.write(data) && !paused) { paused = true; res.pause(); }
-    },
-    onPartEnd() {
-      inFile = false;
-    },
-  }, { maxFileBytes: ctx.config.maxUploadBytes });
-
-  res.onData((chunk, isLast) => {
-    if (failed) return;
-    exchange.bytesIn += chunk.byteLength;
+    const held: { sink: UploadSink | null } = { sink: null };
+    /** Once analysis has the temp file, it (not an abort) decides when the file goes. */
+    let handedOff = false;
+    exchange.onAbort.push(() => {
+      // Others uploading the same bytes may be waiting on an analysis that reads this file.
+      if (!handedOff) void held.sink?.abort();
+    });
+    let answer: object;
     try {
-      if (exchange.bytesIn > declared) throw badRequest('bad_content_length', 'body is longer than its Content-Length');
-      parser.write(new Uint8Array(chunk));
-      if (!isLast) return;
-      bodyDone = true;
-      parser.end();
-    } catch (error) {
-      fail(isMultipartError(error) ? multipartStatus(error, ctx.config.maxUploadBytes) : error);
-      return;
+      const fileName = await receiveUpload(ctx, exchange, boundary, declared, held);
+      const { path, sha256, size } = await held.sink!.finish();
+      if (exchange.aborted) return;
+      if (!isPreviewHash(sha256)) throw new Error('upload hash is not a SHA-256');
+      handedOff = true;
+      const preview = await ctx.service.analyses.analyze({ path, sha256, size, fileName, user: exchange.user! });
+      // A reused analysis carries this uploader's own file name, never an earlier uploader's.
+      answer = { preview_hash: preview.hash, report: { ...preview.report, file_name: fileName } };
+    } finally {
+      await held.sink?.abort(); // removes the temp file unless the store took it
     }
-    if (!sink) {
-      fail(badRequest('missing_file', 'the form has no `file` part with a file in it'));
-      return;
-    }
-    const upload = sink;
-    void finishUpload(ctx, exchange, upload, fileName ?? FALLBACK_FILE_NAME, () => { handedOff = true; }).catch(fail);
-  });
+    sendJson(exchange, 200, answer);
+  };
 }
 
-async function finishUpload(ctx: ServiceContext, exchange: Exchange, sink: UploadSink, fileName: string, handOff: () => void): Promise<void> {
-  let preview: Preview;
-  try {
-    const { path, sha256, size } = await sink.finish();
-    if (exchange.aborted) return;
-    if (!isPreviewHash(sha256)) throw new Error('upload hash is not a SHA-256');
-    handOff();
-    preview = await ctx.analyses.analyze({ path, sha256, size, fileName, user: exchange.user! });
-  } finally {
-    await sink.abort(); // removes the temp file unless the store took it, before anything is answered
-  }
-  // A reused analysis carries this uploader's own file name, never an earlier uploader's.
-  sendJson(exchange, 200, { preview_hash: preview.hash, report: { ...(preview.report as object), file_name: fileName } });
+/**
+ * Reads the body into an upload sink (created when the `file` part begins, kept in
+ * `held`). Resolves with the file's cleaned name once the body has ended; rejects with
+ * what is wrong with it, or when the client goes away.
+ */
+function receiveUpload(ctx: HttpContext, exchange: Exchange, boundary: string, declared: number, held: { sink: UploadSink | null }): Promise<string> {
+  const { res } = exchange;
+  return new Promise<string>((resolve, reject) => {
+    let fileName: string | null = null;
+    let inFile = false;
+    let failed = false;
+    let paused = false;
+    const resume = (): void => {
+      if (paused && !exchange.finished) { paused = false; res.resume(); }
+    };
+    const fail = (error: unknown): void => {
+      if (failed) return;
+      failed = true;
+      // A socket left paused by back-pressure would never take the connection's next request.
+      resume();
+      reject(isMultipartError(error) ? multipartStatus(error, ctx.config.maxUploadBytes) : error);
+    };
+    exchange.onAbort.push(() => fail(new Error('the client went away')));
+    exchange.bodyStarted = true;
+
+    const parser = createMultipartParser(boundary, {
+      onPartBegin(part) {
+        if (part.name === 'file' && part.filename !== null && held.sink === null) {
+          inFile = true;
+          fileName = cleanFileName(part.filename);
+          held.sink = createUploadSink(ctx.service.uploadDir);
+          held.sink.onDrain(resume);
+        } else {
+          inFile = false;
+        }
+      },
+      onPartData(data) {
+        if (inFile && held.sink && !held.sink.write(data) && !paused) { paused = true; res.pause(); }
+      },
+      onPartEnd() {
+        inFile = false;
+      },
+    }, { maxFileBytes: ctx.config.maxUploadBytes });
+
+    res.onData((chunk, isLast) => {
+      if (failed) return;
+      exchange.bytesIn += chunk.byteLength;
+      try {
+        if (exchange.bytesIn > declared) throw badRequest('bad_content_length', 'body is longer than its Content-Length');
+        parser.write(new Uint8Array(chunk));
+        if (!isLast) return;
+        exchange.bodyDone = true;
+        parser.end();
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      if (held.sink === null) fail(badRequest('missing_file', 'the form has no `file` part with a file in it'));
+      else resolve(fileName ?? FALLBACK_FILE_NAME);
+    });
+  });
 }

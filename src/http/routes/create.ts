@@ -1,13 +1,13 @@
 /**
- * POST /api-rbxl/import/rbxl/create: checks the JSON body, finds the caller's
- * preview, downloads the map's assets, has a worker build the project document
- * (scripts packed and patched per scripts_mode), stores it and answers with its id.
+ * POST /api-rbxl/import/rbxl/create: checks the JSON body, then the project service
+ * downloads the map's assets, has a worker build and store the project document, and
+ * the answer carries its id and the download outcome.
  */
-import { setMaxListeners } from 'node:events';
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { badRequest, HttpError, notFound, tooLarge, unauthorized } from '../errors.js';
-import { sendError, sendJson, type Exchange } from '../exchange.js';
-import { fileNameFor, type ServiceContext } from '../context.js';
+import type { HttpRequest } from 'uWebSockets.js';
+import { badRequest, HttpError, tooLarge } from '../errors.js';
+import { sendJson, type Exchange } from '../exchange.js';
+import type { HttpContext } from '../context.js';
+import type { RouteHandler } from '../route.js';
 import { SCRIPTS_MODES, type ScriptsMode } from '../../project/scripts.js';
 
 export interface CreateRequest {
@@ -36,74 +36,49 @@ export function parseCreateRequest(text: string): CreateRequest {
   return { previewHash, title: title.trim(), scriptsMode: scriptsMode as ScriptsMode };
 }
 
-export function handleCreate(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
-  const exchange = ctx.begin(res, req);
-  try {
-    exchange.user = ctx.authenticate((name) => req.getHeader(name));
-    if (!exchange.user) throw unauthorized();
+export function createRoute(ctx: HttpContext): RouteHandler {
+  const limit = ctx.config.maxJsonBytes;
+  return async (exchange: Exchange, req: HttpRequest) => {
     const contentType = req.getHeader('content-type').split(';')[0]!.trim().toLowerCase();
     if (contentType !== 'application/json') throw new HttpError(415, 'unsupported_media_type', 'send the body as Content-Type: application/json');
     const length = req.getHeader('content-length');
-    if (length !== '' && Number(length) > ctx.config.maxJsonBytes) throw tooLarge(ctx.config.maxJsonBytes);
-    readBody(exchange, ctx.config.maxJsonBytes, (text) => {
-      void create(ctx, exchange, text).catch((error) => sendError(exchange, error, ctx.logError));
-    }, (error) => sendError(exchange, error, ctx.logError));
-  } catch (error) {
-    sendError(exchange, error, ctx.logError);
-  }
+    if (length !== '' && Number(length) > limit) throw tooLarge(limit);
+    const request = parseCreateRequest(await readBody(exchange, limit));
+    const controller = new AbortController();
+    exchange.onAbort.push(() => controller.abort(new Error('the client went away')));
+    const created = await ctx.service.projects.create({ user: exchange.user!, ...request, signal: controller.signal });
+    if (created === null) return; // the client left: nobody would learn the project's id
+    const failures = created.assets.flatMap((outcome) => (outcome.ok ? [] : [{ id: outcome.id, reason: outcome.reason }]));
+    sendJson(exchange, 200, {
+      project_id: created.projectId,
+      redirect: ctx.config.redirectTemplate.replaceAll('{project_id}', encodeURIComponent(created.projectId)),
+      assets_downloaded: created.assets.length - failures.length,
+      assets_failed: failures.length,
+      asset_failures: failures,
+    });
+  };
 }
 
-function readBody(exchange: Exchange, limit: number, done: (text: string) => void, fail: (error: unknown) => void): void {
-  const parts: Buffer[] = [];
-  let failed = false;
-  exchange.res.onData((chunk, isLast) => {
-    if (failed) return;
-    exchange.bytesIn += chunk.byteLength;
-    if (exchange.bytesIn > limit) {
-      failed = true;
-      exchange.bodyUnread = !isLast;
-      fail(tooLarge(limit));
-      return;
-    }
-    parts.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after this call
-    if (isLast) done(Buffer.concat(parts).toString('utf8'));
-  });
-}
-
-async function create(ctx: ServiceContext, exchange: Exchange, text: string): Promise<void> {
-  const request = parseCreateRequest(text);
-  const preview = await ctx.previews.get(request.previewHash);
-  if (!preview || !preview.uploaders.includes(exchange.user!)) throw notFound('preview');
-  // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
-  await ctx.previews.addUploader(preview.hash, exchange.user!);
-  const controller = new AbortController();
-  // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
-  setMaxListeners(Infinity, controller.signal);
-  exchange.onAbort.push(() => controller.abort());
-  const outcomes = await ctx.assets.download(preview.assets as { id: string; kind: never }[], controller.signal);
-  if (exchange.aborted) return;
-  const built = await ctx.pool.build({
-    path: ctx.previews.placePath(preview.hash),
-    title: request.title,
-    owner: exchange.user!,
-    createdAt: new Date().toISOString(),
-    previewHash: preview.hash,
-    fileName: fileNameFor(preview, exchange.user!),
-    format: preview.format,
-    fileSize: preview.fileSize,
-    scriptsMode: request.scriptsMode,
-    assets: outcomes,
-    ...(preview.scriptCodes !== undefined ? { scriptCodes: preview.scriptCodes } : {}),
-  });
-  if (!built.ok) throw built.missing ? notFound('preview') : new HttpError(422, 'not_a_place', built.message);
-  if (exchange.aborted) return; // nobody would learn the project's id
-  const projectId = await ctx.projects.saveSerialized(built.json, { owner: exchange.user!, assets: built.assetHashes });
-  const failures = outcomes.filter((outcome) => !outcome.ok).map((outcome) => ({ id: outcome.id, reason: (outcome as { reason: string }).reason }));
-  sendJson(exchange, 200, {
-    project_id: projectId,
-    redirect: ctx.config.redirectTemplate.replaceAll('{project_id}', encodeURIComponent(projectId)),
-    assets_downloaded: outcomes.length - failures.length,
-    assets_failed: failures.length,
-    asset_failures: failures,
+/** The whole (small) body as text; rejects past `limit` bytes or when the client leaves. */
+function readBody(exchange: Exchange, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let failed = false;
+    exchange.onAbort.push(() => reject(new Error('the client went away')));
+    exchange.bodyStarted = true;
+    exchange.res.onData((chunk, isLast) => {
+      if (failed) return;
+      exchange.bytesIn += chunk.byteLength;
+      if (exchange.bytesIn > limit) {
+        failed = true;
+        reject(tooLarge(limit));
+        return;
+      }
+      parts.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after this call
+      if (isLast) {
+        exchange.bodyDone = true;
+        resolve(Buffer.concat(parts).toString('utf8'));
+      }
+    });
   });
 }

@@ -1,40 +1,36 @@
 /**
- * GET /api-rbxl/projects/{id} (the document) and /api-rbxl/projects/{id}/assets/{sha256}
- * (an asset's bytes): the owner only; anyone else gets the same 404 as for nothing.
+ * GET /api-rbxl/projects/{id} (the document), DELETE /api-rbxl/projects/{id}, and
+ * GET /api-rbxl/projects/{id}/assets/{sha256} (an asset's bytes): the owner only;
+ * anyone else gets the same 404 as for nothing.
  */
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { HttpRequest } from 'uWebSockets.js';
 import { assetPath, isSha256, readAssetMeta } from '../../assets/store.js';
-import { isProjectId } from '../../store/projects.js';
-import { notFound, unauthorized } from '../errors.js';
-import { sendError, sendFile, type Exchange } from '../exchange.js';
-import type { ServiceContext } from '../context.js';
+import { notFound } from '../errors.js';
+import { send, sendFile, type Exchange } from '../exchange.js';
+import type { HttpContext } from '../context.js';
+import type { RouteHandler } from '../route.js';
 
-async function ownedProject(ctx: ServiceContext, exchange: Exchange, id: string) {
-  if (!isProjectId(id)) throw notFound('project');
-  const meta = await ctx.projects.getMeta(id);
-  if (!meta || meta.owner !== exchange.user) throw notFound('project');
-  return meta;
+export function projectRoute(ctx: HttpContext): RouteHandler {
+  return async (exchange: Exchange, req: HttpRequest) => {
+    const id = req.getParameter(0) ?? '';
+    await ctx.service.projects.owned(exchange.user!, id);
+    await sendFile(exchange, ctx.service.projects.documentPath(id), { 'Content-Type': 'application/json; charset=utf-8' });
+  };
 }
 
-export function handleProject(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
-  const exchange = ctx.begin(res, req);
-  const id = req.getParameter(0) ?? '';
-  exchange.user = ctx.authenticate((name) => req.getHeader(name));
-  void (async () => {
-    if (!exchange.user) throw unauthorized();
-    await ownedProject(ctx, exchange, id);
-    await sendFile(exchange, ctx.projects.documentPath(id), { 'Content-Type': 'application/json; charset=utf-8' });
-  })().catch((error) => sendError(exchange, error, ctx.logError));
+export function deleteProjectRoute(ctx: HttpContext): RouteHandler {
+  return async (exchange: Exchange, req: HttpRequest) => {
+    const id = req.getParameter(0) ?? '';
+    await ctx.service.projects.delete(exchange.user!, id);
+    send(exchange, 204, '', {});
+  };
 }
 
-export function handleProjectAsset(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
-  const exchange = ctx.begin(res, req);
-  const id = req.getParameter(0) ?? '';
-  const sha256 = req.getParameter(1) ?? '';
-  exchange.user = ctx.authenticate((name) => req.getHeader(name));
-  void (async () => {
-    if (!exchange.user) throw unauthorized();
-    const meta = await ownedProject(ctx, exchange, id);
+export function projectAssetRoute(ctx: HttpContext): RouteHandler {
+  return async (exchange: Exchange, req: HttpRequest) => {
+    const id = req.getParameter(0) ?? '';
+    const sha256 = req.getParameter(1) ?? '';
+    const meta = await ctx.service.projects.owned(exchange.user!, id);
     if (!isSha256(sha256) || !meta.assets.includes(sha256)) throw notFound('asset');
     const asset = await readAssetMeta(ctx.config.dataDir, sha256);
     if (!asset) throw notFound('asset');
@@ -45,5 +41,5 @@ export function handleProjectAsset(ctx: ServiceContext, res: HttpResponse, req: 
       'Content-Security-Policy': "default-src 'none'; sandbox",
       ETag: `"${sha256}"`,
     });
-  })().catch((error) => sendError(exchange, error, ctx.logError));
+  };
 }

@@ -6,10 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { extname, join } from 'node:path';
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { HttpRequest } from 'uWebSockets.js';
 import { notFound } from '../errors.js';
-import { send, sendError } from '../exchange.js';
-import type { ServiceContext } from '../context.js';
+import { send, type Exchange } from '../exchange.js';
+import type { RouteHandler } from '../route.js';
 
 // dist/src/http/routes → the repository root holds public/; dist/src/client holds the client.
 const PUBLIC_DIR = fileURLToPath(new URL('../../../../public/', import.meta.url));
@@ -31,27 +31,16 @@ function load(path: string): Promise<Buffer> {
   return file;
 }
 
-function serve(ctx: ServiceContext, res: HttpResponse, req: HttpRequest, dir: string, name: string): void {
-  const exchange = ctx.begin(res, req);
-  void (async () => {
-    if (!SAFE_NAME.test(name) || !(extname(name) in TYPES)) throw notFound('file');
-    const body = await load(join(dir, name)).catch(() => { throw notFound('file'); });
-    send(exchange, 200, body, {
-      'Content-Type': TYPES[extname(name)]!,
-      'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'",
-      'Referrer-Policy': 'no-referrer',
-    });
-  })().catch((error) => sendError(exchange, error, ctx.logError));
+async function serve(exchange: Exchange, dir: string, name: string): Promise<void> {
+  if (!SAFE_NAME.test(name) || !(extname(name) in TYPES)) throw notFound('file');
+  const body = await load(join(dir, name)).catch(() => { throw notFound('file'); });
+  send(exchange, 200, body, {
+    'Content-Type': TYPES[extname(name)]!,
+    'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    'Referrer-Policy': 'no-referrer',
+  });
 }
 
-export function handlePage(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
-  serve(ctx, res, req, PUBLIC_DIR, 'index.html');
-}
-
-export function handleStatic(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
-  serve(ctx, res, req, PUBLIC_DIR, req.getParameter(0) ?? '');
-}
-
-export function handleClientModule(ctx: ServiceContext, res: HttpResponse, req: HttpRequest): void {
-  serve(ctx, res, req, CLIENT_DIR, req.getParameter(0) ?? '');
-}
+export const pageRoute: RouteHandler = (exchange) => serve(exchange, PUBLIC_DIR, 'index.html');
+export const staticRoute: RouteHandler = (exchange, req: HttpRequest) => serve(exchange, PUBLIC_DIR, req.getParameter(0) ?? '');
+export const clientModuleRoute: RouteHandler = (exchange, req: HttpRequest) => serve(exchange, CLIENT_DIR, req.getParameter(0) ?? '');

@@ -17,15 +17,22 @@ import { setWordIds } from './word-ids';
 import { lex, SOURCE_PADDING, tokenCount, notableCount, truncated, lastLine } from './lexer';
 import { TOKEN_BYTES, TOKEN_PADDING, useTokens } from './token';
 import { walk, findingCount, funcCount, loopCount } from './walk';
-import { FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS } from '../constants';
+import {
+  FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS,
+  TABLE_WORD_SLOTS, TABLE_WORD_KIND, TABLE_WORD_ROLES, TABLE_WORD_HEAD, TABLE_WORD_TAIL, TABLE_WORD_LENGTH, TABLE_WORD_LONG_OFFSET,
+  TABLE_WORD_LONG_CHARS, TABLE_HEAD_MASK, TABLE_TAIL_MASK, TABLE_WORD_IDS, TABLE_MAX_WORDS, TABLE_MAX_LONG_CHARS, TABLE_MAX_KEYED_LENGTH,
+  TABLE_BITS_SLOT, TABLE_MAX_TOKENS, TABLE_SLOT_COUNT,
+  RESULT_TOKEN_COUNT, RESULT_NOTABLE_COUNT, RESULT_TRUNCATED, RESULT_LAST_LINE, RESULT_TOKENS, RESULT_NOTABLE, RESULT_FINDINGS,
+  RESULT_FINDING_COUNT, RESULT_FUNCS, RESULT_FUNC_COUNT, RESULT_LOOPS, RESULT_LOOP_COUNT,
+} from '../constants';
 
 /** At most this many tokens of one source are read (a Luau source of several megabytes); the rest is not scanned. */
 export const MAX_TOKENS: i32 = 1 << 20;
 
 buildCharTables();
 
-/** Results of the last scan, as i32s in the order `scan` stores them (wasm.ts `run` reads them); `tables` lists its pointers here first. */
-const RESULTS: usize = memory.data(64, 16);
+/** Results of the last scan, in the RESULT_* slots of constants.ts (wasm.ts reads them); `tables` lists its pointers here first. */
+const RESULTS: usize = memory.data(TABLE_SLOT_COUNT << 2, 16); // RESULT_SLOT_COUNT is smaller: the results reuse it
 /** Word ids and service name lengths passed by the host (setWordIds). */
 const IDS: usize = memory.data(64, 16);
 
@@ -44,25 +51,25 @@ function ensure(end: usize): void {
   }
 }
 
-/** Pointers to the tables the host fills and the module's limits, in the order wasm.ts `instantiate` reads them. */
+/** Pointers to the tables the host fills and the module's limits, in the TABLE_* slots of constants.ts. */
 export function tables(): usize {
   const list = RESULTS;
-  store<u32>(list, <u32>WORD_SLOTS, 0);
-  store<u32>(list, <u32>WORD_KIND, 4);
-  store<u32>(list, <u32>WORD_ROLES, 8);
-  store<u32>(list, <u32>WORD_HEAD, 12);
-  store<u32>(list, <u32>WORD_TAIL, 16);
-  store<u32>(list, <u32>WORD_LENGTH, 20);
-  store<u32>(list, <u32>WORD_LONG_OFFSET, 24);
-  store<u32>(list, <u32>WORD_LONG_CHARS, 28);
-  store<u32>(list, <u32>HEAD_MASK, 32);
-  store<u32>(list, <u32>TAIL_MASK, 36);
-  store<u32>(list, <u32>IDS, 40);
-  store<i32>(list, MAX_WORDS, 44);
-  store<i32>(list, MAX_LONG_CHARS, 48);
-  store<i32>(list, MAX_KEYED_LENGTH, 52);
-  store<i32>(list, WORD_TABLE_BITS, 56);
-  store<i32>(list, MAX_TOKENS, 60);
+  store<u32>(list, <u32>WORD_SLOTS, TABLE_WORD_SLOTS << 2);
+  store<u32>(list, <u32>WORD_KIND, TABLE_WORD_KIND << 2);
+  store<u32>(list, <u32>WORD_ROLES, TABLE_WORD_ROLES << 2);
+  store<u32>(list, <u32>WORD_HEAD, TABLE_WORD_HEAD << 2);
+  store<u32>(list, <u32>WORD_TAIL, TABLE_WORD_TAIL << 2);
+  store<u32>(list, <u32>WORD_LENGTH, TABLE_WORD_LENGTH << 2);
+  store<u32>(list, <u32>WORD_LONG_OFFSET, TABLE_WORD_LONG_OFFSET << 2);
+  store<u32>(list, <u32>WORD_LONG_CHARS, TABLE_WORD_LONG_CHARS << 2);
+  store<u32>(list, <u32>HEAD_MASK, TABLE_HEAD_MASK << 2);
+  store<u32>(list, <u32>TAIL_MASK, TABLE_TAIL_MASK << 2);
+  store<u32>(list, <u32>IDS, TABLE_WORD_IDS << 2);
+  store<i32>(list, MAX_WORDS, TABLE_MAX_WORDS << 2);
+  store<i32>(list, MAX_LONG_CHARS, TABLE_MAX_LONG_CHARS << 2);
+  store<i32>(list, MAX_KEYED_LENGTH, TABLE_MAX_KEYED_LENGTH << 2);
+  store<i32>(list, WORD_TABLE_BITS, TABLE_BITS_SLOT << 2);
+  store<i32>(list, MAX_TOKENS, TABLE_MAX_TOKENS << 2);
   return list;
 }
 
@@ -109,18 +116,18 @@ export function scan(n: i32, localPlayerIsNil: bool): void {
   useTokens(tokens);
   walk(source, tokenCount, notable, notableCount, localPlayerIsNil, blocks, declared, brackets, ifs, findings, funcs, loops);
 
-  store<i32>(RESULTS, tokenCount, 0);
-  store<i32>(RESULTS, notableCount, 4);
-  store<i32>(RESULTS, truncated ? 1 : 0, 8);
-  store<i32>(RESULTS, lastLine, 12);
-  store<u32>(RESULTS, <u32>tokens, 16);
-  store<u32>(RESULTS, <u32>notable, 20);
-  store<u32>(RESULTS, <u32>findings, 24);
-  store<i32>(RESULTS, findingCount, 28);
-  store<u32>(RESULTS, <u32>funcs, 32);
-  store<i32>(RESULTS, funcCount, 36);
-  store<u32>(RESULTS, <u32>loops, 40);
-  store<i32>(RESULTS, loopCount, 44);
+  store<i32>(RESULTS, tokenCount, RESULT_TOKEN_COUNT << 2);
+  store<i32>(RESULTS, notableCount, RESULT_NOTABLE_COUNT << 2);
+  store<i32>(RESULTS, truncated ? 1 : 0, RESULT_TRUNCATED << 2);
+  store<i32>(RESULTS, lastLine, RESULT_LAST_LINE << 2);
+  store<u32>(RESULTS, <u32>tokens, RESULT_TOKENS << 2);
+  store<u32>(RESULTS, <u32>notable, RESULT_NOTABLE << 2);
+  store<u32>(RESULTS, <u32>findings, RESULT_FINDINGS << 2);
+  store<i32>(RESULTS, findingCount, RESULT_FINDING_COUNT << 2);
+  store<u32>(RESULTS, <u32>funcs, RESULT_FUNCS << 2);
+  store<i32>(RESULTS, funcCount, RESULT_FUNC_COUNT << 2);
+  store<u32>(RESULTS, <u32>loops, RESULT_LOOPS << 2);
+  store<i32>(RESULTS, loopCount, RESULT_LOOP_COUNT << 2);
 }
 
 /** How many `\n` bytes the `n` bytes written at `reserve(n)` hold, sixteen at a time. */

@@ -1,0 +1,78 @@
+/**
+ * The one route wrapper (a hook, in fastify's terms): every route handler runs inside
+ * it, and it alone checks the request's framing, refuses while shutting down,
+ * authenticates, awaits the handler and maps whatever the handler throws or rejects
+ * with to one error answer (exchange.ts `sendError`). Handlers read the request
+ * synchronously (uWS frees it when the handler returns), then await what they need.
+ */
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { userFromRequest } from './auth.js';
+import type { HttpContext } from './context.js';
+import { badRequest, HttpError, shuttingDown, unauthorized } from './errors.js';
+import { sendError, type Exchange } from './exchange.js';
+
+export type RouteHandler = (exchange: Exchange, req: HttpRequest) => void | Promise<void>;
+
+export interface RouteOptions {
+  /** Whether the route needs a user (401 without one). Default true. */
+  auth?: boolean;
+}
+
+/** uWS parses Content-Length itself and closes the connection after the handler when it is not 1 to 9 digits. */
+const UWS_CONTENT_LENGTH = /^\d{1,9}$/;
+
+export function route(ctx: HttpContext, handler: RouteHandler, options: RouteOptions = {}): (res: HttpResponse, req: HttpRequest) => void {
+  const auth = options.auth ?? true;
+  return (res, req) => {
+    const exchange = ctx.begin(res, req);
+    const fail = (error: unknown): void => sendError(exchange, error, ctx.logError);
+    try {
+      checkFraming(exchange, req);
+      if (ctx.closing()) throw shuttingDown();
+      if (auth) {
+        exchange.user = userFromRequest(ctx.config.authMode, req);
+        if (exchange.user === null) throw unauthorized();
+      } else {
+        exchange.user = userForLog(ctx, req);
+      }
+      const result = handler(exchange, req);
+      if (result) result.catch(fail);
+    } catch (error) {
+      fail(error);
+    }
+  };
+}
+
+/**
+ * Refuses Content-Length values uWS cannot frame a body by (it would close the
+ * connection without an answer): sent twice with different values, not digits, or
+ * 1e9 or more.
+ */
+function checkFraming(exchange: Exchange, req: HttpRequest): void {
+  const lengths: string[] = [];
+  req.forEach((key, value) => {
+    if (key === 'content-length') lengths.push(value);
+  });
+  if (lengths.length === 0) return;
+  const length = req.getHeader('content-length');
+  if (!UWS_CONTENT_LENGTH.test(length)) {
+    exchange.flushBeforeClose = true;
+    throw /^\d+$/.test(length)
+      ? new HttpError(413, 'payload_too_large', `Content-Length ${length} is larger than this service reads (at most 999999999 bytes)`)
+      : badRequest('bad_content_length', 'Content-Length must be a non-negative decimal number');
+  }
+  if (lengths.some((value) => value.trim() !== length)) {
+    exchange.closeAfterAnswer = true;
+    throw badRequest('bad_content_length', 'Content-Length is sent more than once with different values');
+  }
+}
+
+/** The user for the log line of a route that needs none; an unusable id is simply not logged. */
+function userForLog(ctx: HttpContext, req: HttpRequest): string | null {
+  try {
+    return userFromRequest(ctx.config.authMode, req);
+  } catch {
+    return null;
+  }
+}
+

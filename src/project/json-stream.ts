@@ -1,0 +1,166 @@
+/**
+ * A streaming JSON writer: a value's JSON text in pieces, never as one string, so a
+ * project document of any size is written with bounded memory (a whole-document
+ * JSON.stringify failed with "Invalid string length" past 512 MiB, issue 10).
+ *
+ *   jsonChunks(value)              pieces of about 64 KiB of exactly JSON.stringify(value)
+ *   writeJsonFile(path, value, o)  those pieces into a new file (fsynced), optionally
+ *                                  through a compressing transform, held to `maxBytes`
+ *
+ * The value is walked with an explicit stack (no recursion, so no depth limit but the
+ * heap) and follows JSON.stringify's rules: toJSON, undefined/function/symbol members
+ * left out of objects and written as null in arrays, non-finite numbers as null, a
+ * cycle or a BigInt is a TypeError. Atomic placement (temp file, rename) is the
+ * caller's: the project store hands out the temp path and moves it into place.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { Readable, type Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export const JSON_CHUNK_CHARS = 64 * 1024;
+
+interface ArrayFrame { array: readonly unknown[]; index: number }
+interface ObjectFrame { object: Record<string, unknown>; keys: string[]; index: number; first: boolean }
+type Frame = ArrayFrame | ObjectFrame;
+
+/** Yields the JSON text of `value` in pieces of about `chunkChars` characters; their concatenation is JSON.stringify(value). */
+export function* jsonChunks(value: unknown, chunkChars = JSON_CHUNK_CHARS): Generator<string, void, undefined> {
+  const stack: Frame[] = [];
+  const onPath = new Set<object>();
+  let out = '';
+
+  /** Writes a primitive, or opens a container (pushing its frame). Returns false for what JSON leaves out. */
+  const open = (raw: unknown, key: string): boolean => {
+    const item = prepared(raw, key);
+    switch (typeof item) {
+      case 'string': out += JSON.stringify(item); return true;
+      case 'number': out += Number.isFinite(item) ? String(item) : 'null'; return true;
+      case 'boolean': out += item ? 'true' : 'false'; return true;
+      case 'bigint': throw new TypeError('Do not know how to serialize a BigInt');
+      case 'object': {
+        if (item === null) { out += 'null'; return true; }
+        if (item instanceof Number || item instanceof String || item instanceof Boolean) { out += JSON.stringify(item); return true; }
+        if (onPath.has(item)) throw new TypeError('Converting circular structure to JSON');
+        onPath.add(item);
+        if (Array.isArray(item)) {
+          out += '[';
+          stack.push({ array: item, index: 0 });
+        } else {
+          out += '{';
+          stack.push({ object: item as Record<string, unknown>, keys: Object.keys(item), index: 0, first: true });
+        }
+        return true;
+      }
+      default: return false; // undefined, function, symbol
+    }
+  };
+
+  if (!open(value, '')) throw new TypeError('the value has no JSON text (undefined, a function or a symbol)');
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    if ('array' in frame) {
+      if (frame.index < frame.array.length) {
+        if (frame.index > 0) out += ',';
+        const index = frame.index++;
+        if (!open(frame.array[index], String(index))) out += 'null';
+      } else {
+        out += ']';
+        stack.pop();
+        onPath.delete(frame.array);
+      }
+    } else {
+      let wrote = false;
+      while (frame.index < frame.keys.length && !wrote) {
+        const key = frame.keys[frame.index++]!;
+        const member = prepared(frame.object[key], key);
+        if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+        out += `${frame.first ? '' : ','}${JSON.stringify(key)}:`;
+        frame.first = false;
+        open(member, key);
+        wrote = true;
+      }
+      if (!wrote) {
+        out += '}';
+        stack.pop();
+        onPath.delete(frame.object);
+      }
+    }
+    if (out.length >= chunkChars) {
+      yield out;
+      out = '';
+    }
+  }
+  if (out.length > 0) yield out;
+}
+
+/** What JSON.stringify serialises in place of `value` (its toJSON result, when it has one). */
+function prepared(value: unknown, key: string): unknown {
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    return (value as { toJSON(key: string): unknown }).toJSON(key);
+  }
+  return value;
+}
+
+/** The file would pass `maxBytes`: nothing more is written, and the caller removes the file. */
+export class JsonTooLargeError extends Error {
+  override name = 'JsonTooLargeError';
+  constructor(readonly maxBytes: number) {
+    super(`the JSON text is larger than ${maxBytes} bytes`);
+  }
+}
+
+export interface WriteJsonOptions {
+  /** Most bytes the file may hold (as stored, after `encode`); past it JsonTooLargeError. */
+  maxBytes?: number;
+  /** A transform for the bytes on their way to disk, e.g. () => createGzip(). */
+  encode?: () => Transform;
+  /** File mode of the new file (default 0o644). */
+  mode?: number;
+}
+
+export interface WrittenJson {
+  /** Bytes in the file. */
+  bytes: number;
+  /** Bytes of JSON text (before `encode`). */
+  jsonBytes: number;
+}
+
+/**
+ * Writes `value`'s JSON to a new file at `path` (which must not exist), piece by piece
+ * with back-pressure, and fsyncs it. On any failure the partial file is left for the
+ * caller to remove (it owns the path).
+ */
+export async function writeJsonFile(path: string, value: unknown, options: WriteJsonOptions = {}): Promise<WrittenJson> {
+  const maxBytes = options.maxBytes ?? Infinity;
+  let jsonBytes = 0;
+  let bytes = 0;
+  const text = Readable.from((function* () {
+    for (const chunk of jsonChunks(value)) {
+      const encoded = Buffer.from(chunk, 'utf8');
+      jsonBytes += encoded.length;
+      if (options.encode === undefined && jsonBytes > maxBytes) throw new JsonTooLargeError(maxBytes);
+      yield encoded;
+    }
+  })(), { objectMode: false });
+  const handle = await open(path, 'wx', options.mode ?? 0o644);
+  try {
+    const sink = async (source: AsyncIterable<Buffer>): Promise<void> => {
+      for await (const chunk of source) {
+        bytes += chunk.length;
+        if (bytes > maxBytes) throw new JsonTooLargeError(maxBytes);
+        await writeAll(handle, chunk);
+      }
+    };
+    if (options.encode) await pipeline(text, options.encode(), sink);
+    else await pipeline(text, sink);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return { bytes, jsonBytes };
+}
+
+async function writeAll(handle: FileHandle, chunk: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten;
+}

@@ -1,0 +1,90 @@
+/**
+ * The analysis service: an uploaded file (already on disk, hashed) to its preview.
+ * The same bytes are decoded once however many people upload them at once (single
+ * flight by hash) or later (the stored preview); every uploader is recorded, each
+ * with the name they gave the file. Refusals are ServiceErrors.
+ */
+import { createSingleFlight } from '../concurrency/index.js';
+import type { PreviewStore, Preview } from '../store/previews.js';
+import { isDiskFull, QuotaExceededError, StorageFullError, type DiskQuota } from '../store/quota.js';
+import { PoolBusyError, type WorkerPool } from '../workers/pool.js';
+import { ServiceError } from './errors.js';
+
+export interface UploadedFile {
+  path: string;
+  sha256: string;
+  size: number;
+  fileName: string;
+  user: string;
+}
+
+export interface AnalysisService {
+  /** The preview of an upload; the temp file at `upload.path` is the caller's to remove (the store moved it when it kept it). */
+  analyze(upload: UploadedFile): Promise<Preview>;
+}
+
+export interface AnalysisDeps {
+  previews: PreviewStore;
+  pool: WorkerPool;
+  quota: DiskQuota;
+}
+
+/** The name this user gave the file (the first uploader's only as a fallback for old previews). */
+export function fileNameFor(preview: Preview, user: string): string {
+  return preview.fileNames?.[user] ?? preview.fileName;
+}
+
+export function createAnalysisService({ previews, pool, quota }: AnalysisDeps): AnalysisService {
+  const decodes = createSingleFlight<Preview>();
+
+  async function decodeAndStore(upload: UploadedFile): Promise<Preview> {
+    const result = await pool.analyze({ path: upload.path, fileName: upload.fileName, fileSize: upload.size }).catch(busyToServiceError);
+    if (!result.ok) throw new ServiceError(result.reason === 'too_large' ? 'map_too_large' : 'not_a_place', result.message);
+    const preview = await previews.put({
+      hash: upload.sha256, report: result.report, assets: result.assets, scriptCodes: result.scriptCodes, fileName: upload.fileName,
+      fileSize: upload.size, format: result.format, uploaders: [upload.user], fileNames: { [upload.user]: upload.fileName },
+    }, upload.path).catch(diskToServiceError);
+    const bytes = await previews.diskBytes(preview.hash);
+    quota.add(bytes);
+    quota.track('preview', preview.hash, bytes, preview.uploaders);
+    return preview;
+  }
+
+  async function analyze(upload: UploadedFile): Promise<Preview> {
+    const hash = upload.sha256;
+    guard(() => quota.checkUser(upload.user, 'preview', upload.size, hash));
+    const stored = await previews.get(hash);
+    const preview = stored ?? await decodes.run(hash, () => decodeAndStore(upload));
+    if (preview.fileNames?.[upload.user] === upload.fileName) return preview;
+    const updated = (await previews.addUploader(hash, upload.user, upload.fileName).catch(diskToServiceError)) ?? preview;
+    quota.track('preview', hash, await previews.diskBytes(hash), updated.uploaders);
+    return updated;
+  }
+
+  return { analyze };
+}
+
+/** Runs a quota check, turning its refusal into a ServiceError. */
+export function guard(check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    throw diskToServiceErrorSync(error);
+  }
+}
+
+function diskToServiceErrorSync(error: unknown): unknown {
+  if (error instanceof QuotaExceededError) return new ServiceError('quota_exceeded', error.message);
+  if (error instanceof StorageFullError) return new ServiceError('storage_full', error.message);
+  if (isDiskFull(error)) return new ServiceError('storage_full', 'the disk is full');
+  return error;
+}
+
+export function diskToServiceError(error: unknown): never {
+  throw diskToServiceErrorSync(error);
+}
+
+export function busyToServiceError(error: unknown): never {
+  if (error instanceof PoolBusyError) throw new ServiceError('busy', 'the service is busy; retry shortly');
+  throw error;
+}

@@ -1,0 +1,92 @@
+/**
+ * The memory budget (MAX_MEMORY_MB) split between the main thread and the workers,
+ * and the per-task limits derived from each worker's share. Every limit that stands
+ * between an upload and memory comes from here, and analyze and create use the same
+ * ones, so a map that analyses also creates.
+ *
+ *   main thread     max(192 MiB, 15% of the budget, preview cache + 128 MiB)
+ *   per worker      (budget - main) / WORKERS, of which 64 MiB is the thread's own
+ *                   (isolate, the scanner's and ZSTD's WebAssembly memory) and the
+ *                   rest is the task's:
+ *     file bytes      <= 20% of the task  (the upload the worker reads)
+ *     decoded bytes   <= 20% of the task  (decompressed chunks, held by the DOM's columns)
+ *     JS heap         <= 60% of the task  (worker resourceLimits: past it the worker dies alone)
+ *     instances       <= 60% of the heap / 1 KiB  (decode ~200 B and project document ~830 B per part, measured)
+ *     document bytes  <= the task's share  (the project document as written, streamed)
+ *
+ * A task that outgrows its worker's heap anyway ends that worker only; its request
+ * gets 413 `map_too_large`.
+ */
+import type { ResourceLimits } from 'node:worker_threads';
+import { ConfigError } from '../config.js';
+import type { DecodeLimits } from '../parser/limits.js';
+
+export interface BudgetInput {
+  maxMemoryMb: number;
+  workers: number;
+  previewCacheBytes: number;
+}
+
+export interface MemoryBudget {
+  totalMb: number;
+  mainMb: number;
+  perWorkerMb: number;
+  /** What one task may use: its limits, in the decoder's terms and ours. */
+  task: TaskLimits;
+  /** The worker threads' V8 limits. */
+  resourceLimits: ResourceLimits;
+}
+
+export interface TaskLimits {
+  /** Largest file a worker reads (uploads above it are refused from their Content-Length). */
+  maxFileBytes: number;
+  /** Passed to decode() by both tasks. */
+  decode: Pick<DecodeLimits, 'maxTotalBytes' | 'maxChunkBytes' | 'maxInstances' | 'maxStringBytes'>;
+  /** Largest project document, as written. */
+  maxDocumentBytes: number;
+}
+
+const MiB = 2 ** 20;
+const WORKER_OWN_MB = 64;
+/** Decode plus project document, per instance, measured on the generated 200k-part place (~200 + ~830 B). */
+const BYTES_PER_INSTANCE = 1024;
+/** Below this a worker cannot decode a real place. */
+const MIN_TASK_MB = 48;
+
+/** MAX_MEMORY_MB cannot hold WORKERS workers: a configuration error, reported at start. */
+export class BudgetError extends ConfigError {
+  override name = 'BudgetError';
+}
+
+export function memoryBudget({ maxMemoryMb, workers, previewCacheBytes }: BudgetInput): MemoryBudget {
+  const mainMb = Math.max(192, Math.ceil(maxMemoryMb * 0.15), Math.ceil(previewCacheBytes / MiB) + 128);
+  const perWorkerMb = Math.floor((maxMemoryMb - mainMb) / workers);
+  const taskMb = perWorkerMb - WORKER_OWN_MB;
+  if (taskMb < MIN_TASK_MB) {
+    throw new BudgetError(
+      `MAX_MEMORY_MB=${maxMemoryMb} leaves ${perWorkerMb} MiB to each of ${workers} workers after ${mainMb} MiB for the main thread; ` +
+      `each needs at least ${WORKER_OWN_MB + MIN_TASK_MB} MiB: raise MAX_MEMORY_MB or lower WORKERS`,
+    );
+  }
+  const taskBytes = taskMb * MiB;
+  const heapMb = Math.floor(taskMb * 0.6);
+  // A large young generation keeps decoding from being GC-bound; it is part of the heap's share.
+  const youngMb = Math.max(8, Math.min(64, Math.floor(heapMb / 6)));
+  const decodedBytes = Math.floor(taskBytes * 0.2);
+  return {
+    totalMb: maxMemoryMb,
+    mainMb,
+    perWorkerMb,
+    task: {
+      maxFileBytes: decodedBytes,
+      decode: {
+        maxTotalBytes: decodedBytes,
+        maxChunkBytes: decodedBytes,
+        maxStringBytes: Math.min(256 * MiB, decodedBytes),
+        maxInstances: Math.floor((heapMb * MiB * 0.6) / BYTES_PER_INSTANCE),
+      },
+      maxDocumentBytes: taskBytes,
+    },
+    resourceLimits: { maxOldGenerationSizeMb: heapMb - youngMb, maxYoungGenerationSizeMb: youngMb },
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * What the service refuses, as values of one error type that carries a kind; the
+ * HTTP layer maps each kind to a status in one place (http/errors.ts). The service
+ * itself knows nothing of HTTP.
+ */
+export type ServiceErrorKind =
+  /** The upload is not a place file (its message names chunk and byte offset). */
+  | 'not_a_place'
+  /** The map needs more than the memory budget's per-task limits. */
+  | 'map_too_large'
+  /** Unknown, expired or someone else's (one answer for all three). */
+  | 'not_found'
+  /** Every worker is busy and the queue is full. */
+  | 'busy'
+  /** The user's share of the disk is used up. */
+  | 'quota_exceeded'
+  /** The service's disk (MAX_DATA_BYTES, or the file system) is full. */
+  | 'storage_full';
+
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  constructor(readonly kind: ServiceErrorKind, message: string) {
+    super(message);
+  }
+}
+
+export const isServiceError = (error: unknown): error is ServiceError => error instanceof ServiceError;

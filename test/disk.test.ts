@@ -1,0 +1,158 @@
+/**
+ * Issue 10, defect 5: the data directory has bounds. MAX_DATA_BYTES (and the disk's
+ * free space) answer 507 instead of failing writes, and /health says `degraded`; each
+ * user has a share (previews, projects, bytes); an owner deletes a project; projects
+ * past their retention and every temp file a crash leaves are swept, at start and on
+ * the sweeper's interval.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createProjectStore } from '../src/store/projects.js';
+import { PLACES_DIR } from './support/paths.js';
+import { analyze, as, create, expectError, getJson, HEALTH, postJson, CREATE, startService, upload, waitUntil } from './support/service.js';
+import { startServer } from '../src/http/server.js';
+
+const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+const variant = (tag: string): Buffer => Buffer.concat([PLACE, Buffer.from(tag)]);
+
+test('a full data directory answers 507 with Retry-After, /health says degraded, and room made by a sweep brings it back', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-disk-'));
+  await writeFile(join(dataDir, 'ballast'), Buffer.alloc(200_000));
+  const server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, maxDataBytes: 150_000, sweepIntervalMs: 50 });
+  try {
+    const service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const health = await getJson(service, HEALTH, {});
+    assert.equal(health.status, 200);
+    assert.equal(health.body.status, 'degraded');
+    assert.equal(health.body.storage.full, true);
+    const refused = await upload(service, PLACE, 'place.rbxl', as('ann'));
+    assert.equal(refused.headers.get('retry-after'), '60');
+    await expectError(refused, 507, 'storage_full');
+    await rm(join(dataDir, 'ballast'));
+    await waitUntil(async () => (await getJson(service, HEALTH, {})).body.status === 'ok', 'the sweeper to count the room again');
+    await analyze(service, PLACE, 'place.rbxl', as('ann'));
+  } finally {
+    await server.close(1000);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a project document that does not fit in MAX_DATA_BYTES is refused with 507, and nothing of it stays', async () => {
+  const service = await startService({ maxDataBytes: 120_000 });
+  try {
+    const { preview_hash } = await analyze(service, PLACE, 'place.rbxl', as('ann'));
+    await expectError(await postJson(service, CREATE, { preview_hash }, as('ann')), 507, 'storage_full');
+    assert.deepEqual((await readdir(join(service.dataDir, 'projects'))).filter((name) => !name.startsWith('.')), []);
+    assert.deepEqual((await readdir(join(service.dataDir, 'projects'))).filter((name) => name.endsWith('.tmp')), []);
+  } finally {
+    await service.close();
+  }
+});
+
+test('each user has a share: previews, projects and bytes; deleting a project frees it', async () => {
+  const service = await startService({ userMaxPreviews: 2, userMaxProjects: 1 });
+  try {
+    const first = await analyze(service, variant('1'), 'a.rbxl', as('ann'));
+    await analyze(service, variant('2'), 'b.rbxl', as('ann'));
+    await expectError(await upload(service, variant('3'), 'c.rbxl', as('ann')), 507, 'quota_exceeded');
+    // Someone else is not affected, and the same bytes again cost ann nothing.
+    await analyze(service, variant('3'), 'c.rbxl', as('bob'));
+    await analyze(service, variant('1'), 'a.rbxl', as('ann'));
+
+    const project = await create(service, { preview_hash: first.preview_hash }, as('ann'));
+    const { message } = await expectError(await postJson(service, CREATE, { preview_hash: first.preview_hash }, as('ann')), 507, 'quota_exceeded');
+    assert.match(message, /delete/);
+    // Only the owner deletes: anyone else gets the same 404 as for nothing, and the project stays.
+    const path = `/api-rbxl/projects/${project.project_id}`;
+    await expectError(await fetch(service.url + path, { method: 'DELETE', headers: as('bob') }), 404, 'not_found');
+    assert.equal((await getJson(service, path, as('ann'))).status, 200);
+    const deleted = await fetch(service.url + path, { method: 'DELETE', headers: as('ann') });
+    assert.equal(deleted.status, 204);
+    assert.equal((await getJson(service, path, as('ann'))).status, 404);
+    await expectError(await fetch(service.url + path, { method: 'DELETE', headers: as('ann') }), 404, 'not_found');
+    await create(service, { preview_hash: first.preview_hash }, as('ann'));
+
+    const bytes = await startService({ userMaxBytes: PLACE.length + 1000 });
+    try {
+      await analyze(bytes, variant('x'), 'x.rbxl', as('cy'));
+      await expectError(await upload(bytes, variant('y'), 'y.rbxl', as('cy')), 507, 'quota_exceeded');
+    } finally {
+      await bytes.close();
+    }
+  } finally {
+    await service.close();
+  }
+});
+
+test('a user\'s share is counted again from disk when the service restarts', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-disk-'));
+  const config = { host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, userMaxPreviews: 1 };
+  try {
+    let server = await startServer(config);
+    const service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    await analyze(service, variant('r1'), 'a.rbxl', as('dee'));
+    await server.close(1000);
+    server = await startServer(config);
+    await expectError(await upload({ ...service, url: server.url, port: server.port, server }, variant('r2'), 'b.rbxl', as('dee')), 507, 'quota_exceeded');
+    await server.close(1000);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('temp files a crash left are swept at start (and stale ones on the interval); fresh ones of a live writer are kept', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-disk-'));
+  const old = new Date(Date.now() - 2 * 60_000);
+  const stale = new Date(Date.now() - 11 * 60_000);
+  const files = {
+    project: join(dataDir, 'projects', '.p_aaaaaaaaaaaaaaaaaaaa.json.0123456789ab.tmp'),
+    orphan: join(dataDir, 'projects', 'p_bbbbbbbbbbbbbbbbbbbb.json'),
+    index: join(dataDir, 'assets', 'ids', '123.json.0123456789ab.tmp'),
+    meta: join(dataDir, 'assets', 'sha256', 'ab', `${'ab'.repeat(32)}.json.0123456789ab.tmp`),
+    part: join(dataDir, 'assets', 'tmp', '0123.part'),
+    preview: join(dataDir, 'previews', '.x.json.0123456789ab.tmp'),
+    upload: join(dataDir, 'uploads', 'upload-0123.tmp'),
+  };
+  const fresh = join(dataDir, 'projects', '.p_cccccccccccccccccccc.json.0123456789ab.tmp');
+  for (const path of [...Object.values(files), fresh]) {
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(path, Buffer.alloc(1000));
+    if (path !== fresh) await utimes(path, files.preview === path ? stale : old, files.preview === path ? stale : old);
+  }
+  const server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, sweepIntervalMs: 50 });
+  const exists = (path: string) => stat(path).then(() => true, () => false);
+  try {
+    for (const [what, path] of Object.entries(files)) assert.equal(await exists(path), false, `${what} was not swept at start`);
+    assert.equal(await exists(fresh), true, 'a temp file being written (fresh) was removed');
+    await utimes(fresh, stale, stale);
+    await waitUntil(async () => !(await exists(fresh)), 'the sweeper to remove the stale temp file');
+  } finally {
+    await server.close(1000);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('project retention: the store sweeps projects created before the cut-off', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-disk-'));
+  try {
+    const store = createProjectStore({ dataDir });
+    const make = async (createdAt: number) => {
+      const { id, tempPath } = await store.prepare();
+      await writeFile(tempPath, '{}');
+      await store.commit(id, tempPath, { owner: 'ann', assets: [], bytes: 2, createdAt });
+      return id;
+    };
+    const oldId = await make(Date.now() - 10 * 86_400_000);
+    const newId = await make(Date.now());
+    assert.deepEqual(await store.sweep({ staleMs: 60_000, createdBefore: Date.now() - 5 * 86_400_000 }), [oldId]);
+    assert.equal(await store.getMeta(oldId), undefined);
+    assert.equal((await store.getMeta(newId))?.owner, 'ann');
+    assert.deepEqual(await store.sweep({ staleMs: 60_000, createdBefore: 0 }), []);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});

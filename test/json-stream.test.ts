@@ -1,0 +1,78 @@
+/**
+ * The streaming JSON writer (src/project/json-stream.ts): its pieces concatenate to
+ * exactly JSON.stringify's text, for every kind of value, without building it whole;
+ * the file writer holds a size cap and fsyncs; a compressing transform plugs in.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createGzip, gunzipSync } from 'node:zlib';
+import { jsonChunks, JsonTooLargeError, writeJsonFile } from '../src/project/json-stream.js';
+
+const text = (value: unknown, size?: number): string => [...jsonChunks(value, size)].join('');
+
+test('the pieces are exactly JSON.stringify\'s text', () => {
+  const date = new Date(0);
+  const values: unknown[] = [
+    0, -0, 1.5e300, NaN, Infinity, true, false, null, '', 'a"b\\c\n\u0000\u2028😀', '\ud800 lone',
+    [], {}, [undefined, () => 1, Symbol('s'), null], { a: undefined, b: () => 1, c: Symbol('c'), d: 1 },
+    { toJSON: (key: string) => `key:${key}` }, { date, nested: { date } }, [[[[]]]], new Uint8Array([1, 2]),
+    { 'quote"key': 1, '': 2 }, new Map([[1, 2]]), Object.assign(Object.create({ inherited: 1 }), { own: 2 }),
+  ];
+  for (const value of values) assert.equal(text(value), JSON.stringify(value), String(JSON.stringify(value)));
+  // A random document, cut into tiny pieces.
+  let seed = 7;
+  const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const make = (depth: number): unknown => {
+    const kind = Math.floor(next() * (depth > 4 ? 4 : 6));
+    if (kind === 0) return next() * 1e6 - 5e5;
+    if (kind === 1) return String.fromCharCode(...Array.from({ length: Math.floor(next() * 8) }, () => Math.floor(next() * 0x3000)));
+    if (kind === 2) return next() < 0.5;
+    if (kind === 3) return null;
+    if (kind === 4) return Array.from({ length: Math.floor(next() * 5) }, () => make(depth + 1));
+    return Object.fromEntries(Array.from({ length: Math.floor(next() * 5) }, (_, i) => [`k${i}`, make(depth + 1)]));
+  };
+  for (let i = 0; i < 200; i++) {
+    const value = make(0);
+    assert.equal(text(value, 7), JSON.stringify(value));
+  }
+});
+
+test('what JSON.stringify refuses is refused: cycles, BigInt, no JSON text at all', () => {
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  assert.throws(() => text(cycle), TypeError);
+  assert.throws(() => text({ n: 1n }), TypeError);
+  assert.throws(() => text(undefined), TypeError);
+  // The same object twice (not a cycle) is fine.
+  const shared = { x: 1 };
+  assert.equal(text([shared, shared]), '[{"x":1},{"x":1}]');
+});
+
+test('a deep document needs no stack: 100,000 levels', () => {
+  let value: unknown = 0;
+  for (let i = 0; i < 100_000; i++) value = [value];
+  const out = text(value);
+  assert.equal(out.length, 200_001);
+});
+
+test('writeJsonFile writes the text, holds maxBytes, and takes a compressing transform', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'rbxl-json-'));
+  try {
+    const value = { parts: Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `Part ${i}` })) };
+    const plain = join(dir, 'plain.json');
+    const written = await writeJsonFile(plain, value);
+    assert.equal(await readFile(plain, 'utf8'), JSON.stringify(value));
+    assert.equal(written.bytes, Buffer.byteLength(JSON.stringify(value)));
+    await assert.rejects(writeJsonFile(join(dir, 'capped.json'), value, { maxBytes: 1000 }), JsonTooLargeError);
+    await assert.rejects(writeJsonFile(plain, value), { code: 'EEXIST' }, 'never overwrites');
+    const gz = join(dir, 'doc.json.gz');
+    const compressed = await writeJsonFile(gz, value, { encode: () => createGzip() });
+    assert.equal(gunzipSync(await readFile(gz)).toString('utf8'), JSON.stringify(value));
+    assert.ok(compressed.bytes < compressed.jsonBytes / 3);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
