@@ -23,6 +23,17 @@ export type ConversionRecord =
   | { sha256: string; converted: true; format: string; vertices: number; triangles: number; bones: number; bytes: number }
   | { sha256: string; converted: false; reason: ConversionFailure | 'unreadable'; message: string };
 
+/** What an asset outcome says about a mesh's or union model's conversion (the record without its key). */
+export type AssetConversion =
+  | { converted: true; format: string; vertices: number; triangles: number; bones: number }
+  | { converted: false; reason: ConversionFailure | 'unreadable'; message: string };
+
+export function conversionOf(record: ConversionRecord): AssetConversion {
+  return record.converted
+    ? { converted: true, format: record.format, vertices: record.vertices, triangles: record.triangles, bones: record.bones }
+    : { converted: false, reason: record.reason, message: record.message };
+}
+
 /** Largest record file read back; anything bigger is not ours. */
 const MAX_RECORD_BYTES = 4096;
 

@@ -18,6 +18,7 @@ import { createSemaphore, createSingleFlight } from '../concurrency/index.js';
 import { AssetFetchError, AssetStoreError, type AssetFailureReason } from './errors.js';
 import { createAssetSource, fillTemplate, isHttpUrl } from './open-cloud.js';
 import type { AssetKind } from './refs.js';
+import type { AssetConversion } from './converted.js';
 import { withRetries } from './retry.js';
 import { ASSET_ID_PATTERN, lookupAssetId, recordAssetId, sweepStaleTempFiles, type AssetMeta } from './store.js';
 
@@ -32,7 +33,7 @@ export interface AssetRequest {
 }
 
 export type AssetOutcome =
-  | { id: string; kind: AssetKind; ok: true; sha256: string; size: number; contentType: string; cached: boolean }
+  | { id: string; kind: AssetKind; ok: true; sha256: string; size: number; contentType: string; cached: boolean; conversion?: AssetConversion }
   | { id: string; kind: AssetKind; ok: false; reason: AssetFailureReason; status?: number };
 
 export interface AssetDownloaderOptions {

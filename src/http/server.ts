@@ -15,6 +15,7 @@ import { analyzeRoute } from './routes/analyze.js';
 import { createRoute } from './routes/create.js';
 import { healthRoute } from './routes/health.js';
 import { deleteProjectRoute, projectAssetRoute, projectRoute } from './routes/projects.js';
+import { pictureRoute, sceneRoute, vendorRoute } from './routes/scene.js';
 import { clientModuleRoute, pageRoute, staticRoute } from './routes/static.js';
 
 export const PREFIX = '/api-rbxl';
@@ -72,6 +73,9 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   add('get', `${PREFIX}/projects/:id`, projectRoute(ctx));
   add('del', `${PREFIX}/projects/:id`, deleteProjectRoute(ctx));
   add('get', `${PREFIX}/projects/:id/assets/:sha256`, projectAssetRoute(ctx));
+  add('get', `${PREFIX}/projects/:id/scene.glb`, sceneRoute(ctx));
+  add('get', `${PREFIX}/previews/:hash/image.png`, pictureRoute(ctx));
+  add('get', `${PREFIX}/vendor/three/*`, vendorRoute(ctx), { auth: false });
   add('get', `${PREFIX}/`, pageRoute, { auth: false });
   add('get', `${PREFIX}/static/:file`, staticRoute, { auth: false });
   add('get', `${PREFIX}/client/:file`, clientModuleRoute, { auth: false });

@@ -96,6 +96,8 @@ export interface Report {
   /** Min/max corner of the rotated boxes of the Workspace's parts (all parts for a model file); null when there are none. */
   bounds: Bounds | null;
   warnings: string[];
+  /** The picture of the map the analysis drew (set by the service, which knows where it is served); null when none. */
+  picture?: { url: string; width: number; height: number } | null;
 }
 
 export interface AnalysisAsset {

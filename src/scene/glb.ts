@@ -69,9 +69,26 @@ export function sceneGlb(assembly: SceneAssembly, options: SceneGlbOptions = {})
   return { ...glbPieces(doc), stats };
 }
 
-/** scene.glb streamed to a file; resolves with its size and what it holds. */
-export async function writeSceneGlbFile(assembly: SceneAssembly, path: string, options: SceneGlbOptions = {}): Promise<{ bytes: number; stats: SceneGlbStats }> {
+/** The GLB would be larger than the caller allows: nothing was written. */
+export class GlbTooLargeError extends Error {
+  override name = 'GlbTooLargeError';
+  constructor(readonly bytes: number, readonly maxBytes: number) {
+    super(`scene.glb would be ${bytes} bytes, more than the ${maxBytes} allowed here`);
+  }
+}
+
+/**
+ * scene.glb streamed to a file; resolves with its size and what it holds. With
+ * `maxBytes`, a larger GLB is refused (GlbTooLargeError) before anything is written.
+ */
+export async function writeSceneGlbFile(
+  assembly: SceneAssembly, path: string, options: SceneGlbOptions & { maxBytes?: number } = {},
+): Promise<{ bytes: number; stats: SceneGlbStats }> {
   const { doc, stats } = sceneDocument(assembly, options);
+  if (options.maxBytes !== undefined) {
+    const { byteLength } = glbPieces(doc);
+    if (byteLength > options.maxBytes) throw new GlbTooLargeError(byteLength, options.maxBytes);
+  }
   return { bytes: await writeGlbFile(doc, path), stats };
 }
 

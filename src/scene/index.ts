@@ -9,7 +9,7 @@ export {
 } from './assemble.js';
 export type { SceneShape, ShapeKind } from './shapes.js';
 export { terrainBlobs, terrainRow, readTerrainGrid, readSceneTerrain, type TerrainBlobs, type SceneTerrain } from './terrain.js';
-export { sceneDocument, sceneGlb, writeSceneGlbFile, mergeChunks, decalQuad, type SceneImages, type SceneGlbOptions, type SceneGlbStats } from './glb.js';
+export { sceneDocument, sceneGlb, writeSceneGlbFile, GlbTooLargeError, mergeChunks, decalQuad, type SceneImages, type SceneGlbOptions, type SceneGlbStats } from './glb.js';
 export { renderInput, mapPicture, PICTURE_DETAIL } from './picture.js';
 export { convertMeshAsset, usedVertices, CONVERTER_VERSION, type Conversion, type ConversionFailure, type ConversionInfo } from './convert.js';
 export { storedAssets, type StoredAssetsOptions } from './stored-assets.js';

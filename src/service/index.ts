@@ -102,7 +102,7 @@ export async function createService(config: Config): Promise<Service> {
     budget,
     uploadDir,
     analyses: createAnalysisService({ previews, pool, quota }),
-    projects: createProjectService({ previews, projects, pool, assets, quota }),
+    projects: createProjectService({ previews, projects, pool, assets, quota, dataDir: config.dataDir, maxSceneBytes: budget.task.maxDocumentBytes }),
     admitUpload(user, declaredBytes) {
       if (declaredBytes > budget.task.maxFileBytes + 64 * 1024) {
         throw new ServiceError('map_too_large', `the upload is ${declaredBytes} bytes; a map may have at most ${budget.task.maxFileBytes} here (MAX_MEMORY_MB)`);

@@ -1,9 +1,13 @@
 /**
- * The project service: create a project from a preview (download its assets, have a
- * worker build the document and stream it into the project store), find a project
- * for its owner, delete it. Refusals are ServiceErrors.
+ * The project service: create a project from a preview (download its assets, have the
+ * workers convert its meshes and union models and build the document, streamed into
+ * the project store), find a project for its owner, delete it, and build its scene.glb
+ * on first request. Refusals are ServiceErrors.
  */
 import { setMaxListeners } from 'node:events';
+import { link, readFile, rename, rm, stat, utimes, writeFile, copyFile } from 'node:fs/promises';
+import { createSingleFlight } from '../concurrency/index.js';
+import { conversionOf } from '../assets/converted.js';
 import type { AssetDownloader, AssetOutcome } from '../assets/download.js';
 import { AssetStoreError } from '../assets/errors.js';
 import type { ScriptsMode } from '../project/scripts.js';
@@ -25,8 +29,12 @@ export interface CreateRequest {
 
 export interface CreatedProject {
   projectId: string;
+  /** Every asset's outcome; downloaded meshes and union models carry their `conversion`. */
   assets: AssetOutcome[];
 }
+
+/** Kinds whose downloads are converted to glTF meshes at create. */
+const CONVERTED_KINDS = new Set(['mesh', 'union']);
 
 export interface ProjectService {
   /** Resolves to null when the request was aborted before the project was stored. */
@@ -36,6 +44,8 @@ export interface ProjectService {
   /** Deletes a project its owner asks to delete; not_found otherwise. */
   delete(user: string, id: string): Promise<void>;
   documentPath(id: string): string;
+  /** The project's scene.glb for its owner, built on first request (one build however many ask at once). */
+  scene(user: string, id: string): Promise<string>;
 }
 
 export interface ProjectDeps {
@@ -44,9 +54,41 @@ export interface ProjectDeps {
   pool: WorkerPool;
   assets: AssetDownloader;
   quota: DiskQuota;
+  dataDir: string;
+  /** Largest scene.glb built (the memory budget's document size). */
+  maxSceneBytes: number;
 }
 
-export function createProjectService({ previews, projects, pool, assets, quota }: ProjectDeps): ProjectService {
+export function createProjectService({ previews, projects, pool, assets, quota, dataDir, maxSceneBytes }: ProjectDeps): ProjectService {
+  const sceneBuilds = createSingleFlight<string>();
+
+  /** Converts every downloaded mesh and union model once (the store remembers), in the workers. */
+  async function convert(outcomes: AssetOutcome[]): Promise<AssetOutcome[]> {
+    const sha256s = [...new Set(outcomes.flatMap((o) => (o.ok && CONVERTED_KINDS.has(o.kind) ? [o.sha256] : [])))];
+    if (sha256s.length === 0) return outcomes;
+    const result = await pool.convert({ dataDir, sha256s }).catch(busyToServiceError);
+    const records = new Map(result.ok ? result.records.map((record) => [record.sha256, conversionOf(record)]) : []);
+    return outcomes.map((o) => {
+      if (!o.ok || !CONVERTED_KINDS.has(o.kind)) return o;
+      const conversion = records.get(o.sha256) ?? { converted: false as const, reason: 'too_large' as const, message: result.ok ? 'not converted' : result.message };
+      return { ...o, conversion };
+    });
+  }
+
+  /** What scene.glb needs later: the map (linked, else copied) and which bytes each asset id gave. */
+  async function keepScene(id: string, placePath: string, outcomes: AssetOutcome[]): Promise<void> {
+    const paths = projects.scenePaths(id);
+    try {
+      await link(placePath, paths.place);
+      const now = new Date();
+      await utimes(paths.place, now, now); // a fresh time, so the sweep does not take it for a leftover
+    } catch {
+      await copyFile(placePath, paths.place);
+    }
+    const table: Record<string, string> = {};
+    for (const o of outcomes) if (o.ok && (CONVERTED_KINDS.has(o.kind) || o.kind === 'image')) table[o.id] = o.sha256;
+    await writeFile(paths.assets, JSON.stringify(table));
+  }
   async function create({ user, previewHash, title, scriptsMode, signal }: CreateRequest): Promise<CreatedProject | null> {
     const preview = await previews.get(previewHash);
     if (!preview || !preview.uploaders.includes(user)) throw new ServiceError('not_found', 'preview not found');
@@ -56,12 +98,14 @@ export function createProjectService({ previews, projects, pool, assets, quota }
     await previews.addUploader(preview.hash, user).catch(diskToServiceError);
     // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
     setMaxListeners(Infinity, signal);
-    const outcomes = await assets.download(preview.assets, signal).catch((error: unknown) => {
+    const downloaded = await assets.download(preview.assets, signal).catch((error: unknown) => {
       if (error instanceof AssetStoreError) diskToServiceError(error.cause ?? error);
       throw error;
     });
     if (signal.aborted) return null;
-    quota.add(outcomes.reduce((sum, outcome) => sum + (outcome.ok && !outcome.cached ? outcome.size : 0), 0));
+    quota.add(downloaded.reduce((sum, outcome) => sum + (outcome.ok && !outcome.cached ? outcome.size : 0), 0));
+    const outcomes = await convert(downloaded);
+    if (signal.aborted) return null;
     const { id, tempPath } = await projects.prepare();
     try {
       const built = await pool.build({
@@ -90,6 +134,7 @@ export function createProjectService({ previews, projects, pool, assets, quota }
         }
       }
       if (signal.aborted) return null; // nobody would learn the project's id
+      await keepScene(id, previews.placePath(preview.hash), outcomes).catch(diskToServiceError);
       await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes: built.bytes, createdAt: Date.now() }).catch(diskToServiceError);
       quota.add(built.bytes);
       quota.track('project', id, built.bytes, [user]);
@@ -112,5 +157,40 @@ export function createProjectService({ previews, projects, pool, assets, quota }
     quota.untrack('project', id);
   }
 
-  return { create, owned, delete: remove, documentPath: (id) => projects.documentPath(id) };
+  async function scene(user: string, id: string): Promise<string> {
+    await owned(user, id);
+    const paths = projects.scenePaths(id);
+    if (await stat(paths.glb).then(() => true, () => false)) return paths.glb;
+    return sceneBuilds.run(id, async () => {
+      let table: Record<string, string>;
+      try {
+        table = JSON.parse(await readFile(paths.assets, 'utf8')) as Record<string, string>;
+      } catch {
+        throw new ServiceError('not_found', 'this project has no scene (it was created before scenes were kept)');
+      }
+      guard(() => quota.checkRoom(1));
+      const temp = `${paths.glb}.${Math.random().toString(36).slice(2)}.tmp`.replace(/([^/]+)$/, '.$1');
+      try {
+        const built = await pool.scene({
+          path: paths.place, dataDir, assets: Object.entries(table).filter(([, sha]) => typeof sha === 'string'),
+          glbPath: temp, maxBytes: Math.min(maxSceneBytes, quota.room()),
+        }).catch(busyToServiceError);
+        if (!built.ok) {
+          switch (built.reason) {
+            case 'missing': throw new ServiceError('not_found', 'this project has no scene (its map is gone)');
+            case 'too_large': throw new ServiceError('map_too_large', built.message);
+            case 'disk_full': throw new ServiceError('storage_full', built.message);
+            default: throw new ServiceError('not_a_place', built.message);
+          }
+        }
+        await rename(temp, paths.glb).catch(diskToServiceError);
+        quota.add(built.bytes);
+        return paths.glb;
+      } finally {
+        await rm(temp, { force: true });
+      }
+    });
+  }
+
+  return { create, owned, delete: remove, documentPath: (id) => projects.documentPath(id), scene };
 }

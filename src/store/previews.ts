@@ -3,6 +3,7 @@
  * bytes in front of a disk store under `<dataDir>/previews/`:
  *   <hash>.json   the preview (written atomically)
  *   <hash>.place  the uploaded file, which create decodes again
+ *   <hash>.png    the analysis's picture of the map, when one was drawn
  * Updates of one hash are serialised in this process, so concurrent uploads of the
  * same file by different users all end up among its uploaders.
  */
@@ -33,6 +34,8 @@ export interface Preview {
   uploaders: string[];
   /** The name each uploader gave the file, so nobody sees another user's file name. */
   fileNames?: Record<string, string>;
+  /** The picture of the map beside the preview (`picturePath`); absent when none was drawn. */
+  picture?: { width: number; height: number };
   /** Each map script's finding codes and the scanner that found them (absent in previews stored before they were kept). */
   scriptCodes?: { scanner: string; bits: number[] };
   /** Milliseconds since the epoch (the store's clock). */
@@ -60,11 +63,13 @@ export interface PreviewStore {
    * the place file is already there the temp file is deleted instead. If an unexpired
    * preview of the same hash exists, the uploaders are merged and the expiry refreshed.
    */
-  put(preview: NewPreview, uploadedTempPath?: string): Promise<Preview>;
+  put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<Preview>;
   /** Adds a user to an unexpired preview's uploaders and refreshes its expiry. */
   addUploader(hash: string, userId: string, fileName?: string): Promise<Preview | undefined>;
   /** Where the uploaded file of `hash` is kept. Throws on a malformed hash. */
   placePath(hash: string): string;
+  /** Where the picture of `hash` is kept (when the preview has one). Throws on a malformed hash. */
+  picturePath(hash: string): string;
   /** Removes expired previews (disk and cache) and leftovers of interrupted writes; returns the hashes of previews removed. */
   sweep(): Promise<string[]>;
   /** Every unexpired preview on disk (for the quota's per-user index at start). */
@@ -100,6 +105,11 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
       : null;
 
   const jsonPath = (hash: string): string => join(dir, `${hash}.json`);
+
+  function picturePath(hash: string): string {
+    if (!HASH.test(hash)) throw new RangeError(`not a SHA-256 preview hash: ${JSON.stringify(hash)}`);
+    return join(dir, `${hash}.png`);
+  }
 
   function placePath(hash: string): string {
     if (!HASH.test(hash)) throw new RangeError(`not a SHA-256 preview hash: ${JSON.stringify(hash)}`);
@@ -148,15 +158,16 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     return load(hash);
   }
 
-  async function put(preview: NewPreview, uploadedTempPath?: string): Promise<Preview> {
+  async function put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<Preview> {
     const place = placePath(preview.hash);
     await ready();
     return lock(preview.hash, async () => {
-      // The place file goes first: a preview on disk always has its file beside it.
+      // The place file and the picture go first: a preview on disk always has its files beside it.
       if (uploadedTempPath !== undefined) {
         if (await exists(place)) await rm(uploadedTempPath, { force: true });
         else await moveFileAtomic(uploadedTempPath, place);
       }
+      if (picture !== undefined) await writeFileAtomic(picturePath(preview.hash), picture);
       const time = now();
       const existing = await load(preview.hash);
       const stored: Preview = {
@@ -211,7 +222,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
   async function diskBytes(hash: string): Promise<number> {
     if (!HASH.test(hash)) return 0;
     const size = (path: string) => stat(path).then((info) => info.size, () => 0);
-    return (await size(jsonPath(hash))) + (await size(placePath(hash)));
+    return (await size(jsonPath(hash))) + (await size(placePath(hash))) + (await size(picturePath(hash)));
   }
 
   async function sweep(): Promise<string[]> {
@@ -229,6 +240,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
           cache?.delete(hash);
           await rm(jsonPath(hash), { force: true });
           await rm(placePath(hash), { force: true });
+          await rm(picturePath(hash), { force: true });
           return true;
         });
         if (gone) removed.push(hash);
@@ -236,10 +248,10 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     }
     for (const name of names) {
       const hash = name.slice(0, 64);
-      if (name === `${hash}.place` && HASH.test(hash) && !previews.has(hash)) {
-        // A file whose preview was never written (a crash between the two steps).
+      if ((name === `${hash}.place` || name === `${hash}.png`) && HASH.test(hash) && !previews.has(hash)) {
+        // A file whose preview was never written (a crash between the steps).
         await lock(hash, async () => {
-          if (!(await exists(jsonPath(hash)))) await rm(placePath(hash), { force: true });
+          if (!(await exists(jsonPath(hash)))) await rm(join(dir, name), { force: true });
         });
       } else if (isTempName(name)) {
         await removeIfStale(join(dir, name));
@@ -276,7 +288,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     return { entries: cache?.size ?? 0, bytes: cache?.calculatedSize ?? 0, maxBytes: cacheBytes };
   }
 
-  return { get, put, addUploader, placePath, sweep, list, diskBytes, startSweeper, cacheInfo };
+  return { get, put, addUploader, placePath, picturePath, sweep, list, diskBytes, startSweeper, cacheInfo };
 }
 
 function union(first: readonly string[], second: readonly string[]): string[] {

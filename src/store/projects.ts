@@ -7,6 +7,11 @@
  * A document is written as a stream by a worker into a hidden temp file the store hands
  * out (`prepare`), then moved into place atomically (`commit`): readers see a whole
  * document or none, and a crash leaves only a temp file, which `sweep` removes.
+ *
+ * Beside it, for the project's scene.glb (built on its first request): `<id>.place`,
+ * the map it was made from (a hard link to the preview's file where the file system
+ * allows), `<id>.scene-assets.json` (asset id → SHA-256 of what its create downloaded)
+ * and, once built, `<id>.glb`. Deleting or sweeping a project takes them along.
  */
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
@@ -42,6 +47,8 @@ export interface ProjectStore {
   delete(id: string): Promise<boolean>;
   /** Every project's id and sidecar. */
   list(): Promise<{ id: string; meta: ProjectMeta }[]>;
+  /** The project's map, scene asset table and built scene.glb (see the top). Throws on a malformed id. */
+  scenePaths(id: string): { place: string; assets: string; glb: string };
   /**
    * Removes temp files not written to for `staleMs`, documents whose sidecar never came
    * (a crash between the two), and projects created before `createdBefore` (retention;
@@ -163,11 +170,17 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     await rm(tempPath, { force: true });
   }
 
+  function scenePaths(id: string): { place: string; assets: string; glb: string } {
+    if (!PROJECT_ID.test(id)) throw new RangeError(`not a project id: ${JSON.stringify(id)}`);
+    return { place: join(dir, `${id}.place`), assets: join(dir, `${id}.scene-assets.json`), glb: join(dir, `${id}.glb`) };
+  }
+
   async function remove(id: string): Promise<boolean> {
     if (!PROJECT_ID.test(id)) return false;
     const had = await stat(metaPathOf(id)).then(() => true, () => false);
     await rm(metaPathOf(id), { force: true });
     await rm(pathOf(id), { force: true });
+    for (const path of Object.values(scenePaths(id))) await rm(path, { force: true });
     return had;
   }
 
@@ -205,7 +218,8 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     for (const name of all) {
       const path = join(dir, name);
       const id = name.slice(0, -'.json'.length);
-      const orphan = name.endsWith('.json') && PROJECT_ID.test(id) && !metas.has(id);
+      const sceneOf = /^(p_[a-z2-7]{20})\.(place|glb|scene-assets\.json)$/.exec(name)?.[1];
+      const orphan = (name.endsWith('.json') && PROJECT_ID.test(id) && !metas.has(id)) || (sceneOf !== undefined && !metas.has(sceneOf));
       if (!isTempName(name) && !orphan) continue;
       const info = await stat(path).catch(() => null);
       if (info !== null && info.mtimeMs < now - staleMs) await rm(path, { force: true });
@@ -218,5 +232,5 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return removed;
   }
 
-  return { save, get, saveSerialized, getMeta, documentPath, prepare, commit, discard, delete: remove, list, sweep };
+  return { save, get, saveSerialized, getMeta, documentPath, prepare, commit, discard, delete: remove, list, sweep, scenePaths };
 }

@@ -1,7 +1,7 @@
 /**
- * The worker side of the pool: everything CPU-bound (decoding, analysis, building the
- * project document and writing it out as a stream) runs here, so the main thread only
- * moves bytes. Files are read here too: no upload crosses the thread boundary. Both
+ * The worker side of the pool: everything CPU-bound (decoding, analysis and its
+ * picture, converting downloaded meshes, building the project document and writing it
+ * out as a stream, building scene.glb) runs here, so the main thread only moves bytes. Files are read here too: no upload crosses the thread boundary. Both
  * tasks decode under the same limits (the memory budget's, service/budget.ts), so a map
  * that analyses also builds. Malformed or oversized input comes back as a value, not a
  * throw, so the main thread can tell "not a place" (422) and "too large" (413) from a
@@ -16,6 +16,8 @@ import { analyzeDom, type Analysis } from '../project/report.js';
 import { buildProject, type BuildProjectOptions } from '../project/document.js';
 import { JsonTooLargeError, writeJsonFile } from '../project/json-stream.js';
 import { releaseLargeMemory } from '../scan/wasm.js';
+import { convertStoredAsset, type ConversionRecord } from '../assets/converted.js';
+import { assembleScene, GlbTooLargeError, mapPicture, readTerrainGrid, storedAssets, terrainRow, writeSceneGlbFile } from '../scene/index.js';
 
 /** The budget's per-task limits (service/budget.ts), passed with every task. */
 export interface TaskLimits {
@@ -36,8 +38,46 @@ export interface AnalyzeTask {
 export type Refusal = { ok: false; reason: 'not_a_place' | 'too_large'; message: string };
 
 export type AnalyzeResult =
-  | ({ ok: true; format: 'binary' | 'xml' } & Analysis)
+  | ({ ok: true; format: 'binary' | 'xml'; picture: AnalyzePicture | null } & Analysis)
   | Refusal;
+
+/** The analysis's picture of the map: a PNG (null when it could not be drawn: the analysis still stands). */
+export interface AnalyzePicture {
+  png: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** Converts downloaded meshes and union models (by SHA-256) into the converted store. */
+export interface ConvertTask {
+  kind: 'convert';
+  dataDir: string;
+  sha256s: string[];
+  limits: TaskLimits;
+}
+
+export type ConvertResult = { ok: true; records: ConversionRecord[] };
+
+/** Builds a project's scene.glb from its map and its downloaded assets. */
+export interface SceneTask {
+  kind: 'scene';
+  /** The project's copy of the map. */
+  path: string;
+  dataDir: string;
+  /** Asset id → SHA-256 of what the project downloaded. */
+  assets: [string, string][];
+  /** Where to write the GLB (a new file; the project store moves it into place). */
+  glbPath: string;
+  /** Bytes the GLB may take (the budget's document size and the disk's room). */
+  maxBytes: number;
+  limits: TaskLimits;
+}
+
+export type SceneResult =
+  | { ok: true; bytes: number; parts: number; placeholders: Record<string, number> }
+  | Refusal
+  | { ok: false; reason: 'missing'; message: string }
+  | { ok: false; reason: 'disk_full'; message: string };
 
 export interface BuildTask extends Omit<BuildProjectOptions, 'createdAt'> {
   kind: 'build';
@@ -56,15 +96,24 @@ export type BuildResult =
   | { ok: false; reason: 'missing'; message: string }
   | { ok: false; reason: 'disk_full'; message: string };
 
-export type Task = AnalyzeTask | BuildTask;
+export type Task = AnalyzeTask | BuildTask | ConvertTask | SceneTask;
 
-export default async function runTask(task: Task): Promise<AnalyzeResult | BuildResult> {
+export default async function runTask(task: Task): Promise<AnalyzeResult | BuildResult | ConvertResult | SceneResult> {
   try {
+    if (task.kind === 'convert') {
+      // One at a time: each conversion holds one asset and its geometry, then lets them go.
+      const records = task.sha256s.map((sha256) => convertStoredAsset(task.dataDir, sha256, { maxBytes: task.limits.maxFileBytes }));
+      return { ok: true, records };
+    }
     const dom = decode(readPlace(task.path, task.limits.maxFileBytes), task.limits.decode);
     if (task.kind === 'analyze') {
-      const analysis = analyzeDom(dom, { fileName: task.fileName, fileSize: task.fileSize });
-      return { ok: true, format: dom.format, ...analysis };
+      // The SmoothGrid is read once: the report counts its voxels, the picture draws it.
+      const row = terrainRow(dom);
+      const terrain = row === -1 ? undefined : readTerrainGrid(dom, row);
+      const analysis = analyzeDom(dom, { fileName: task.fileName, fileSize: task.fileSize, terrain });
+      return { ok: true, format: dom.format, ...analysis, picture: drawPicture(dom, terrain, analysis.report.warnings) };
     }
+    if (task.kind === 'scene') return await buildScene(dom, task);
     const { kind: _kind, path: _path, limits, documentPath, diskRoomBytes, ...options } = task;
     const document = buildProject(dom, options);
     const maxBytes = Math.min(limits.maxDocumentBytes, diskRoomBytes);
@@ -88,6 +137,34 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
   } finally {
     releaseZstdMemory();
     releaseLargeMemory();
+  }
+}
+
+/** The map's picture; a failure to draw is a warning, never a failed analysis. */
+function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof readTerrainGrid> | undefined, warnings: string[]): AnalyzePicture | null {
+  try {
+    const { png, width, height } = mapPicture(dom, { terrain });
+    return { png, width, height };
+  } catch (error) {
+    if (error instanceof RangeError || error instanceof DecodeError) {
+      warnings.push(`picture: not drawn (${error.message})`);
+      return null;
+    }
+    throw error;
+  }
+}
+
+async function buildScene(dom: ReturnType<typeof decode>, task: SceneTask): Promise<SceneResult> {
+  const assets = storedAssets({ dataDir: task.dataDir, assets: new Map(task.assets), maxBytes: task.limits.maxFileBytes });
+  const assembly = assembleScene(dom, { assets });
+  try {
+    const { bytes, stats } = await writeSceneGlbFile(assembly, task.glbPath, { images: assets, maxBytes: task.maxBytes });
+    return { ok: true, bytes, parts: stats.parts, placeholders: stats.placeholders };
+  } catch (error) {
+    if (!(error instanceof GlbTooLargeError)) throw error;
+    return error.maxBytes === task.limits.maxDocumentBytes
+      ? { ok: false, reason: 'too_large', message: error.message }
+      : { ok: false, reason: 'disk_full', message: 'the data directory has no room for scene.glb' };
   }
 }
 
