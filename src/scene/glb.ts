@@ -126,6 +126,8 @@ class SceneWriter {
       const shape = this.assembly.shapes[parts.shapes[i]!]!;
       const extras: Record<string, unknown> = { id: instanceId(row), class: dom.className(row) };
       if (shape.kind === 'placeholder') extras.placeholder = shape.reason;
+      // A downloaded mesh or union model: which asset it shows.
+      else if (shape.source && /^\d+$/.test(shape.source)) extras.asset = shape.source;
       const mesh = this.#partMesh(i);
       const placement = { translation, rotation: quaternionOf(rotation), scale };
       const skin = shape.geometry.skin;
