@@ -82,7 +82,8 @@ function accessorArray(content: GlbContent, index: number, expect: { type: strin
     throw new GlbReadError(`accessor ${index} reaches past its buffer view`);
   }
   // A copy: the bytes may not be aligned for a typed view, and the file's buffer is not kept.
-  const raw = content.bin.slice(start, start + length);
+  const raw = new Uint8Array(length);
+  raw.set(content.bin.subarray(start, start + length)); // (Buffer#slice would share the file's memory)
   switch (accessor.componentType) {
     case 5126: return new Float32Array(raw.buffer, 0, length / 4);
     case 5125: return new Uint32Array(raw.buffer, 0, length / 4);
