@@ -42,6 +42,7 @@ analyzeForm.addEventListener('submit', async (event) => {
     $('upload').hidden = true;
     setStatus('');
     showReport(file.name, result.report ?? {});
+    showPicture(result.report ?? {});
     showCreate(file.name, result.report ?? {});
   } catch (error) {
     $('upload').hidden = true;
@@ -61,16 +62,69 @@ createForm.addEventListener('submit', async (event) => {
     ? 'disabled'
     : createForm.querySelector('input[name="scripts_mode"]:checked')?.value ?? 'disabled';
   setStatus('Downloading assets and creating the project…');
+  let created;
   try {
-    const created = await client().create(analysis.preview_hash, { title: $('title').value.trim(), scriptsMode });
-    setStatus(`Created project ${created.project_id}; opening it…`);
-    window.location.assign(created.redirect);
+    created = await client().create(analysis.preview_hash, { title: $('title').value.trim(), scriptsMode });
   } catch (error) {
     setStatus('');
     showError(messageOf(error));
     busy(false);
+    return;
   }
+  setStatus('');
+  busy(false);
+  createForm.hidden = true;
+  await showProject(created);
 });
+
+/** The created project: what arrived, then its scene.glb in the 3D view, and the way on to the project. */
+async function showProject(created) {
+  const section = $('project');
+  const downloaded = Number(created.assets_downloaded) || 0, failed = Number(created.assets_failed) || 0;
+  const notConverted = Array.isArray(created.assets_not_converted) ? created.assets_not_converted : [];
+  $('project-summary').textContent = `Project ${created.project_id}: ${downloaded.toLocaleString()} asset${downloaded === 1 ? '' : 's'} downloaded`
+    + (failed ? `, ${failed.toLocaleString()} could not be downloaded` : '')
+    + (notConverted.length ? `, ${notConverted.length.toLocaleString()} mesh${notConverted.length === 1 ? '' : 'es'} could not be converted (shown as boxes)` : '') + '.';
+  const problems = $('project-problems');
+  problems.replaceChildren(...notConverted.slice(0, 20).map((entry) => {
+    const item = document.createElement('li');
+    item.textContent = `asset ${String(entry.id)}: ${String(entry.reason)} (${String(entry.message ?? '')})`;
+    return item;
+  }));
+  problems.hidden = notConverted.length === 0;
+  $('project-open').href = created.redirect;
+  section.hidden = false;
+  const status = $('viewer-status');
+  status.textContent = 'Building the 3D view…';
+  try {
+    const bytes = await client().download(`/api-rbxl/projects/${encodeURIComponent(created.project_id)}/scene.glb`);
+    const download = $('project-download');
+    download.href = URL.createObjectURL(new Blob([bytes], { type: 'model/gltf-binary' }));
+    download.download = `${created.project_id}.glb`;
+    const { showScene } = await import('./viewer.js');
+    const shown = await showScene($('viewer'), bytes);
+    status.textContent = `${shown.nodes.toLocaleString()} objects. Drag to turn, right-drag to move, scroll to zoom.`;
+    window.rbxlViewer = { ready: true, nodes: shown.nodes, meshes: shown.meshes };
+  } catch (error) {
+    status.textContent = `The 3D view could not be shown: ${messageOf(error)}`;
+    window.rbxlViewer = { ready: false, error: messageOf(error) };
+  }
+}
+
+/** The analysis's picture of the map (fetched with the user's credentials: it is theirs only). */
+async function showPicture(report) {
+  const figure = $('picture');
+  figure.hidden = true;
+  const url = report.picture && typeof report.picture.url === 'string' ? report.picture.url : null;
+  if (!url) return;
+  try {
+    const bytes = await client().download(url);
+    $('picture-image').src = URL.createObjectURL(new Blob([bytes], { type: 'image/png' }));
+    figure.hidden = false;
+  } catch {
+    // The analysis stands without its picture.
+  }
+}
 
 function client() {
   return createClient({ baseUrl, token: tokenInput.value.trim() });
@@ -80,6 +134,7 @@ function reset() {
   analysis = null;
   hideError();
   $('report').hidden = true;
+  $('project').hidden = true;
   createForm.hidden = true;
 }
 

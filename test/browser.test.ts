@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
-import { PLACES_DIR, TEST_FILES_DIR } from './support/paths.js';
+import { PLACES_DIR, REPO_ROOT, TEST_FILES_DIR } from './support/paths.js';
+import { mkdirSync } from 'node:fs';
+
+/** Screenshots kept after a run (git-ignored). */
+function artefact(name: string): string {
+  const dir = join(REPO_ROOT, 'test-artifacts');
+  mkdirSync(dir, { recursive: true });
+  return join(dir, name);
+}
 import { startTestService, tokenFor, type TestService } from './support/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -91,6 +99,32 @@ describe('import page', () => {
     return (await response.json()) as { title: string; scripts: unknown[] };
   }
 
+  async function waitForViewer(page: Page): Promise<{ ready: boolean; nodes: number; error?: string }> {
+    await page.waitForFunction(() => (window as unknown as { rbxlViewer?: unknown }).rbxlViewer !== undefined, undefined, { timeout: 120_000 });
+    return page.evaluate(() => (window as unknown as { rbxlViewer: { ready: boolean; nodes: number; error?: string } }).rbxlViewer);
+  }
+
+  /** The view's canvas holds a drawing: many colours, not one flat fill. */
+  async function assertCanvasDrawn(page: Page): Promise<void> {
+    const colours = await page.evaluate(() => {
+      const canvas = document.getElementById('viewer') as HTMLCanvasElement;
+      const copy = document.createElement('canvas');
+      copy.width = 160; copy.height = 90;
+      const context = copy.getContext('2d')!;
+      context.drawImage(canvas, 0, 0, 160, 90);
+      const data = context.getImageData(0, 0, 160, 90).data;
+      const seen = new Set<number>();
+      let background = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        seen.add((data[i]! >> 3) << 10 | (data[i + 1]! >> 3) << 5 | (data[i + 2]! >> 3));
+        if (Math.abs(data[i]! - 0xb9) < 6 && Math.abs(data[i + 1]! - 0xd4) < 6 && Math.abs(data[i + 2]! - 0xee) < 6) background++;
+      }
+      return { colours: seen.size, background: background / (data.length / 4) };
+    });
+    assert.ok(colours.colours > 20, `the view has ${colours.colours} colours`);
+    assert.ok(colours.background < 0.9, `the view is ${Math.round(colours.background * 100)}% background`);
+  }
+
   function assertStayedOnService(session: Session): void {
     const origin = new URL(service!.url).origin;
     const elsewhere = session.requests.map((request) => request.url()).filter((url) => new URL(url).origin !== origin);
@@ -125,9 +159,26 @@ describe('import page', () => {
     assert.equal(headers['authorization'], token);
     assert.equal(headers['x-auth-override'], '701');
 
+    // The analysis's picture beside the report, fetched with the user's credentials.
+    await page.waitForSelector('#picture:not([hidden])');
+    assert.equal(await page.evaluate(() => (document.getElementById('picture-image') as HTMLImageElement).naturalWidth), 1024);
+
     await page.check('#mode-skip');
     await page.fill('#title', 'Browser arena');
-    await Promise.all([page.waitForURL(`${service!.url}/editor/**`), page.click('#create')]);
+    await page.click('#create');
+    // After create: the project's scene.glb in the 3D view, then on to the project.
+    const viewer = await waitForViewer(page);
+    assert.equal(viewer.ready, true, viewer.error);
+    const projectId = (await page.getAttribute('#project-open', 'href'))!.split('/').at(-1)!;
+    const glb = await fetch(`${service!.url}/api-rbxl/projects/${projectId}/scene.glb`, { headers: { 'X-User-Id': '701' } });
+    const bytes = new Uint8Array(await glb.arrayBuffer());
+    const json = JSON.parse(Buffer.from(bytes.subarray(20, 20 + new DataView(bytes.buffer).getUint32(12, true))).toString('utf8')) as { nodes: unknown[] };
+    assert.equal(viewer.nodes, json.nodes.length, 'every node of scene.glb is in the viewer\'s scene');
+    assert.equal(json.nodes.length, 1790, 'the arena\'s 1,790 parts');
+    await assertCanvasDrawn(page);
+    await page.locator('#viewer').screenshot({ path: artefact('viewer-rocket-arena.png') });
+    await page.locator('#picture').screenshot({ path: artefact('picture-rocket-arena.png') });
+    await Promise.all([page.waitForURL(`${service!.url}/editor/**`), page.click('#project-open')]);
 
     const project = await projectFor(page.url(), '701');
     assert.equal(project.title, 'Browser arena');
@@ -147,7 +198,9 @@ describe('import page', () => {
     assert.ok(await page.isVisible('#create'));
     assert.equal(await page.isVisible('#script-mode'), false, 'scripts_total = 0: no choice');
 
-    await Promise.all([page.waitForURL(`${service!.url}/editor/**`), page.click('#create')]);
+    await page.click('#create');
+    assert.equal((await waitForViewer(page)).ready, true);
+    await Promise.all([page.waitForURL(`${service!.url}/editor/**`), page.click('#project-open')]);
     const project = await projectFor(page.url(), '702');
     assert.equal(project.title, 'baseplate-413');
     assert.deepEqual(project.scripts, []);

@@ -99,6 +99,11 @@ export interface Client {
   create(previewHash: string, options?: CreateOptions): Promise<CreateResult>;
   /** The health route's JSON (its shape is the service's own). */
   health(options?: { signal?: AbortSignal }): Promise<unknown>;
+  /**
+   * A binary resource of the service with the user's credentials: the report's picture
+   * (`report.picture.url`) or a project's scene (`/api-rbxl/projects/{id}/scene.glb`).
+   */
+  download(path: string, options?: { signal?: AbortSignal }): Promise<ArrayBuffer>;
 }
 
 export function createClient(options: ClientOptions = {}): Client {
@@ -140,6 +145,14 @@ export function createClient(options: ClientOptions = {}): Client {
       const headers = { ...authHeaders(token, hostname), 'Content-Type': 'application/json' };
       const answer = await fetchAnswer({ operation, method: 'POST', url: endpoint('/import/rbxl/create'), headers, body, signal });
       return json<CreateResult>(operation, answer);
+    },
+
+    async download(path, { signal } = {}) {
+      const operation = 'download';
+      if (!path.startsWith(`${API_PREFIX}/`)) throw new TypeError(`not a path of the service: ${path}`);
+      const response = await fetch(`${baseUrl}${path}`, { headers: authHeaders(token, hostname), signal });
+      if (!response.ok) throw refused(operation, response.status, await response.text().catch(() => ''));
+      return response.arrayBuffer();
     },
 
     async health({ signal } = {}) {

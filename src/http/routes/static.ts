@@ -19,6 +19,11 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json',
 };
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/**
+ * The page's one inline script is its import map (three.js from /api-rbxl/vendor/);
+ * the CSP allows exactly it by hash. test/browser-viewer.test.ts fails if the two part.
+ */
+export const IMPORT_MAP_HASH = 'sha256-UIiVg22PC4ABTdJ22WSTrliOLGvfsog+qnGKL+MGxbk=';
 const cache = new Map<string, Promise<Buffer>>();
 
 function load(path: string): Promise<Buffer> {
@@ -36,7 +41,7 @@ async function serve(exchange: Exchange, dir: string, name: string): Promise<voi
   const body = await load(join(dir, name)).catch(() => { throw notFound('file'); });
   send(exchange, 200, body, {
     'Content-Type': TYPES[extname(name)]!,
-    'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    'Content-Security-Policy': `default-src 'self'; script-src 'self' '${IMPORT_MAP_HASH}'; img-src 'self' data: blob:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'`,
     'Referrer-Policy': 'no-referrer',
   });
 }
