@@ -11,7 +11,7 @@
  * so 200k parts stay far below one JS object per property value.
  *
  * CLI: node dist/bench/generate.js --parts N --scripts M --assets K [--seed S]
- *      [--script-lines L] [--uncompressed] --out FILE
+ *      [--script-lines L] [--copies C] [--uncompressed] --out FILE
  */
 import { realpathSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -32,6 +32,12 @@ export interface GenerateOptions {
   scriptLines?: number;
   /** Share of parts made UnionOperations (collision hulls in PhysicalConfigData, an AssetId when there are assets); default 0. */
   unionShare?: number;
+  /**
+   * Extra copies of one old free-model Script (a spinner whose loop never yields) in the
+   * Workspace's models, every fourth disabled, as maps built from free models have
+   * (default 0: none, and the place is what it was without this option).
+   */
+  freeModelCopies?: number;
 }
 
 // ---------------------------------------------------------------------------
@@ -738,6 +744,12 @@ export function generatePlace(options: GenerateOptions): Dom {
     }
     add(kind, i === 4 && kind === 'ModuleScript' ? 'Util' : name, parent, values);
   }
+  const spinner = 'local part = script.Parent\nlocal angle = 0\nwhile true do\n\tangle = angle + 1\n\tpart.CFrame = part.CFrame * CFrame.Angles(0, 0.01, 0)\nend\n';
+  for (let i = 0; i < (options.freeModelCopies ?? 0); i++) {
+    add('Script', 'Spinner', models.length ? models[i % models.length]! : service.Workspace!, {
+      Source: spinner, ScriptGuid: guid(rng), Disabled: i % 4 === 0, RunContext: 0,
+    });
+  }
 
   // Ids no property used yet are preloaded from ServerStorage, so the place carries exactly K of them.
   const unused = pool.unused();
@@ -803,7 +815,7 @@ function parseArgs(argv: string[]): GenerateOptions & { out: string; compress: b
   if (!out) throw new Error('--out FILE is required');
   return {
     parts: num('parts'), scripts: num('scripts', 0), uniqueAssets: num('assets', 0), seed: num('seed', 1),
-    scriptLines: num('script-lines', 200), out, compress,
+    scriptLines: num('script-lines', 200), freeModelCopies: num('copies', 0), out, compress,
   };
 }
 
@@ -812,7 +824,7 @@ function main(): void {
   try {
     options = parseArgs(process.argv.slice(2));
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\nusage: generate --parts N --scripts M --assets K [--seed S] [--script-lines L] [--uncompressed] --out FILE\n`);
+    process.stderr.write(`${(error as Error).message}\nusage: generate --parts N --scripts M --assets K [--seed S] [--script-lines L] [--copies C] [--uncompressed] --out FILE\n`);
     process.exit(2);
   }
   const started = performance.now();

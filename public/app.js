@@ -1,53 +1,59 @@
-// The import page: choose a map, watch it upload, read its report, pick how its scripts are
-// imported (only when it has any), create the project and go where the service says.
-// Everything the map supplies is written with textContent, never parsed as HTML.
-import { createClient, isDevelopmentHost, userIdFromToken } from '../client/index.js';
+// The import page: sign in, choose a map (refused here when empty or too large), watch it
+// upload, read first what the map holds and what arrives, then decide about its scripts
+// (the decision fits the first screen; the details are folded below it), create the project
+// with a real progress bar, and go to its page.
+import { newCreateId } from '../client/index.js';
+import {
+  $, el, baseUrl, number, plural, isNumber, formatBytes, openSession, showFailure, hideFailure, holdsSentences, arrivalElement,
+  pictureUrl, loadPicture, decideScripts, riskSummaryElement, scriptFactsText, riskListElement, findingTableElement,
+  countTableElement,
+} from './common.js';
 
-const TOKEN_KEY = 'rbxl-import.token';
-// This file lives at <base>/api-rbxl/static/app.js; the client wants <base>.
-const baseUrl = new URL('../../', import.meta.url).href.replace(/\/+$/, '');
-
-const $ = (id) => document.getElementById(id);
-const tokenInput = $('token');
 const fileInput = $('file');
 const analyzeForm = $('analyze-form');
 const createForm = $('create-form');
+/** How often a running create's progress is asked for. */
+const PROGRESS_POLL_MS = 250;
 
 let analysis = null; // { preview_hash, report, name } of the current file
-
-tokenInput.value = readToken();
-describeToken();
-tokenInput.addEventListener('input', () => {
-  saveToken(tokenInput.value.trim());
-  describeToken();
-});
+const session = await openSession({ onChange: () => hideFailure() });
+describeLimit();
+document.body.dataset.ready = 'true';
 
 fileInput.addEventListener('change', () => {
   reset();
-  setStatus(fileInput.files?.[0] ? `Ready to upload ${fileInput.files[0].name}.` : '');
+  const file = fileInput.files?.[0];
+  const refusal = file ? refuse(file) : null;
+  if (refusal) showFailure(refusal);
+  $('analyze').disabled = refusal !== null;
+  setStatus(file && !refusal ? `Ready to upload ${file.name} (${formatBytes(file.size)}).` : '');
 });
 
 analyzeForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const file = fileInput.files?.[0];
   reset();
-  if (!file) return showError('Choose a map file first.');
+  if (!file) return showFailure('Choose a map file first.');
+  const refusal = refuse(file);
+  if (refusal) return showFailure(refusal);
+  if (!session.signedIn()) {
+    session.showSignIn();
+    return showFailure('Sign in first: the service needs to know whose map this is. Use the development sign-in above.');
+  }
   busy(true);
   $('upload').hidden = false;
-  showProgress(0, file.size);
+  showUploadProgress(0, file.size);
   setStatus(`Uploading ${file.name}…`);
   try {
-    const result = await client().analyze(file, { onProgress: showProgress });
+    const result = await session.client().analyze(file, { onProgress: showUploadProgress });
     analysis = { ...result, name: file.name };
     $('upload').hidden = true;
     setStatus('');
-    showReport(file.name, result.report ?? {});
-    showPicture(result.report ?? {});
-    showCreate(file.name, result.report ?? {});
+    showAnalysis(file.name, result.report ?? { scripts_total: 0 });
   } catch (error) {
     $('upload').hidden = true;
     setStatus('');
-    showError(messageOf(error));
+    showFailure(error, 'analyze', session);
   } finally {
     busy(false);
   }
@@ -56,89 +62,49 @@ analyzeForm.addEventListener('submit', async (event) => {
 createForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   if (!analysis) return;
-  hideError();
+  hideFailure();
   busy(true);
-  const scriptsMode = $('script-mode').hidden
+  const scriptsMode = $('script-decision').hidden
     ? 'disabled'
     : createForm.querySelector('input[name="scripts_mode"]:checked')?.value ?? 'disabled';
-  setStatus('Downloading assets and creating the project…');
-  let created;
+  const createId = newCreateId();
+  const progress = watchCreate(createId);
   try {
-    created = await client().create(analysis.preview_hash, { title: $('title').value.trim(), scriptsMode });
+    const created = await session.client().create(analysis.preview_hash, { title: $('title').value.trim(), scriptsMode, createId });
+    progress.finish(created);
+    setStatus(`Created project ${created.project_id}; opening it…`);
+    window.location.assign(new URL(created.redirect, `${baseUrl}/`).href);
   } catch (error) {
+    progress.stop();
     setStatus('');
-    showError(messageOf(error));
+    showFailure(error, 'create', session);
     busy(false);
-    return;
   }
-  setStatus('');
-  busy(false);
-  createForm.hidden = true;
-  await showProject(created);
 });
 
-/** The created project: what arrived, then its scene.glb in the 3D view, and the way on to the project. */
-async function showProject(created) {
-  const section = $('project');
-  const downloaded = Number(created.assets_downloaded) || 0, failed = Number(created.assets_failed) || 0;
-  const notConverted = Array.isArray(created.assets_not_converted) ? created.assets_not_converted : [];
-  $('project-summary').textContent = `Project ${created.project_id}: ${downloaded.toLocaleString()} asset${downloaded === 1 ? '' : 's'} downloaded`
-    + (failed ? `, ${failed.toLocaleString()} could not be downloaded` : '')
-    + (notConverted.length ? `, ${notConverted.length.toLocaleString()} mesh${notConverted.length === 1 ? '' : 'es'} could not be converted (shown as boxes)` : '') + '.';
-  const problems = $('project-problems');
-  problems.replaceChildren(...notConverted.slice(0, 20).map((entry) => {
-    const item = document.createElement('li');
-    item.textContent = `asset ${String(entry.id)}: ${String(entry.reason)} (${String(entry.message ?? '')})`;
-    return item;
-  }));
-  problems.hidden = notConverted.length === 0;
-  $('project-open').href = created.redirect;
-  section.hidden = false;
-  const status = $('viewer-status');
-  status.textContent = 'Building the 3D view…';
-  try {
-    const bytes = await client().download(`/api-rbxl/projects/${encodeURIComponent(created.project_id)}/scene.glb`);
-    const download = $('project-download');
-    download.href = URL.createObjectURL(new Blob([bytes], { type: 'model/gltf-binary' }));
-    download.download = `${created.project_id}.glb`;
-    const { showScene } = await import('./viewer.js');
-    const shown = await showScene($('viewer'), bytes);
-    status.textContent = `${shown.nodes.toLocaleString()} objects. Drag to turn, right-drag to move, scroll to zoom.`;
-    window.rbxlViewer = { ready: true, nodes: shown.nodes, meshes: shown.meshes };
-  } catch (error) {
-    status.textContent = `The 3D view could not be shown: ${messageOf(error)}`;
-    window.rbxlViewer = { ready: false, error: messageOf(error) };
+/** Why `file` cannot be uploaded, before any byte is sent; null when it can. */
+function refuse(file) {
+  if (file.size === 0) return `${file.name} is empty (0 bytes): choose the map file Roblox Studio saved.`;
+  const limit = session.config.max_upload_bytes;
+  if (isNumber(limit) && file.size > limit) {
+    return `${file.name} is ${formatBytes(file.size)}, larger than the ${formatBytes(limit)} this service accepts: save a smaller copy of the map, or ask the operator to raise the limit.`;
   }
+  return null;
 }
 
-/** The analysis's picture of the map (fetched with the user's credentials: it is theirs only). */
-async function showPicture(report) {
-  const figure = $('picture');
-  figure.hidden = true;
-  const url = report.picture && typeof report.picture.url === 'string' ? report.picture.url : null;
-  if (!url) return;
-  try {
-    const bytes = await client().download(url);
-    $('picture-image').src = URL.createObjectURL(new Blob([bytes], { type: 'image/png' }));
-    figure.hidden = false;
-  } catch {
-    // The analysis stands without its picture.
-  }
-}
-
-function client() {
-  return createClient({ baseUrl, token: tokenInput.value.trim() });
+function describeLimit() {
+  const limit = session.config.max_upload_bytes;
+  $('file-hint').textContent = isNumber(limit) ? `.rbxl, .rbxlx, .rbxm or .rbxmx, up to ${formatBytes(limit)}` : '.rbxl, .rbxlx, .rbxm or .rbxmx';
 }
 
 function reset() {
   analysis = null;
-  hideError();
+  hideFailure();
   $('report').hidden = true;
-  $('project').hidden = true;
-  createForm.hidden = true;
+  $('create-progress').hidden = true;
 }
 
-function showProgress(sent, total) {
+function showUploadProgress(sent, total) {
   const percent = total > 0 ? Math.floor((sent / total) * 100) : 100;
   $('upload-progress').value = percent;
   $('upload-status').textContent = sent >= total
@@ -146,11 +112,69 @@ function showProgress(sent, total) {
     : `${percent}% (${formatBytes(sent)} of ${formatBytes(total)})`;
 }
 
-function showReport(name, report) {
-  $('report-file').textContent = [name, isNumber(report.file_size) ? formatBytes(report.file_size) : null, report.format]
-    .filter(Boolean)
-    .join(' · ');
+// ---------------------------------------------------------------------------------------
+// The analysis: what the map holds and what arrives, the picture, then the decision
 
+function showAnalysis(name, report) {
+  $('map-name').textContent = name;
+  $('map-meta').textContent = [isNumber(report.file_size) ? formatBytes(report.file_size) : null, report.format].filter(Boolean).join(' · ');
+  $('map-holds').textContent = holdsSentences(report).join(' ');
+  const arrives = arrivalElement(report);
+  $('map-arrives').replaceChildren(...(arrives ? [arrives] : []));
+  const downloads = session.config.asset_downloads;
+  $('asset-note').hidden = !(downloads === 'off' && report.assets_total > 0);
+  $('asset-note').textContent = 'This service has no asset key (ASSET_API_KEY), so none of the assets will be downloaded; the project is still created.';
+  showPicture(report);
+  showDecision(report);
+  showDetails(report);
+  $('report').hidden = false;
+}
+
+async function showPicture(report) {
+  const url = pictureUrl(report);
+  $('picture').hidden = true;
+  const image = $('picture-image');
+  if (isNumber(report.picture?.width) && isNumber(report.picture?.height)) {
+    image.width = report.picture.width;
+    image.height = report.picture.height;
+  }
+  if (url && (await loadPicture(session, url, image))) {
+    $('picture-link').href = image.src;
+    $('picture').hidden = false;
+  }
+}
+
+function showDecision(report) {
+  const decision = decideScripts(report);
+  const hasScripts = decision.scriptsTotal > 0;
+  // The contract: the script-mode choice is offered only when the map has scripts.
+  $('script-decision').hidden = !hasScripts;
+  $('no-scripts').hidden = hasScripts;
+  $('decision-heading').textContent = hasScripts ? `Scripts: ${plural(decision.scriptsTotal, 'script')} to decide about` : 'Create the project';
+  if (hasScripts) {
+    $('script-facts').textContent = scriptFactsText(decision);
+    $('risk-box').replaceChildren(riskSummaryElement(decision));
+    $('recommended-mode').textContent = `Recommended: ${decision.recommended === 'enabled' ? 'Enabled' : 'Disabled'}.`;
+    $('recommended-reason').textContent = decision.reason;
+    $('recommendation').dataset.mode = decision.recommended;
+    $(`mode-${decision.recommended}`).checked = true;
+  }
+  $('title').value = '';
+  $('title').placeholder = analysis.name.replace(/\.[^.]+$/, '');
+  $('create').disabled = false;
+
+  const listed = decision.atRisk.length > 0;
+  $('scripts-at-risk').hidden = !listed;
+  $('scripts-at-risk').open = false;
+  if (listed) {
+    $('scripts-at-risk-heading').textContent = `Scripts to look at: ${plural(decision.flagged, 'flagged script')}, grouped by finding`;
+    $('scripts-at-risk-list').replaceChildren(riskListElement(decision));
+  }
+  $('findings-box').hidden = decision.codes.length === 0;
+  $('findings-table').replaceChildren(findingTableElement(decision));
+}
+
+function showDetails(report) {
   const counts = $('report-counts');
   counts.replaceChildren();
   const facts = [
@@ -164,111 +188,81 @@ function showReport(name, report) {
   ];
   for (const [label, value, id] of facts) {
     if (!isNumber(value)) continue;
-    const term = document.createElement('dt');
-    term.textContent = label;
-    const detail = document.createElement('dd');
-    detail.id = id;
-    detail.textContent = value.toLocaleString();
-    counts.append(term, detail);
+    counts.append(el('dt', { text: label }), el('dd', { id, text: number(value) }));
   }
-
-  fillTable('scripts-by-class', report.scripts);
-  fillTable('assets-by-kind', report.assets);
-  fillList('warnings', Array.isArray(report.warnings) ? report.warnings.map(String) : []);
-  showScriptsAtRisk(report);
-  $('report').hidden = false;
+  fillCounts('scripts-by-class', report.scripts, 'Class');
+  fillCounts('assets-by-kind', report.assets, 'Kind');
+  const warnings = Array.isArray(report.warnings) ? report.warnings.map(String) : [];
+  $('warnings').hidden = warnings.length === 0;
+  $('warnings').querySelector('ul').replaceChildren(...warnings.map((text) => el('li', { text })));
 }
 
-function showScriptsAtRisk(report) {
-  const scripts = Array.isArray(report.scripts_at_risk) ? report.scripts_at_risk : [];
-  const box = $('scripts-at-risk');
-  const list = box.querySelector('ul');
-  list.replaceChildren();
-  for (const script of scripts) {
-    const item = document.createElement('li');
-    const path = document.createElement('code');
-    path.textContent = String(script.path ?? '');
-    item.append(path, ` (${String(script.class ?? '')})`);
-    const findings = document.createElement('ul');
-    for (const finding of Array.isArray(script.findings) ? script.findings : []) {
-      const line = document.createElement('li');
-      line.textContent = `line ${finding.line}: ${finding.code}: ${finding.message}`;
-      findings.append(line);
+function fillCounts(id, counts, heading) {
+  const box = $(id);
+  const table = countTableElement(counts, heading);
+  box.querySelector('table')?.remove();
+  if (table) box.append(table);
+  box.hidden = table === null;
+}
+
+// ---------------------------------------------------------------------------------------
+// Create: a progress bar fed by the service's progress of this create
+
+function watchCreate(createId) {
+  const bar = $('create-bar');
+  const status = $('create-status');
+  $('create-progress').hidden = false;
+  bar.removeAttribute('value'); // indeterminate until the service reports
+  status.textContent = 'Starting…';
+  let shown = 0;
+  let stopped = false;
+  let timer = null;
+
+  const show = (value, text) => {
+    // Never backwards: polls can answer out of order.
+    if (value !== null && value >= shown) {
+      shown = value;
+      bar.value = value;
     }
-    item.append(findings);
-    list.append(item);
-  }
-  const flagged = isNumber(report.scripts_flagged) ? report.scripts_flagged : scripts.length;
-  $('scripts-at-risk-heading').textContent =
-    `${flagged.toLocaleString()} script${flagged === 1 ? '' : 's'} may hang or break` +
-    (flagged > scripts.length ? ` (first ${scripts.length} shown)` : '');
-  box.hidden = scripts.length === 0;
-}
-
-function showCreate(name, report) {
-  // The contract: the script-mode choice is offered only when the map has scripts.
-  $('script-mode').hidden = !(report.scripts_total > 0);
-  $('mode-disabled').checked = true;
-  $('title').value = '';
-  $('title').placeholder = name.replace(/\.[^.]+$/, '');
-  createForm.hidden = false;
-}
-
-function fillTable(id, counts) {
-  const box = $(id);
-  const body = box.querySelector('tbody');
-  body.replaceChildren();
-  const rows = counts && typeof counts === 'object' ? Object.entries(counts).filter(([, n]) => isNumber(n) && n > 0) : [];
-  for (const [key, value] of rows) {
-    const row = document.createElement('tr');
-    const name = document.createElement('td');
-    name.textContent = key;
-    const count = document.createElement('td');
-    count.textContent = value.toLocaleString();
-    row.append(name, count);
-    body.append(row);
-  }
-  box.hidden = rows.length === 0;
-}
-
-function fillList(id, items) {
-  const box = $(id);
-  const list = box.querySelector('ul');
-  list.replaceChildren(...items.map((text) => {
-    const item = document.createElement('li');
-    item.textContent = text;
-    return item;
-  }));
-  box.hidden = items.length === 0;
-}
-
-function describeToken() {
-  const token = tokenInput.value.trim();
-  let hint = '';
-  if (isDevelopmentHost(window.location.hostname)) {
-    const id = userIdFromToken(token);
-    if (id !== null) hint = `Development host: importing as user ${id}.`;
-    else if (token) hint = 'This token has no readable user id; the service may refuse the upload.';
-    else hint = 'Paste a token to import as its user.';
-  }
-  $('token-hint').textContent = hint;
-}
-
-function readToken() {
-  try {
-    return localStorage.getItem(TOKEN_KEY) ?? '';
-  } catch {
-    return ''; // storage may be disabled; the field still works for this visit
-  }
-}
-
-function saveToken(token) {
-  try {
-    if (token) localStorage.setItem(TOKEN_KEY, token);
-    else localStorage.removeItem(TOKEN_KEY);
-  } catch {
-    // storage disabled: nothing to keep
-  }
+    status.textContent = text;
+  };
+  const poll = async () => {
+    if (stopped) return;
+    try {
+      const progress = await session.client().createProgress(createId);
+      if (progress && !stopped) render(progress);
+    } catch {
+      // A missed poll is not a failed create: the create's own answer decides.
+    }
+    if (!stopped) timer = setTimeout(poll, PROGRESS_POLL_MS);
+  };
+  const render = (progress) => {
+    const { phase, assets_done: done, assets_total: total, assets_failed: failed } = progress;
+    document.body.dataset.createPhase = phase;
+    if (phase === 'assets') {
+      const fraction = total > 0 ? done / total : 1;
+      show(Math.round(fraction * 850), `Downloading assets: ${number(done)} of ${number(total)}${failed ? ` (${number(failed)} failed)` : ''}`);
+    } else if (phase === 'converting') {
+      show(870, `Assets done (${number(total - failed)} downloaded, ${number(failed)} failed); converting meshes to glTF…`);
+    } else if (phase === 'building') {
+      show(900, `Assets done (${number(total - failed)} downloaded, ${number(failed)} failed); building the project…`);
+    } else if (phase === 'storing') {
+      show(970, 'Saving the project…');
+    }
+  };
+  timer = setTimeout(poll, 50);
+  return {
+    finish(created) {
+      stopped = true;
+      clearTimeout(timer);
+      show(1000, `Done: ${number(created.assets_downloaded)} assets downloaded, ${number(created.assets_failed)} failed.`);
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      $('create-progress').hidden = true;
+    },
+  };
 }
 
 function busy(on) {
@@ -279,28 +273,4 @@ function busy(on) {
 
 function setStatus(text) {
   $('status').textContent = text;
-}
-
-function showError(message) {
-  $('error').textContent = message;
-  $('error').hidden = false;
-}
-
-function hideError() {
-  $('error').textContent = '';
-  $('error').hidden = true;
-}
-
-function messageOf(error) {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function isNumber(value) {
-  return typeof value === 'number' && Number.isFinite(value);
-}
-
-function formatBytes(value) {
-  if (value < 1024) return `${value} B`;
-  if (value < 1024 * 1024) return `${(value / 1024).toFixed(1)} KB`;
-  return `${(value / 1024 / 1024).toFixed(1)} MB`;
 }

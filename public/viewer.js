@@ -53,8 +53,9 @@ export async function showScene(canvas, bytes) {
   };
   const draw = () => renderer.render(scene, camera);
   resize();
-  new ResizeObserver(() => { resize(); draw(); }).observe(canvas);
+  const observer = new ResizeObserver(() => { resize(); draw(); });
+  observer.observe(canvas);
   controls.addEventListener('change', draw);
   draw();
-  return { nodes: nodes.size, meshes, dispose: () => { controls.dispose(); renderer.dispose(); } };
+  return { nodes: nodes.size, meshes, dispose: () => { observer.disconnect(); controls.dispose(); renderer.dispose(); } };
 }

@@ -60,6 +60,8 @@ export function defaultMaxMemoryMb(): number {
   return Math.max(512, Math.floor(host / 2 / 2 ** 20));
 }
 
+export const DEFAULT_REDIRECT_TEMPLATE = '/api-rbxl/projects/{project_id}/page';
+
 export const DEFAULT_ASSET_DELIVERY_URL = 'https://apis.roblox.com/asset-delivery-api/v1/assetId/{id}';
 
 export function defaultConfig(): Config {
@@ -80,7 +82,8 @@ export function defaultConfig(): Config {
     assetTimeoutMs: 30_000,
     assetMaxBytes: 100 * 1024 * 1024,
     assetRetries: 3,
-    redirectTemplate: '/editor/{project_id}',
+    // The service's own project page; behind a gateway, operators point it at their editor.
+    redirectTemplate: DEFAULT_REDIRECT_TEMPLATE,
     maxJsonBytes: 64 * 1024,
     log: true,
     assetConcurrencyPerCreate: 4,

@@ -21,9 +21,11 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     throw error;
   }
   process.stdout.write(JSON.stringify({
-    t: new Date().toISOString(), msg: 'listening', url: server.url, data_dir: config.dataDir,
+    t: new Date().toISOString(), msg: 'listening', url: server.url, page: server.pageUrl, data_dir: config.dataDir,
     auth_mode: config.authMode, workers: config.workers,
   }) + '\n');
+  // The one line a person starting the service for the first time needs, apart from the JSON log.
+  process.stderr.write(`rbxl-import: import page at ${server.pageUrl}${config.authMode === 'development' ? ' (development sign-in: no token needed)' : ''}\n`);
   const stop = (signal: string): void => {
     process.stdout.write(JSON.stringify({ t: new Date().toISOString(), msg: 'shutting down', signal }) + '\n');
     server.close().then(() => process.exit(0), (error) => {

@@ -1,54 +1,57 @@
 /**
- * The import page in a real headless Chromium (Debian's package, driven by playwright-core)
- * against the real service on loopback. Without /usr/bin/chromium the tests report
- * themselves skipped.
+ * The import page and the project page in a real headless Chromium (Debian's package,
+ * driven by playwright-core) against the real service on loopback, with a slow asset host
+ * on loopback. Screenshots of each state are kept in test-artifacts/screenshots (ignored by
+ * git), the 3D view's among them. Without /usr/bin/chromium the tests report themselves skipped.
  */
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
 import { PLACES_DIR, REPO_ROOT, TEST_FILES_DIR } from './support/paths.js';
-import { mkdirSync } from 'node:fs';
-
-/** Screenshots kept after a run (git-ignored). */
-function artefact(name: string): string {
-  const dir = join(REPO_ROOT, 'test-artifacts');
-  mkdirSync(dir, { recursive: true });
-  return join(dir, name);
-}
 import { startTestService, tokenFor, type TestService } from './support/server.js';
+import { authHeaders } from '../src/client/auth.js';
+import { startSlowAssetHost, writeBigPlace, type BigPlace } from './support/big-place.js';
+import type { AssetServer } from './support/asset-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const WITH_SCRIPTS = join(PLACES_DIR, 'rocket-arena-2006.rbxl'); // 15 scripts
 const NO_SCRIPTS = join(TEST_FILES_DIR, 'baseplate-413.rbxl');
 const NOT_A_PLACE = join(TEST_FILES_DIR, 'README.md');
+const SCREENSHOTS = join(REPO_ROOT, 'test-artifacts', 'screenshots');
+/** A common laptop screen: the decision must fit it without scrolling. */
+const VIEWPORT = { width: 1280, height: 720 };
+const MAX_UPLOAD_BYTES = 4 * 1024 * 1024;
 
 describe('import page', () => {
   let service: TestService | undefined;
   let browser: Browser | undefined;
+  let assetHost: AssetServer | undefined;
+  let bigPlace: BigPlace | undefined;
+  let scratch = '';
 
   before(async () => {
     if (!existsSync(CHROMIUM)) return;
-    service = await startTestService();
+    await mkdir(SCREENSHOTS, { recursive: true });
+    scratch = await mkdtemp(join(tmpdir(), 'rbxl-browser-'));
+    bigPlace = await writeBigPlace();
+    assetHost = await startSlowAssetHost(25);
+    service = await startTestService({ assetUrlTemplate: assetHost.templateUrl, assetRetries: 0, maxUploadBytes: MAX_UPLOAD_BYTES });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
   });
 
   after(async () => {
     await browser?.close();
     await service?.close();
+    await assetHost?.close();
+    await bigPlace?.remove();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   interface Session {
@@ -59,14 +62,15 @@ describe('import page', () => {
     errors: string[];
   }
 
-  /** A fresh page on the import page; anything not bound for the service is refused and recorded. */
-  async function open(t: TestContext): Promise<Session | null> {
+  /** A fresh page (optionally holding a token already) on `path`; anything not bound for the service is refused and recorded. */
+  async function open(t: TestContext, token: string | null, path = '/api-rbxl/'): Promise<Session | null> {
     if (!browser || !service) {
       t.skip('chromium not installed');
       return null;
     }
-    const context = await browser.newContext();
+    const context = await browser.newContext({ viewport: VIEWPORT });
     t.after(() => context.close());
+    if (token !== null) await context.addInitScript((value) => localStorage.setItem('rbxl-import.token', value), token);
     const page = await context.newPage();
     const requests: Request[] = [];
     const errors: string[] = [];
@@ -77,150 +81,270 @@ describe('import page', () => {
     page.on('request', (request) => requests.push(request));
     page.on('pageerror', (error) => errors.push(error.message));
     page.on('console', (message) => {
-      // The editor route does not exist on this service: its 404 is expected after the redirect.
-      if (message.type() === 'error' && !page.url().includes('/editor/')) errors.push(message.text());
+      // A refused request is the browser's console error too; the page shows it as a failure.
+      if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) errors.push(message.text());
     });
-    await page.goto(`${service.url}/api-rbxl/`);
+    await page.goto(`${service.url}${path}`);
+    await page.waitForSelector('body[data-ready="true"], body[data-loaded]');
     return { page, requests, errors };
   }
 
   async function analyse(page: Page, file: string): Promise<void> {
     await page.setInputFiles('#file', file);
     await page.click('#analyze');
-    await page.waitForSelector('#report:not([hidden]), #error:not([hidden])');
+    await page.waitForSelector('#report:not([hidden]), #error:not([hidden])', { timeout: 120_000 });
   }
 
-  async function projectFor(url: string, userId: string): Promise<{ title: string; scripts: unknown[] }> {
-    const projectId = decodeURIComponent(new URL(url).pathname.split('/').at(-1)!);
-    const response = await fetch(`${service!.url}/api-rbxl/projects/${encodeURIComponent(projectId)}`, {
-      headers: { 'X-User-Id': userId },
+  async function shot(page: Page, name: string, fullPage = false): Promise<void> {
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage });
+  }
+
+  /** Whether the element is drawn and lies wholly inside the first screen (no scrolling). */
+  async function inFirstScreen(page: Page, selector: string): Promise<boolean> {
+    return page.$eval(selector, (element) => {
+      const box = element.getBoundingClientRect();
+      return window.scrollY === 0 && box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
     });
-    assert.equal(response.status, 200);
-    return (await response.json()) as { title: string; scripts: unknown[] };
   }
 
-  async function waitForViewer(page: Page): Promise<{ ready: boolean; nodes: number; error?: string }> {
-    await page.waitForFunction(() => (window as unknown as { rbxlViewer?: unknown }).rbxlViewer !== undefined, undefined, { timeout: 120_000 });
-    return page.evaluate(() => (window as unknown as { rbxlViewer: { ready: boolean; nodes: number; error?: string } }).rbxlViewer);
-  }
-
-  /** The view's canvas holds a drawing: many colours, not one flat fill. */
+  /** The 3D view's canvas holds a drawing: many colours, not one flat fill of its background. */
   async function assertCanvasDrawn(page: Page): Promise<void> {
-    const colours = await page.evaluate(() => {
+    const seen = await page.evaluate(() => {
       const canvas = document.getElementById('viewer') as HTMLCanvasElement;
       const copy = document.createElement('canvas');
       copy.width = 160; copy.height = 90;
       const context = copy.getContext('2d')!;
       context.drawImage(canvas, 0, 0, 160, 90);
       const data = context.getImageData(0, 0, 160, 90).data;
-      const seen = new Set<number>();
+      const colours = new Set<number>();
       let background = 0;
       for (let i = 0; i < data.length; i += 4) {
-        seen.add((data[i]! >> 3) << 10 | (data[i + 1]! >> 3) << 5 | (data[i + 2]! >> 3));
+        colours.add((data[i]! >> 3) << 10 | (data[i + 1]! >> 3) << 5 | (data[i + 2]! >> 3));
         if (Math.abs(data[i]! - 0xb9) < 6 && Math.abs(data[i + 1]! - 0xd4) < 6 && Math.abs(data[i + 2]! - 0xee) < 6) background++;
       }
-      return { colours: seen.size, background: background / (data.length / 4) };
+      return { colours: colours.size, background: background / (data.length / 4) };
     });
-    assert.ok(colours.colours > 20, `the view has ${colours.colours} colours`);
-    assert.ok(colours.background < 0.9, `the view is ${Math.round(colours.background * 100)}% background`);
+    assert.ok(seen.colours > 20, `the view has ${seen.colours} colours`);
+    assert.ok(seen.background < 0.9, `the view is ${Math.round(seen.background * 100)}% background`);
+  }
+
+  /** The glTF JSON chunk's node count of the project's scene.glb, fetched as its owner. */
+  async function glbNodeCount(projectId: string, token: string): Promise<number> {
+    const response = await fetch(`${service!.url}/api-rbxl/projects/${projectId}/scene.glb`, { headers: authHeaders(token, '127.0.0.1') });
+    assert.equal(response.status, 200);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const jsonLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true);
+    return (JSON.parse(Buffer.from(bytes.subarray(20, 20 + jsonLength)).toString('utf8')) as { nodes: unknown[] }).nodes.length;
   }
 
   function assertStayedOnService(session: Session): void {
     const origin = new URL(service!.url).origin;
     const elsewhere = session.requests.map((request) => request.url()).filter((url) => new URL(url).origin !== origin);
-    assert.deepEqual(elsewhere, [], 'the page makes no external requests');
+    assert.deepEqual(elsewhere, [], 'the pages make no external requests');
     assert.deepEqual(session.errors, []);
   }
 
-  test('a place with scripts: the token is kept, the report shown, the mode chosen, and the redirect followed', async (t) => {
-    const session = await open(t);
+  test('development sign-in: the page explains it, builds the development token, and the service sees that user', async (t) => {
+    const session = await open(t, null);
     if (!session) return;
     const { page } = session;
-    const token = tokenFor({ id: 701 });
+    assert.ok(await page.isVisible('#sign-in'), 'nobody signed in: the way to sign in is open');
+    assert.match((await page.textContent('#dev-box')) ?? '', /development mode.*AUTH_MODE=development/s);
+    assert.match((await page.textContent('#account-status')) ?? '', /Not signed in/);
+    await shot(page, '1-sign-in');
 
-    await page.fill('#token', token);
+    await page.fill('#dev-user', 'dev-ada');
+    await page.click('#dev-sign-in-button');
+    assert.match((await page.textContent('#account-status')) ?? '', /Signed in as dev-ada/);
+    assert.equal(await page.isVisible('#sign-in'), false);
     await page.reload();
-    assert.equal(await page.inputValue('#token'), token, 'the token survives a reload');
-    assert.match(await page.textContent('#token-hint') ?? '', /user 701/);
+    await page.waitForSelector('body[data-ready="true"]');
+    assert.match((await page.textContent('#account-status')) ?? '', /Signed in as dev-ada/, 'the sign-in survives a reload');
 
-    await analyse(page, WITH_SCRIPTS);
+    await analyse(page, NO_SCRIPTS);
     assert.equal(await page.isVisible('#error'), false, (await page.textContent('#error')) ?? '');
-    assert.equal(await page.textContent('#count-scripts'), '15');
-    assert.ok(await page.isVisible('#count-instances'));
-    assert.ok(await page.isVisible('#count-parts'));
-    assert.ok(await page.isVisible('#scripts-by-class'));
-    assert.ok(await page.isVisible('#script-mode'), 'scripts_total > 0: the choice is offered');
-    assert.ok(await page.isChecked('#mode-disabled'), 'disabled is preselected');
-
     const analyze = session.requests.find((request) => request.url().endsWith('/api-rbxl/import/rbxl/analyze'));
     assert.ok(analyze);
     assert.equal(analyze.resourceType(), 'xhr', 'uploads go through XMLHttpRequest for progress');
     const headers = await analyze.allHeaders();
-    assert.equal(headers['authorization'], token);
-    assert.equal(headers['x-auth-override'], '701');
-
-    // The analysis's picture beside the report, fetched with the user's credentials.
-    await page.waitForSelector('#picture:not([hidden])');
-    assert.equal(await page.evaluate(() => (document.getElementById('picture-image') as HTMLImageElement).naturalWidth), 1024);
-
-    await page.check('#mode-skip');
-    await page.fill('#title', 'Browser arena');
-    await page.click('#create');
-    // After create: the project's scene.glb in the 3D view, then on to the project.
-    const viewer = await waitForViewer(page);
-    assert.equal(viewer.ready, true, viewer.error);
-    const projectId = (await page.getAttribute('#project-open', 'href'))!.split('/').at(-1)!;
-    const glb = await fetch(`${service!.url}/api-rbxl/projects/${projectId}/scene.glb`, { headers: { 'X-User-Id': '701' } });
-    const bytes = new Uint8Array(await glb.arrayBuffer());
-    const json = JSON.parse(Buffer.from(bytes.subarray(20, 20 + new DataView(bytes.buffer).getUint32(12, true))).toString('utf8')) as { nodes: unknown[] };
-    assert.equal(viewer.nodes, json.nodes.length, 'every node of scene.glb is in the viewer\'s scene');
-    assert.equal(json.nodes.length, 1790, 'the arena\'s 1,790 parts');
-    await assertCanvasDrawn(page);
-    await page.locator('#viewer').screenshot({ path: artefact('viewer-rocket-arena.png') });
-    await page.locator('#picture').screenshot({ path: artefact('picture-rocket-arena.png') });
-    await Promise.all([page.waitForURL(`${service!.url}/editor/**`), page.click('#project-open')]);
-
-    const project = await projectFor(page.url(), '701');
-    assert.equal(project.title, 'Browser arena');
-    assert.deepEqual(project.scripts, [], 'skip imports no scripts');
+    assert.equal(headers['x-auth-override'], 'dev-ada');
+    const payload = JSON.parse(Buffer.from(headers['authorization']!.split('.')[1]!, 'base64url').toString('utf8')) as { id: string };
+    assert.equal(payload.id, 'dev-ada', 'an unsigned development token carrying the id');
     assertStayedOnService(session);
+  });
+
+  test('a civil-war-size place: the decision fits the first screen, the list is folded, create shows progress and lands on the project page', async (t) => {
+    const session = await open(t, tokenFor({ id: 'civil-user' }));
+    if (!session) return;
+    const { page } = session;
+    await analyse(page, bigPlace!.path);
+    assert.equal(await page.isVisible('#error'), false, (await page.textContent('#error')) ?? '');
+    await shot(page, '2-analysis-first-screen');
+    await shot(page, '2-analysis-whole-page', true);
+
+    // First what the map holds, then the decision, all without scrolling.
+    assert.match((await page.textContent('#map-holds')) ?? '', /The map holds [\d,]+ parts.*3,300 scripts/);
+    for (const selector of ['#map-holds', '#decision-heading', '#risk-summary', '#recommendation', '#script-mode', '#create']) {
+      assert.ok(await inFirstScreen(page, selector), `${selector} is in the first screen`);
+    }
+    // Hang risks apart from legacy style, with their counts.
+    const hang = (await page.textContent('.risk-hang .risk-count')) ?? '';
+    assert.equal(hang, '300', 'every copy of the free-model spinner, the ones the map switches off included');
+    assert.match((await page.textContent('.risk-hang')) ?? '', /75 already off in the map/);
+    assert.match((await page.textContent('#script-facts')) ?? '', /already switched off in the map/);
+    assert.match((await page.textContent('#script-facts')) ?? '', /run contexts: Legacy/);
+    assert.match((await page.textContent('#recommendation')) ?? '', /Recommended: Disabled\. 225 scripts the map runs have loops/);
+    assert.ok(await page.isChecked('#mode-disabled'), 'the recommended mode is preselected');
+
+    // The list: grouped by finding, folded, copies shown once with their count.
+    assert.equal(await page.isVisible('#scripts-at-risk'), true);
+    assert.equal(await page.$eval('#scripts-at-risk', (element) => (element as HTMLDetailsElement).open), false, 'folded by default');
+    assert.equal(await page.isVisible('.risk-group'), false);
+    const pageHeight = await page.evaluate(() => document.documentElement.scrollHeight);
+    assert.ok(pageHeight < 2 * VIEWPORT.height, `a folded analysis stays short (${pageHeight} px)`);
+    await page.click('#scripts-at-risk > summary');
+    const loops = page.locator('.risk-group[data-code="loop_without_yield"]');
+    assert.equal(await loops.locator('.risk-entry').count(), 1, 'the 300 copies are one entry');
+    assert.match((await loops.locator('.risk-entry').textContent()) ?? '', /× 300 copies, 75 off in the map/);
+    assert.equal(await page.$eval('.risk-group[data-code="loop_without_yield"]', (element) => (element as HTMLDetailsElement).open), false, 'each group folded too');
+    await page.click('#scripts-at-risk > summary');
+
+    // Create: a real progress bar, fed by the service while the slow host answers.
+    await page.fill('#title', 'Civil war size');
+    const seen: string[] = [];
+    const watcher = setInterval(() => {
+      page.evaluate(() => [document.querySelector('#create-bar')?.getAttribute('value') ?? '', document.querySelector('#create-status')?.textContent ?? ''])
+        .then(([value, text]) => seen.push(`${value}|${text}`), () => {});
+    }, 60);
+    let shotTaken = false;
+    const midway = page.waitForFunction(() => /Downloading assets: [1-9]/.test(document.querySelector('#create-status')?.textContent ?? ''), undefined, { timeout: 60_000 })
+      .then(async () => { await shot(page, '3-create-progress'); shotTaken = true; });
+    await Promise.all([page.waitForURL('**/api-rbxl/projects/*/page', { timeout: 120_000 }), page.click('#create')]);
+    clearInterval(watcher);
+    await midway.catch(() => undefined);
+    assert.ok(shotTaken, `the page showed assets downloading (${seen.slice(0, 5).join(' ; ')})`);
+    const values = seen.map((entry) => Number(entry.split('|')[0])).filter((value) => value > 0);
+    assert.ok(values.length >= 3, `the bar moved (${seen.join(' ; ')})`);
+    assert.deepEqual(values, [...values].sort((a, b) => a - b), 'the bar never goes back');
+    assert.ok(seen.some((entry) => /Downloading assets: \d+ of 240/.test(entry)));
+
+    // The project page: title, counts, asset reasons with what to do, scripts with their mode.
+    await page.waitForSelector('body[data-loaded="true"]');
+    await shot(page, '4-project-page', true);
+    assert.equal(await page.textContent('#project-title'), 'Civil war size');
+    assert.equal(await page.textContent('#project-scripts'), '3,300');
+    const downloaded = Number((await page.textContent('#project-assets-downloaded'))?.replace(/,/g, ''));
+    const failed = Number((await page.textContent('#project-assets-failed'))?.replace(/,/g, ''));
+    assert.equal(downloaded + failed, 240);
+    assert.ok(downloaded > 0 && failed > 0, 'the slow host found some and not others');
+    const missing = page.locator('.reason[data-reason="not_found"]');
+    assert.match((await missing.locator('h3').textContent()) ?? '', new RegExp(`no longer has these assets.*${failed} assets`));
+    assert.match((await missing.locator('.reason-action').textContent()) ?? '', /^What to do: Replace them in Studio/);
+    assert.equal(await page.getAttribute('#scripts-mode', 'data-mode'), 'disabled');
+    assert.match((await page.textContent('#scripts-mode')) ?? '', /Imported switched off \(Disabled\)/);
+    assert.equal(await page.$eval('#scripts-list', (element) => (element as HTMLDetailsElement).open), false);
+
+    // The document downloads, with the owner's credentials.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+    const saved = join(scratch, 'document.json');
+    await download.saveAs(saved);
+    const stored = JSON.parse(await readFile(saved, 'utf8')) as { title: string; scripts_mode: string };
+    assert.equal(stored.title, 'Civil war size');
+    assert.equal(stored.scripts_mode, 'disabled');
+    assertStayedOnService(session);
+  });
+
+  test('the project page shows a project to its owner only, with the analysis picture before and the map in 3D after', async (t) => {
+    const token = tokenFor({ id: 'page-owner' });
+    const owner = await open(t, token);
+    if (!owner) return;
+    await analyse(owner.page, WITH_SCRIPTS);
+    // The analysis's picture beside what the map holds, fetched with the user's credentials.
+    await owner.page.waitForSelector('#picture:not([hidden])');
+    assert.equal(await owner.page.$eval('#picture-image', (image) => (image as HTMLImageElement).naturalWidth), 1024);
+    assert.ok(await inFirstScreen(owner.page, '#picture'), 'the picture is in the first screen');
+    await owner.page.locator('#picture').screenshot({ path: join(SCREENSHOTS, 'picture-rocket-arena.png') });
+    await owner.page.check('#mode-enabled');
+    await Promise.all([owner.page.waitForURL('**/api-rbxl/projects/*/page'), owner.page.click('#create')]);
+    await owner.page.waitForSelector('body[data-loaded="true"]');
+    assert.equal(await owner.page.textContent('#project-title'), 'rocket-arena-2006');
+    assert.match((await owner.page.textContent('#scripts-mode')) ?? '', /Imported as the map has them \(Enabled\): 14 run, 1 stay/);
+    assert.match((await owner.page.textContent('#assets-summary')) ?? '', /^18 assets: \d+ downloaded, \d+ failed\.$/);
+    const pagePath = new URL(owner.page.url()).pathname;
+
+    // The project's scene.glb in the viewer: every node of the file in three.js's scene, drawn.
+    await owner.page.waitForSelector('#scene-view[data-state="shown"], #scene-view[data-state="failed"]', { timeout: 120_000 });
+    assert.equal(await owner.page.getAttribute('#scene-view', 'data-state'), 'shown', (await owner.page.textContent('#scene-status')) ?? '');
+    const projectId = pagePath.split('/').at(-2)!;
+    const nodes = await glbNodeCount(projectId, token);
+    assert.equal(nodes, 1790, 'the arena\'s 1,790 parts');
+    assert.equal(Number(await owner.page.getAttribute('#scene-view', 'data-nodes')), nodes, 'every node of scene.glb is in the viewer\'s scene');
+    await assertCanvasDrawn(owner.page);
+    await owner.page.locator('#viewer').screenshot({ path: join(SCREENSHOTS, 'viewer-rocket-arena.png') });
+    assert.ok(await owner.page.isVisible('#scene-download'));
+    assertStayedOnService(owner);
+
+    const stranger = await open(t, tokenFor({ id: 'someone-else' }), pagePath);
+    if (!stranger) return;
+    await stranger.page.waitForSelector('body[data-loaded="failed"]');
+    assert.equal(await stranger.page.isVisible('#project'), false);
+    assert.match((await stranger.page.textContent('#error .failure-message')) ?? '', /no such project for you/);
+    assert.match((await stranger.page.textContent('#error .failure-action')) ?? '', /shown only to the user who created it/);
+    await shot(stranger.page, '5-project-not-yours');
   });
 
   test('a place without scripts: no mode choice, created with the default', async (t) => {
-    const session = await open(t);
+    const session = await open(t, tokenFor({ id: '702' }));
     if (!session) return;
     const { page } = session;
-    await page.fill('#token', tokenFor({ id: '702' }));
-
     await analyse(page, NO_SCRIPTS);
     assert.equal(await page.isVisible('#error'), false, (await page.textContent('#error')) ?? '');
     assert.equal(await page.textContent('#count-scripts'), '0');
-    assert.ok(await page.isVisible('#create'));
     assert.equal(await page.isVisible('#script-mode'), false, 'scripts_total = 0: no choice');
-
-    await page.click('#create');
-    assert.equal((await waitForViewer(page)).ready, true);
-    await Promise.all([page.waitForURL(`${service!.url}/editor/**`), page.click('#project-open')]);
-    const project = await projectFor(page.url(), '702');
-    assert.equal(project.title, 'baseplate-413');
-    assert.deepEqual(project.scripts, []);
+    assert.ok(await page.isVisible('#no-scripts'));
+    await Promise.all([page.waitForURL('**/api-rbxl/projects/*/page'), page.click('#create')]);
+    await page.waitForSelector('body[data-loaded="true"]');
+    assert.equal(await page.textContent('#project-title'), 'baseplate-413');
+    assert.match((await page.textContent('#scripts-mode')) ?? '', /no scripts/);
     assertStayedOnService(session);
   });
 
-  test('errors show the client message', async (t) => {
-    const session = await open(t);
+  test('errors are sentences with what to do and the raw answer behind Details; empty and too large files never leave the page', async (t) => {
+    const session = await open(t, tokenFor({ id: 703 }));
     if (!session) return;
     const { page } = session;
 
-    await page.fill('#token', tokenFor({ id: 703 }));
     await analyse(page, NOT_A_PLACE);
-    assert.match((await page.textContent('#error')) ?? '', /^analyze failed \(422\): \{.*"error"/);
+    assert.match((await page.textContent('#error .failure-message')) ?? '', /^This file is not a Roblox map the importer can read/);
+    assert.match((await page.textContent('#error .failure-action')) ?? '', /Choose a \.rbxl/);
+    assert.equal(await page.isVisible('#error pre'), false, 'the raw answer is folded');
+    await page.click('#error summary');
+    assert.match((await page.textContent('#error pre')) ?? '', /^analyze failed \(422\): \{.*"error"/);
     assert.equal(await page.isVisible('#report'), false);
-    assert.equal(await page.isVisible('#create-form'), false);
+    await shot(page, '6-error');
 
-    await page.fill('#token', '');
-    await analyse(page, WITH_SCRIPTS);
-    assert.match((await page.textContent('#error')) ?? '', /^analyze failed \(401\): /);
-    assert.equal(page.url(), `${service!.url}/api-rbxl/`);
+    const analyzeCalls = () => session.requests.filter((request) => request.url().endsWith('/import/rbxl/analyze')).length;
+    const before = analyzeCalls();
+    const empty = join(scratch, 'empty.rbxl');
+    await writeFile(empty, '');
+    await page.setInputFiles('#file', empty);
+    assert.match((await page.textContent('#error .failure-message')) ?? '', /empty.rbxl is empty \(0 bytes\)/);
+    assert.ok(await page.isDisabled('#analyze'));
+    const large = join(scratch, 'large.rbxl');
+    await writeFile(large, Buffer.alloc(MAX_UPLOAD_BYTES + 1));
+    await page.setInputFiles('#file', large);
+    assert.match((await page.textContent('#error .failure-message')) ?? '', /larger than the 4\.0 MB this service accepts/);
+    assert.match((await page.textContent('#file-hint')) ?? '', /up to 4\.0 MB/, 'the page learnt the limit from the service');
+    assert.equal(analyzeCalls(), before, 'nothing was uploaded');
+    await shot(page, '7-refused-before-upload');
+
+    // Signed out in development: the page asks for a sign-in instead of sending a request that must fail.
+    await page.click('#account-change');
+    await page.click('#sign-out');
+    await page.setInputFiles('#file', WITH_SCRIPTS);
+    await page.click('#analyze');
+    assert.match((await page.textContent('#error .failure-message')) ?? '', /^Sign in first/);
+    assert.ok(await page.isVisible('#dev-sign-in'));
+    assert.equal(analyzeCalls(), before);
   });
 });

@@ -103,17 +103,29 @@ describe('rbxl-import import', () => {
     }
   });
 
-  test('a file that is not a place fails with the client message and a non-zero exit', async () => {
+  test('a file that is not a place fails with a sentence, what to do, the client message as details, and a non-zero exit', async () => {
     const run = await cli([NOT_A_PLACE, '--base-url', service.url, '--token', token(603)]);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, new RegExp(`^${pattern(NOT_A_PLACE)}: analyze failed \\(422\\): \\{.*"error".*\\}$`, 'm'));
+    assert.match(run.stderr, new RegExp(`^${pattern(NOT_A_PLACE)}: This file is not a Roblox map the importer can read\\.$`, 'm'));
+    assert.match(run.stderr, /^ {2}Choose a \.rbxl, \.rbxlx, \.rbxm or \.rbxmx file/m);
+    assert.match(run.stderr, /^ {2}details: analyze failed \(422\): \{.*"error".*\}$/m);
     assert.doesNotMatch(run.stdout, /created project/);
   });
 
-  test('without credentials the service refusal is printed as the client reports it', async () => {
+  test('without credentials the refusal says to sign in, with the client message as details', async () => {
     const run = await cli([NO_SCRIPTS, '--base-url', service.url]);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /baseplate-413\.rbxl: analyze failed \(401\): /);
+    assert.match(run.stderr, /baseplate-413\.rbxl: The service does not know who you are\.\n {2}Sign in/);
+    assert.match(run.stderr, /details: analyze failed \(401\): /);
+  });
+
+  test('--dev-user signs in on a development service', async () => {
+    const run = await cli([NO_SCRIPTS, '--base-url', service.url, '--dev-user', 'cli-dev', '--json']);
+    assert.equal(run.code, 0, run.stderr);
+    const [result] = (JSON.parse(run.stdout) as { results: FileResult[] }).results;
+    assert.ok(result?.ok);
+    const response = await fetch(`${service.url}/api-rbxl/projects/${result.project_id}`, { headers: { 'X-User-Id': 'cli-dev' } });
+    assert.equal(response.status, 200, 'the project belongs to the development user');
   });
 
   test('bulk import with --json: every file in order, failures beside successes', async () => {
@@ -147,7 +159,14 @@ describe('rbxl-import import', () => {
     // The binary and XML copies of the same baseplate are different uploads with the same content.
     assert.equal(document.results[1]!.ok && document.results[1].report.scripts_total, 0);
     assert.equal(document.results[4]!.ok && document.results[4].report.scripts_total, 0);
-    assert.match(run.stderr, /README\.md: analyze failed \(422\)/);
+    assert.match(run.stderr, /README\.md: This file is not a Roblox map/);
+    assert.match(run.stderr, /details: analyze failed \(422\)/);
+    // Everything the service answered is in --json: the whole create answer, asset failures included.
+    for (const result of document.results) {
+      if (!result.ok) continue;
+      assert.ok(Array.isArray(result.asset_failures), 'asset_failures is carried');
+      assert.equal(result.asset_failures!.length, result.assets_failed);
+    }
   });
 
   test('usage errors exit 2 with one line', async () => {
@@ -190,7 +209,7 @@ describe('rbxl-import import', () => {
     assert.equal(code, 0, stderr.text());
     const questions = stderr.text().match(/Script mode for (\S+)/g) ?? [];
     assert.deepEqual(questions, [`Script mode for ${WITH_SCRIPTS}`, `Script mode for ${WITH_SCRIPTS}`], 'asked only for the file with scripts, again after a bad answer');
-    assert.match(stderr.text(), /Please answer disabled, enabled or skip/);
+    assert.match(stderr.text(), /Please answer enabled, disabled or skip/);
     assert.match(stderr.text(), /\[[#-]{24}\] \d+%/, 'a progress line was drawn');
     const { results } = JSON.parse(stdout.text()) as { results: FileResult[] };
     assert.deepEqual(results.map((result) => result.ok && result.scripts_mode), ['disabled', 'enabled']);
@@ -198,7 +217,7 @@ describe('rbxl-import import', () => {
     assert.equal(scripts.length, 15);
   });
 
-  test('at a terminal, --scripts settles the mode without asking, and end of input means the default', async () => {
+  test('at a terminal, --scripts settles the mode without asking, and end of input takes the recommended mode', async () => {
     const quiet = { stdin: Object.assign(new PassThrough(), { isTTY: true }), stdout: capture(false), stderr: capture(false), env: {} };
     assert.equal(await runImport([WITH_SCRIPTS, '--base-url', service.url, '--token', token(606), '--scripts', 'enabled'], quiet), 0);
     assert.doesNotMatch(quiet.stderr.text(), /Script mode/);
@@ -208,7 +227,9 @@ describe('rbxl-import import', () => {
     ended.stdin.end();
     assert.equal(await runImport([WITH_SCRIPTS, '--base-url', service.url, '--token', token(606)], ended), 0);
     assert.ok(ended.stderr.text().includes(`Script mode for ${WITH_SCRIPTS}`));
-    assert.match(ended.stdout.text(), /\(scripts disabled\)/);
+    // The 2006 arena's loops all yield: the recommendation (and so the default answer) is enabled.
+    assert.match(ended.stdout.text(), /recommended: enabled — No script has a loop that can freeze the game/);
+    assert.match(ended.stdout.text(), /\(scripts enabled\)/);
   });
 });
 
@@ -220,4 +241,5 @@ test('script mode answers: empty is the default, prefixes count, anything else a
   assert.equal(parseScriptsModeAnswer('dis'), 'disabled');
   assert.equal(parseScriptsModeAnswer('never'), null);
   assert.equal(parseScriptsModeAnswer('skipped'), null);
+  assert.equal(parseScriptsModeAnswer('', 'enabled'), 'enabled', 'Enter takes the recommended mode');
 });

@@ -229,6 +229,21 @@ describe('client against a recording server', () => {
     assert.deepEqual(JSON.parse(last().body.toString()), { preview_hash: 'abc', title: 'My game', scripts_mode: 'skip' });
   });
 
+  test('create sends X-Create-Id only when asked to (the contract request is otherwise unchanged)', async () => {
+    const client = createClient({ baseUrl: recorder.url, token: GOOD_TOKEN, hostname: 'localhost' });
+    await client.create('abc');
+    const plain = last().headers;
+    assert.equal(plain['x-create-id'], undefined);
+    await client.create('abc', { createId: 'my-create-0001' });
+    const named = last().headers;
+    assert.equal(named['x-create-id'], 'my-create-0001');
+    assert.deepEqual(JSON.parse(last().body.toString()), { preview_hash: 'abc', title: '', scripts_mode: 'disabled' });
+    // Everything else is the same request.
+    const { 'x-create-id': _id, ...rest } = named;
+    const strip = (headers: IncomingHttpHeaders) => Object.fromEntries(Object.entries(headers).filter(([name]) => !['content-length', 'connection'].includes(name)));
+    assert.deepEqual(strip(rest), strip(plain));
+  });
+
   test('any 2xx is success; anything else fails with the exact message and the raw body', async () => {
     const client = createClient({ baseUrl: recorder.url });
     recorder.answer('/api-rbxl/import/rbxl/analyze', 201, '{"preview_hash":"h","report":{"scripts_total":3}}');

@@ -13,7 +13,7 @@ import { PLACES_DIR } from './support/paths.js';
 const REPORT_FIELDS = [
   'scripts_total', 'format', 'file_name', 'file_size', 'instances_total', 'classes', 'parts_total', 'meshes_total',
   'unions_total', 'terrain', 'scripts', 'scripts_disabled', 'scripts_by_run_context', 'scripts_linked',
-  'script_lines_total', 'scripts_flagged', 'script_findings', 'scripts_at_risk', 'assets_total', 'assets',
+  'script_lines_total', 'scripts_flagged', 'script_findings', 'scripts_by_finding', 'scripts_at_risk', 'assets_total', 'assets',
   'assets_builtin', 'assets_other', 'bounds', 'warnings',
 ];
 
@@ -115,9 +115,9 @@ test('analyzeDom: Enabled stands in for a missing Disabled; RunContext Plugin ge
   assert.deepEqual(report.scripts_by_run_context, { Legacy: 2, Server: 0, Client: 0, Plugin: 1 });
 });
 
-test('analyzeDom: scripts_at_risk puts hang risks first and stops at 200', () => {
+test('analyzeDom: scripts_at_risk puts hang risks first and stops at 200 distinct scripts', () => {
   const children: HandNode[] = [];
-  for (let i = 0; i < 230; i++) children.push(script('Script', `Old${i}`, 'wait(1)\n'));
+  for (let i = 0; i < 230; i++) children.push(script('Script', `Old${i}`, `wait(${i})\n`));
   children.push(script('Script', 'Hang', 'local n = 0\nwhile true do n += 1 end\n'));
   const { report } = analyzeDom(handDom([{ class: 'Workspace', children }]), OPTIONS);
   assert.equal(report.scripts_total, 231);
@@ -130,7 +130,31 @@ test('analyzeDom: scripts_at_risk puts hang risks first and stops at 200', () =>
   assert.equal(report.script_findings.loop_without_yield, 1);
   assert.equal(report.script_findings.deprecated_global, 230);
   assert.deepEqual(Object.keys(report.script_findings), [...FINDING_CODES]);
+  assert.deepEqual(report.scripts_by_finding.loop_without_yield, { scripts: 1, enabled: 1, most_severe: 1, most_severe_enabled: 1 });
+  assert.deepEqual(report.scripts_by_finding.deprecated_global, { scripts: 230, enabled: 230, most_severe: 230, most_severe_enabled: 230 });
   assert.ok(report.warnings.some((w) => w.includes('200 of 231')));
+});
+
+test('analyzeDom: copies of one script are one scripts_at_risk entry with their count', () => {
+  const children: HandNode[] = [];
+  for (let i = 0; i < 300; i++) children.push(script('Script', `Copy${i}`, 'wait(1)\n', i % 3 === 0 ? { Disabled: ['Bool', true] } : {}));
+  children.push(script('LocalScript', 'SameTextOtherClass', 'wait(1)\n'));
+  children.push(script('Script', 'Other', 'local x = game:findFirstChild("x")\n'));
+  const { report } = analyzeDom(handDom([{ class: 'Workspace', children }]), OPTIONS);
+  assert.equal(report.scripts_flagged, 302);
+  assert.equal(report.scripts_at_risk.length, 3, 'copies are listed once; another class is another script');
+  const [copies, otherClass, other] = report.scripts_at_risk;
+  assert.equal(copies!.path, 'Workspace.Copy0');
+  assert.equal(copies!.copies, 300);
+  assert.equal(copies!.disabled, 100);
+  assert.deepEqual(copies!.copy_paths, Array.from({ length: 10 }, (_, i) => `Workspace.Copy${i + 1}`));
+  assert.equal(otherClass!.copies, 1);
+  assert.equal(other!.copies, 1);
+  assert.deepEqual(other!.copy_paths, []);
+  assert.deepEqual(report.scripts_by_finding.deprecated_global, { scripts: 301, enabled: 201, most_severe: 301, most_severe_enabled: 201 });
+  // `Other` has only a legacy method; a script with both codes counts as most severe under deprecated_global.
+  assert.deepEqual(report.scripts_by_finding.legacy_method, { scripts: 1, enabled: 1, most_severe: 1, most_severe_enabled: 1 });
+  assert.ok(!report.warnings.some((w) => w.startsWith('scripts_at_risk')), 'nothing left out');
 });
 
 test('analyzeDom: findings in an entry are ordered by priority, then line', () => {
@@ -190,12 +214,23 @@ function checkConsistent(file: string, report: Report, assetsLength: number): vo
   assert.equal(report.assets_total, assetsLength, `${file}: ids`);
   assert.equal(report.assets_total, sum(report.assets), `${file}: per kind`);
   assert.ok(report.scripts_at_risk.length <= MAX_SCRIPTS_AT_RISK);
-  if (report.scripts_flagged <= MAX_SCRIPTS_AT_RISK) {
-    assert.equal(report.scripts_at_risk.length, report.scripts_flagged, `${file}: at risk`);
+  if (report.scripts_at_risk.length < MAX_SCRIPTS_AT_RISK) {
+    const copies = report.scripts_at_risk.reduce((total, entry) => total + entry.copies, 0);
+    assert.equal(copies, report.scripts_flagged, `${file}: at risk, copies counted`);
     const counted: Record<string, number> = Object.fromEntries(FINDING_CODES.map((code) => [code, 0]));
-    for (const entry of report.scripts_at_risk) for (const f of entry.findings) counted[f.code]!++;
+    const scriptsWith: Record<string, number> = Object.fromEntries(FINDING_CODES.map((code) => [code, 0]));
+    for (const entry of report.scripts_at_risk) {
+      for (const f of entry.findings) counted[f.code]! += entry.copies;
+      for (const code of new Set(entry.findings.map((f) => f.code))) scriptsWith[code]! += entry.copies;
+    }
     assert.deepEqual(counted, report.script_findings, `${file}: per code`);
+    assert.deepEqual(Object.fromEntries(Object.entries(report.scripts_by_finding).map(([code, n]) => [code, n.scripts])), scriptsWith, `${file}: scripts per code`);
   }
+  for (const { scripts, enabled, most_severe, most_severe_enabled } of Object.values(report.scripts_by_finding)) {
+    assert.ok(enabled <= scripts && scripts <= report.scripts_flagged && most_severe <= scripts && most_severe_enabled <= most_severe, file);
+  }
+  const severest = Object.values(report.scripts_by_finding).reduce((total, n) => total + n.most_severe, 0);
+  assert.equal(severest, report.scripts_flagged, `${file}: every flagged script has one most severe code`);
   // hang risks first
   let seenOther = false;
   for (const entry of report.scripts_at_risk) {

@@ -241,6 +241,34 @@ describe('legacy_method', () => {
     { name: 'a field named like a legacy method', source: 'local f = signal.connect\nobj.clone = nil', expect: [] },
     { name: 'a method definition', source: 'local Signal = {}\nfunction Signal:connect(f) end\nreturn Signal', expect: [] },
   ]);
+  // A method the script defines itself is its own, not Roblox's legacy one: only receivers that can be a
+  // Roblox object (rooted in game/workspace/script/plugin, or the result of a call or index) still count.
+  runCases([
+    { name: 'a call of a method the script defines', source: 'local obj = {}\nfunction obj:wait() end\nobj:wait()', expect: [] },
+    { name: 'called before it is defined', source: 'obj:clone()\nfunction obj:clone() return obj end', expect: [] },
+    { name: 'through self inside the class', source: 'local mt = {}\nfunction mt:disconnect() end\nfunction mt:destroy()\n  self:disconnect()\nend', expect: [] },
+    { name: 'defined as a field function', source: 'local S = {}\nS.connect = function(self, f) end\nS:connect(print)', expect: [] },
+    { name: 'defined in a table constructor', source: 'local t = { remove = function(self) end }\nt:remove()', expect: [] },
+    { name: 'on a field of a local', source: 'function Class.remove(self) end\nself.item:remove()', expect: [] },
+    {
+      name: 'the same name on a Roblox object still counts',
+      source: [
+        'local S = {}', 'function S:remove() end', 'S:remove()', 'script.Parent:remove()', 'workspace.Part:remove()',
+        'game.Workspace.Model:remove()', 'x:FindFirstChild("a"):remove()', 'parts[1]:remove()', 'Workspace.Base:remove()', 'plugin:remove()',
+      ].join('\n'),
+      expect: [
+        ['legacy_method', 4], ['legacy_method', 5], ['legacy_method', 6], ['legacy_method', 7], ['legacy_method', 8],
+        ['deprecated_global', 9], ['legacy_method', 9], ['legacy_method', 10],
+      ],
+    },
+    {
+      name: 'only the names the script defines are exempt',
+      source: 'local obj = {}\nfunction obj:wait() end\nobj:wait()\nobj:clone()\nobj.Touched:connect(f)',
+      expect: [['legacy_method', 4], ['legacy_method', 5]],
+    },
+    { name: 'a local function of the name is not a method', source: 'local function connect() end\nsignal:connect(f)', expect: [['legacy_method', 2]] },
+    { name: 'a global function of the name is not a method', source: 'function wait() end\nsignal:wait()', expect: [['legacy_method', 2]] },
+  ]);
   test('the message names the replacement', () => {
     const [finding] = scanScript('part.Touched:connect(f)');
     assert.match(finding.message, /:Connect/);
@@ -679,5 +707,16 @@ describe('real places', () => {
     assert.ok((counts.get('legacy_method') ?? 0) > 0);
     assert.ok((counts.get('local_player_on_server') ?? 0) > 0);
     assert.equal(counts.get('loop_without_yield'), undefined);
+  });
+
+  test("a package's own `:disconnect` method is not a legacy call (slime-defense)", () => {
+    const own = binarySources(join(PLACES_DIR, 'slime-defense.rbxl')).filter((s) => s.source.includes('function mt:disconnect()'));
+    assert.ok(own.length >= 2, 'the place holds the dlib System module twice');
+    for (const { className, source } of own) {
+      const line = source.split('\n').findIndex((text) => text.includes('self:disconnect()')) + 1;
+      assert.ok(line > 0);
+      const findings = scanScript(source, { className });
+      assert.deepEqual(findings.filter((f) => f.line === line && f.code === 'legacy_method'), []);
+    }
   });
 });

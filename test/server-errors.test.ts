@@ -229,11 +229,21 @@ describe('routing errors', () => {
   });
 
   test('an unknown route is 404', async () => {
-    for (const path of ['/', '/api-rbxl/nothing', '/api-rbxl/import/rbxl', '/api-rbxl/import/rbxl/analyze/extra', '/health']) {
+    for (const path of ['/api-rbxl/nothing', '/api-rbxl/import/rbxl', '/api-rbxl/import/rbxl/analyze/extra', '/health']) {
       for (const method of ['GET', 'POST']) {
         await expectError(await fetch(service.url + path, { method, headers: alice }), 404, 'not_found');
       }
     }
+    await expectError(await fetch(service.url + '/', { method: 'POST', headers: alice }), 404, 'not_found');
+  });
+
+  test('the root redirects to the import page (the address the start log prints)', async () => {
+    const response = await fetch(service.url + '/', { redirect: 'manual' });
+    assert.equal(response.status, 302);
+    assert.equal(response.headers.get('location'), '/api-rbxl/');
+    const page = await fetch(service.url + '/');
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<title>Import a Roblox map<\/title>/);
   });
 
   test('the bare prefix redirects to the import page', async () => {

@@ -157,7 +157,7 @@ describe('analyze then create', () => {
   test('scripts_mode disabled: every script disabled, sources untouched', async () => {
     const created = await create(service, { preview_hash: hash, title: '', scripts_mode: 'disabled' }, alice);
     assert.match(created.project_id, /^p_[a-z2-7]{20}$/);
-    assert.equal(created.redirect, `/editor/${created.project_id}`);
+    assert.equal(created.redirect, `/api-rbxl/projects/${created.project_id}/page`, "without REDIRECT_TEMPLATE: the service's own project page");
     assert.equal(created.assets_downloaded + created.assets_failed, 18);
     const doc = await project(created.project_id);
     assert.equal(doc.format, 'rbxl-import/project');

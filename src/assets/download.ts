@@ -14,6 +14,7 @@
  * within `timeoutMs`; one call's downloads together within `totalTimeoutMs`, after
  * which its unfinished assets are reported as `timeout`.
  */
+import { setMaxListeners } from 'node:events';
 import { createSemaphore, createSingleFlight } from '../concurrency/index.js';
 import { AssetFetchError, AssetStoreError, type AssetFailureReason } from './errors.js';
 import { createAssetSource, fillTemplate, isHttpUrl } from './open-cloud.js';
@@ -59,6 +60,9 @@ export interface AssetDownloaderOptions {
   maxRetryAfterMs?: number;
 }
 
+/** Called as each distinct id settles: ids settled so far, distinct ids in all, and how many of the settled failed. */
+export type DownloadProgress = (done: number, total: number, failed: number) => void;
+
 export interface AssetDownloader {
   /**
    * One outcome per request, in the same order; duplicate ids are fetched once, and
@@ -67,7 +71,7 @@ export interface AssetDownloader {
    * with an AssetStoreError when the store cannot write to disk. Throws a TypeError
    * for an id that is not decimal digits: the caller is expected to have normalised it.
    */
-  download(requests: readonly AssetRequest[], signal?: AbortSignal): Promise<AssetOutcome[]>;
+  download(requests: readonly AssetRequest[], signal?: AbortSignal, onProgress?: DownloadProgress): Promise<AssetOutcome[]>;
   /** Removes partial downloads older than `olderThanMs` (a process that died mid-way left them). */
   sweep(olderThanMs?: number): Promise<void>;
   /** Downloads in flight and waiting for a slot. */
@@ -101,7 +105,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
   let closed = false;
   let swept: Promise<void> | undefined;
 
-  async function download(requests: readonly AssetRequest[], signal?: AbortSignal): Promise<AssetOutcome[]> {
+  async function download(requests: readonly AssetRequest[], signal?: AbortSignal, onProgress?: DownloadProgress): Promise<AssetOutcome[]> {
     for (const request of requests) {
       if (typeof request.id !== 'string' || !ASSET_ID_PATTERN.test(request.id)) {
         throw new TypeError(`asset id must be 1 to 20 decimal digits, got ${JSON.stringify(request.id)}`);
@@ -115,8 +119,25 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     const call = {}; // this call's group for fair slots
     const deadline = totalTimeoutMs === undefined ? null : AbortSignal.timeout(totalTimeoutMs);
     const waitSignal = deadline === null ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
+    // One listener per asset id waits on it; hundreds are normal, not a leak.
+    if (waitSignal !== undefined) setMaxListeners(Infinity, waitSignal);
+    let done = 0;
+    let failed = 0;
+    const tell = (): void => {
+      try { onProgress?.(done, ids.length, failed); } catch { /* a listener's failure is not the download's */ }
+    };
+    const report = (result: FetchResult | undefined): void => {
+      done++;
+      if (!result?.ok) failed++;
+      tell();
+    };
+    tell();
     // Settled, not all: an aborted call returns only once its jobs have cleaned up.
-    const settled = await Promise.allSettled(ids.map((id) => jobs.run(id, (jobSignal) => runJob(id, jobSignal, call), waitSignal)));
+    const settled = await Promise.allSettled(ids.map((id) => {
+      const job = jobs.run(id, (jobSignal) => runJob(id, jobSignal, call), waitSignal);
+      if (onProgress) job.then(report, () => report(undefined));
+      return job;
+    }));
     const byId = new Map<string, FetchResult>();
     for (const [index, result] of settled.entries()) {
       if (result.status === 'fulfilled') byId.set(ids[index]!, result.value);

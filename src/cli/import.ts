@@ -1,8 +1,11 @@
 /**
- * `rbxl-import import FILE...`: analyses each file, shows upload progress and a summary of
- * the report, settles the script mode (flag, question, or the contract's default), creates
- * the project and prints where it lives. Files import concurrently; one failing does not
- * stop the others, but makes the exit code 1. Usage errors exit 2.
+ * `rbxl-import import FILE...`: analyses the files (several at once, with an upload
+ * progress line), then takes them one at a time, in the order given: shows what the map
+ * holds, what arrives and the script decision (with a recommended mode), settles the
+ * mode (flag, question, or the contract's default), creates the project with a progress
+ * bar fed by the service, and reports the outcome, asset failures grouped by reason with
+ * what to do. One file failing does not stop the others, but makes the exit code 1.
+ * Usage errors exit 2.
  */
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -11,32 +14,26 @@ import type { Readable, Writable } from 'node:stream';
 import {
   SCRIPTS_MODES,
   createClient,
+  decideScripts,
+  describeAssetReason,
+  describeFailure,
+  developmentToken,
+  newCreateId,
   type AnalyzeResult,
   type Client,
+  type CreateProgress,
   type CreateResult,
   type Report,
+  type ScriptDecision,
   type ScriptsMode,
 } from '../client/index.js';
 import { uploadFromPath } from '../client/node.js';
+import { DEFAULT_BASE_URL, DEFAULT_CONCURRENCY, commandHelp, findCommand } from './help.js';
 
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
-export const DEFAULT_CONCURRENCY = 4;
-
-export const USAGE = `Usage: rbxl-import import FILE... [options]
-
-Uploads each map file (.rbxl, .rbxlx, .rbxm, .rbxmx) to the import service, shows its
-analysis, and creates a project from it.
-
-Options:
-  --base-url URL       service address (default: $RBXL_IMPORT_URL or ${DEFAULT_BASE_URL})
-  --token T            access token (default: $RBXL_IMPORT_TOKEN)
-  --title T            project title (default: the service uses the file name)
-  --scripts MODE       disabled | enabled | skip; asked when scripts exist and stdin is a
-                       terminal, otherwise disabled
-  --concurrency N      files imported at once (default: ${DEFAULT_CONCURRENCY})
-  --json               print one JSON document with every file's result
-  -h, --help           show this help
-`;
+export { DEFAULT_BASE_URL, DEFAULT_CONCURRENCY };
+export const USAGE = commandHelp(findCommand('import')!);
+/** How often a running create's progress is asked for. */
+const PROGRESS_POLL_MS = 250;
 
 export interface ImportIO {
   stdin: Readable & { isTTY?: boolean };
@@ -57,25 +54,28 @@ interface ImportOptions {
 
 type Stage = 'read' | 'analyze' | 'create';
 
+/** One file's outcome; with --json, everything the service answered is in it. */
 export type FileResult =
-  | {
+  | ({
       file: string;
       ok: true;
       preview_hash: string;
       report: Report;
       scripts_mode: ScriptsMode;
-      project_id: string;
-      redirect: string;
       /** `redirect` resolved against the base URL. */
       url: string;
-      assets_downloaded: number;
-      assets_failed: number;
-    }
+    } & CreateResult & { asset_failures?: { id: string; reason: string }[] })
   | {
       file: string;
       ok: false;
       stage: Stage;
+      /** The client's message (the contract's `<operation> failed (<status>): <body>`). */
       error: string;
+      /** The same, for people: what happened and what to do. */
+      message: string;
+      action: string;
+      /** The service's error code, when it answered with one. */
+      code?: string;
       /** HTTP status of the refusal, when the service answered. */
       status?: number;
       preview_hash?: string;
@@ -106,12 +106,18 @@ export async function runImport(argv: string[], io: Partial<ImportIO> = {}): Pro
 
   const client = createClient({ baseUrl: options.baseUrl, token: options.token });
   const terminal = createTerminal(streams);
+  const settings = options;
   try {
-    const results = await mapConcurrently(options.files, options.concurrency, (file) =>
-      importFile(file, options, client, terminal),
-    );
-    if (options.json) {
-      streams.stdout.write(`${JSON.stringify({ base_url: options.baseUrl, results }, null, 2)}\n`);
+    // Uploads and analyses run ahead, up to --concurrency at once; each file is then taken in turn.
+    const limit = limiter(settings.concurrency);
+    const analyses = settings.files.map((file) => limit(() => analyseFile(file, client, terminal)));
+    const results: FileResult[] = [];
+    for (const [index, file] of settings.files.entries()) {
+      const analysed = await analyses[index]!;
+      results.push('ok' in analysed ? reportFailure(analysed, terminal) : await settleFile(file, analysed, settings, client, terminal));
+    }
+    if (settings.json) {
+      terminal.say('stdout', `${JSON.stringify({ base_url: settings.baseUrl, results }, null, 2)}\n`);
     } else if (results.length > 1) {
       const failed = results.filter((result) => !result.ok).length;
       terminal.say('stdout', `${results.length - failed} of ${results.length} files imported${failed ? `, ${failed} failed` : ''}\n`);
@@ -122,73 +128,116 @@ export async function runImport(argv: string[], io: Partial<ImportIO> = {}): Pro
   }
 }
 
-async function importFile(file: string, options: ImportOptions, client: Client, terminal: Terminal): Promise<FileResult> {
-  const fail = (stage: Stage, error: unknown, extra: Partial<FileResult> = {}): FileResult => {
-    const message = error instanceof Error ? error.message : String(error);
-    const status = (error as { status?: unknown }).status;
-    terminal.say('stderr', `${file}: ${message}\n`);
-    return { file, ok: false, stage, error: message, ...(typeof status === 'number' && status > 0 ? { status } : {}), ...extra } as FileResult;
-  };
+type Analysed = { analysis: AnalyzeResult } | Extract<FileResult, { ok: false }>;
 
+/** Reads and uploads one file; failures are values, reported when the file's turn comes. */
+async function analyseFile(file: string, client: Client, terminal: Terminal): Promise<Analysed> {
   let upload;
   try {
     upload = await uploadFromPath(file);
   } catch (error) {
-    return fail('read', new Error(`cannot read file: ${(error as Error).message}`));
+    const message = `cannot read file: ${(error as Error).message}`;
+    return { file, ok: false, stage: 'read', error: message, message: `${basename(file)} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, action: 'Check the path and that the file is readable.' };
   }
-
-  let analysis: AnalyzeResult;
-  terminal.progress.start(file, upload.data.size);
+  terminal.progress.upload(file, 0, upload.data.size);
   try {
-    analysis = await client.analyze(upload, { onProgress: (sent, total) => terminal.progress.update(file, sent, total) });
+    return { analysis: await client.analyze(upload, { onProgress: (sent, total) => terminal.progress.upload(file, sent, total) }) };
   } catch (error) {
-    return fail('analyze', error);
+    return failure(file, 'analyze', error);
   } finally {
-    terminal.progress.finish(file);
+    terminal.progress.uploaded(file);
   }
-  const { preview_hash, report } = analysis;
-  if (!options.json) terminal.say('stdout', describeReport(file, report));
+}
 
-  const scriptsMode = options.scriptsMode ?? (await chooseScriptsMode(file, report, terminal));
-  let created: CreateResult;
-  try {
-    created = await client.create(preview_hash, { title: options.title, scriptsMode });
-  } catch (error) {
-    return fail('create', error, { preview_hash, report });
-  }
-  const url = resolveRedirect(created.redirect, options.baseUrl);
-  if (!options.json) terminal.say('stdout', describeCreated(file, created, scriptsMode, url));
+function failure(file: string, stage: Stage, error: unknown, extra: { preview_hash?: string; report?: Report } = {}): Extract<FileResult, { ok: false }> {
+  const described = describeFailure(error, stage);
   return {
-    file,
-    ok: true,
-    preview_hash,
-    report,
-    scripts_mode: scriptsMode,
-    project_id: created.project_id,
-    redirect: created.redirect,
-    url,
-    assets_downloaded: created.assets_downloaded,
-    assets_failed: created.assets_failed,
+    file, ok: false, stage, error: described.details, message: described.message, action: described.action,
+    ...(described.code !== null ? { code: described.code } : {}),
+    ...(described.status > 0 ? { status: described.status } : {}),
+    ...extra,
   };
 }
 
-/** The contract: the choice is offered only when the map has scripts; here, only to a person at a terminal. */
-async function chooseScriptsMode(file: string, report: Report, terminal: Terminal): Promise<ScriptsMode> {
-  if (!(report.scripts_total > 0) || !terminal.interactive) return 'disabled';
-  const flagged = typeof report.scripts_flagged === 'number' && report.scripts_flagged > 0
-    ? `; ${number(report.scripts_flagged)} may hang or break` : '';
-  const intro =
-    `${file} contains ${count(report.scripts_total, 'script')}${flagged}. How should they be imported?\n` +
-    '  disabled  imported switched off, readable in the hierarchy (default)\n' +
-    '  enabled   imported active; old-pattern scripts may hang the game\n' +
-    '  skip      not imported; geometry only\n';
-  return terminal.ask(intro, `Script mode for ${file} [disabled/enabled/skip]: `, parseScriptsModeAnswer);
+/** A failure, written when its file's turn comes. */
+function reportFailure(result: Extract<FileResult, { ok: false }>, terminal: Terminal): FileResult {
+  terminal.say('stderr', describeFailureLines(result));
+  return result;
 }
 
-/** '' means the default; any unambiguous prefix of a mode counts. Null asks again. */
-export function parseScriptsModeAnswer(answer: string): ScriptsMode | null {
+export function describeFailureLines(result: Extract<FileResult, { ok: false }>): string {
+  let text = `${result.file}: ${result.message}\n`;
+  if (result.action) text += `  ${result.action}\n`;
+  if (result.error && result.error !== result.message) text += `  details: ${result.error}\n`;
+  return text;
+}
+
+async function settleFile(file: string, analysed: { analysis: AnalyzeResult }, options: ImportOptions, client: Client, terminal: Terminal): Promise<FileResult> {
+  const { preview_hash, report } = analysed.analysis;
+  const decision = decideScripts(report);
+  if (!options.json) terminal.say('stdout', describeReport(file, report, decision));
+
+  const scriptsMode = options.scriptsMode ?? (await chooseScriptsMode(file, decision, terminal));
+  const createId = newCreateId();
+  const watch = watchCreate(client, createId, (progress) => terminal.progress.create(file, progress));
+  let created: CreateResult;
+  try {
+    created = await client.create(preview_hash, { title: options.title, scriptsMode, createId });
+  } catch (error) {
+    const result = failure(file, 'create', error, { preview_hash, report });
+    terminal.say('stderr', describeFailureLines(result));
+    return result;
+  } finally {
+    watch.stop();
+    terminal.progress.created(file);
+  }
+  const url = resolveRedirect(created.redirect, options.baseUrl);
+  if (!options.json) terminal.say('stdout', describeCreated(file, created, scriptsMode, url));
+  return { ...created, file, ok: true, preview_hash, report, scripts_mode: scriptsMode, url };
+}
+
+/** Polls a create's progress until stopped; a missed poll is not a failed create. */
+function watchCreate(client: Client, createId: string, show: (progress: CreateProgress) => void): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  const poll = async (): Promise<void> => {
+    try {
+      const progress = await client.createProgress(createId);
+      if (progress && !stopped) show(progress);
+    } catch {
+      // the create's own answer decides
+    }
+    if (!stopped) timer = setTimeout(poll, PROGRESS_POLL_MS);
+  };
+  timer = setTimeout(poll, 50);
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * The contract: the choice is offered only when the map has scripts; here, only to a
+ * person at a terminal. Enter (or the end of input) takes the recommended mode.
+ */
+async function chooseScriptsMode(file: string, decision: ScriptDecision, terminal: Terminal): Promise<ScriptsMode> {
+  if (!(decision.scriptsTotal > 0) || !terminal.interactive) return 'disabled';
+  const recommended: ScriptsMode = decision.recommended === 'enabled' ? 'enabled' : 'disabled';
+  const mark = (mode: ScriptsMode) => (mode === recommended ? ' (recommended)' : '');
+  const intro =
+    `How should the ${count(decision.scriptsTotal, 'script')} of ${file} be imported?\n` +
+    `  enabled   as the map has them; scripts it switches off stay off${mark('enabled')}\n` +
+    `  disabled  imported switched off, readable in the hierarchy${mark('disabled')}\n` +
+    '  skip      not imported; geometry and assets only\n';
+  return terminal.ask(intro, `Script mode for ${file} [enabled/disabled/skip, Enter: ${recommended}]: `, (answer) => parseScriptsModeAnswer(answer, recommended));
+}
+
+/** '' means `fallback`; any unambiguous prefix of a mode counts. Null asks again. */
+export function parseScriptsModeAnswer(answer: string, fallback: ScriptsMode = 'disabled'): ScriptsMode | null {
   const text = answer.trim().toLowerCase();
-  if (text === '') return 'disabled';
+  if (text === '') return fallback;
   return SCRIPTS_MODES.find((mode) => mode.startsWith(text)) ?? null;
 }
 
@@ -200,6 +249,7 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
     options: {
       'base-url': { type: 'string' },
       token: { type: 'string' },
+      'dev-user': { type: 'string' },
       title: { type: 'string' },
       scripts: { type: 'string' },
       concurrency: { type: 'string' },
@@ -230,11 +280,16 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
   if (!/^[1-9]\d{0,3}$/.test(concurrencyText)) {
     throw new UsageError(`--concurrency must be an integer from 1 to 9999, got ${JSON.stringify(concurrencyText)}`);
   }
+  const devUser = values['dev-user'];
+  if (devUser !== undefined && !/^[\x21-\x7e]{1,64}$/.test(devUser)) {
+    throw new UsageError(`--dev-user must be 1 to 64 printable ASCII characters without spaces, got ${JSON.stringify(devUser)}`);
+  }
+  if (devUser !== undefined && values.token !== undefined) throw new UsageError('give --token or --dev-user, not both');
 
   return {
     files: positionals,
     baseUrl,
-    token: values.token ?? env.RBXL_IMPORT_TOKEN ?? '',
+    token: devUser !== undefined ? developmentToken(devUser) : values.token ?? env.RBXL_IMPORT_TOKEN ?? '',
     title: values.title ?? '',
     scriptsMode: (scripts as ScriptsMode | undefined) ?? null,
     concurrency: Number(concurrencyText),
@@ -252,9 +307,17 @@ function isParseArgsError(error: unknown): boolean {
 }
 
 // ---------------------------------------------------------------------------------------
-// Output: summaries, and a terminal that keeps the progress line and questions apart.
+// Output: the analysis and the outcome in words
 
-export function describeReport(file: string, report: Report): string {
+const IMPORTED_LABELS: Record<string, string> = {
+  parts_in_workspace: 'parts in the Workspace', parts_in_storage: 'parts in storage', joints_generated: 'joints made from surfaces',
+  sky_and_effects: 'sky and effects', body_movers: 'body movers', guis: 'GUI objects', values: 'value objects',
+};
+/** Flagged scripts named per finding, and warnings, in the summary (--json has every one). */
+const LISTED_PER_FINDING = 3;
+const SHOWN_WARNINGS = 3;
+
+export function describeReport(file: string, report: Report, decision: ScriptDecision = decideScripts(report)): string {
   const facts: string[] = [];
   if (typeof report.instances_total === 'number') facts.push(`instances ${number(report.instances_total)}`);
   if (typeof report.parts_total === 'number') facts.push(`parts ${number(report.parts_total)}`);
@@ -264,26 +327,65 @@ export function describeReport(file: string, report: Report): string {
     .filter((part) => part !== null)
     .join(', ');
   let text = `${header}\n  ${facts.join(' · ')}\n`;
-  for (const warning of Array.isArray(report.warnings) ? report.warnings : []) text += `  warning: ${String(warning)}\n`;
-  const atRisk = Array.isArray(report.scripts_at_risk) ? report.scripts_at_risk : [];
-  if (typeof report.scripts_flagged === 'number' && report.scripts_flagged > 0) {
-    text += `  ${count(report.scripts_flagged, 'script')} flagged:\n`;
-    const shown = atRisk.slice(0, 10);
-    for (const script of shown) {
-      const codes = [...new Set((script.findings ?? []).map((finding) => finding.code))].join(', ');
-      text += `    ${script.path} (${script.class}): ${codes}\n`;
+  const imported = report.imported as Record<string, unknown> | undefined;
+  if (imported && typeof imported === 'object') {
+    const arrives = Object.entries(imported)
+      .filter(([key, value]) => typeof value === 'number' && value > 0 && key !== 'instances' && !key.startsWith('unanchored') && key !== 'instances_inside_scripts')
+      .map(([key, value]) => `${IMPORTED_LABELS[key] ?? key.replaceAll('_', ' ')} ${number(value as number)}`);
+    if (imported.terrain === true) arrives.push('terrain');
+    text += `  arrives: ${arrives.join(' · ') || 'the map\'s instances'}\n`;
+  }
+  if (Array.isArray(report.not_imported) && report.not_imported.length) {
+    const left = (report.not_imported as { class?: string; property?: string; count?: number; reason?: string }[])
+      .map((entry) => `${entry.class ?? '?'}${entry.property ? `.${entry.property}` : ''} ×${number(entry.count ?? 0)} (${entry.reason ?? ''})`);
+    text += `  left out: ${left.join('; ')}\n`;
+  }
+  if (decision.scriptsTotal > 0) text += describeDecision(decision);
+  const warnings = Array.isArray(report.warnings) ? report.warnings.map(String) : [];
+  for (const warning of warnings.slice(0, SHOWN_WARNINGS)) text += `  warning: ${warning}\n`;
+  if (warnings.length > SHOWN_WARNINGS) text += `  … and ${count(warnings.length - SHOWN_WARNINGS, 'more warning')} (--json has them all)\n`;
+  return text;
+}
+
+function describeDecision(decision: ScriptDecision): string {
+  const contexts = Object.entries(decision.runContexts).filter(([, n]) => n > 0).map(([name, n]) => `${name} ${number(n)}`).join(', ');
+  let text = `  scripts: ${number(decision.scriptsTotal)} · ${number(decision.disabledInMap)} already switched off in the map · ${number(decision.linked)} linked${contexts ? ` · run contexts: ${contexts}` : ''}\n`;
+  const rows: [string, 'hang' | 'break' | 'style'][] = [['can freeze the game', 'hang'], ['may fail outside Roblox', 'break'], ['old style only', 'style']];
+  for (const [title, group] of rows) {
+    const { scripts, enabled } = decision.groups[group];
+    const codes = decision.codes.filter((code) => code.info.group === group).map((code) => `${code.info.label} ${number(code.scripts)}`);
+    const off = scripts > enabled ? `, ${number(scripts - enabled)} already off` : '';
+    text += `    ${title.padEnd(24)} ${number(scripts).padStart(7)}${off}${codes.length ? `  (scripts with: ${codes.join(', ')})` : ''}\n`;
+  }
+  text += `  recommended: ${decision.recommended} — ${decision.reason}\n`;
+  if (decision.atRisk.length) {
+    text += `  scripts to look at, by finding (up to ${LISTED_PER_FINDING} each; --json has every one):\n`;
+    for (const group of decision.atRisk) {
+      const scripts = group.entries.reduce((total, entry) => total + entry.copies, 0);
+      text += `    ${group.info.label} (${count(scripts, 'script')}):\n`;
+      for (const entry of group.entries.slice(0, LISTED_PER_FINDING)) {
+        const copies = entry.copies > 1 ? ` × ${number(entry.copies)} copies` : '';
+        const lines = entry.findings.map((finding) => finding.line).slice(0, 5).join(', ');
+        text += `      ${entry.path} (${entry.class})${copies}: line${entry.findings.length > 1 ? 's' : ''} ${lines}${entry.findings.length > 5 ? ', …' : ''}\n`;
+      }
+      if (group.entries.length > LISTED_PER_FINDING) text += `      … and ${count(group.entries.length - LISTED_PER_FINDING, 'more')}\n`;
     }
-    if (report.scripts_flagged > shown.length) text += `    … and ${report.scripts_flagged - shown.length} more\n`;
   }
   return text;
 }
 
 function describeCreated(file: string, created: CreateResult, mode: ScriptsMode, url: string): string {
-  return (
+  let text =
     `${file}: created project ${created.project_id} (scripts ${mode})\n` +
-    `  assets: ${number(created.assets_downloaded)} downloaded, ${number(created.assets_failed)} failed\n` +
-    `  open: ${url}\n`
-  );
+    `  assets: ${number(created.assets_downloaded)} downloaded, ${number(created.assets_failed)} failed\n`;
+  const failures = Array.isArray(created.asset_failures) ? (created.asset_failures as { id: string; reason: string }[]) : [];
+  const byReason = new Map<string, string[]>();
+  for (const { id, reason } of failures) byReason.set(reason, [...(byReason.get(reason) ?? []), id]);
+  for (const [reason, ids] of [...byReason].sort((a, b) => b[1].length - a[1].length)) {
+    const advice = describeAssetReason(reason);
+    text += `    ${count(ids.length, 'asset')} ${reason}: ${advice.label}\n      what to do: ${advice.action}\n`;
+  }
+  return text + `  open: ${url}\n`;
 }
 
 function resolveRedirect(redirect: string, baseUrl: string): string {
@@ -317,10 +419,18 @@ export function bytes(value: number): string {
   return `${scaled.toFixed(scaled < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
+// ---------------------------------------------------------------------------------------
+// The terminal: one progress line (uploads and the running create), questions one at a time
+
 interface Terminal {
   /** stdin is a terminal: questions may be asked. */
   interactive: boolean;
-  progress: { start(key: string, total: number): void; update(key: string, sent: number, total: number): void; finish(key: string): void };
+  progress: {
+    upload(key: string, sent: number, total: number): void;
+    uploaded(key: string): void;
+    create(key: string, progress: CreateProgress): void;
+    created(key: string): void;
+  };
   /** Writes whole lines, clearing the progress line first so they do not interleave. */
   say(stream: 'stdout' | 'stderr', text: string): void;
   /** Asks until `parse` accepts an answer; questions are asked one at a time. End of input means ''. */
@@ -328,9 +438,16 @@ interface Terminal {
   close(): void;
 }
 
+const BAR_WIDTH = 24;
+const bar = (fraction: number): string => {
+  const filled = Math.round(Math.min(1, Math.max(0, fraction)) * BAR_WIDTH);
+  return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${Math.floor(Math.min(1, fraction) * 100)}%`;
+};
+
 function createTerminal(io: ImportIO): Terminal {
   const showProgress = io.stderr.isTTY === true;
   const uploads = new Map<string, { sent: number; total: number }>();
+  const creates = new Map<string, CreateProgress>();
   let drawn = false;
   let lastDraw = 0;
   let asking = false;
@@ -341,11 +458,16 @@ function createTerminal(io: ImportIO): Terminal {
     if (drawn) io.stderr.write('\r\x1b[2K');
     drawn = false;
   };
-  const draw = (force: boolean) => {
-    if (!showProgress || asking || uploads.size === 0) return;
-    const now = Date.now();
-    if (!force && now - lastDraw < 100) return;
-    lastDraw = now;
+  const createLine = (key: string, progress: CreateProgress): string => {
+    const { phase, assets_done: done, assets_total: total, assets_failed: failed } = progress;
+    const name = basename(key);
+    if (phase === 'assets') return `creating ${name} ${bar(total > 0 ? (done / total) * 0.85 : 0.85)} assets ${number(done)}/${number(total)}${failed ? ` (${number(failed)} failed)` : ''}`;
+    if (phase === 'converting') return `creating ${name} ${bar(0.87)} converting meshes`;
+    if (phase === 'building') return `creating ${name} ${bar(0.9)} building the project`;
+    if (phase === 'storing') return `creating ${name} ${bar(0.97)} saving`;
+    return `creating ${name} ${bar(0)} starting`;
+  };
+  const uploadLine = (): string => {
     let sent = 0;
     let total = 0;
     for (const upload of uploads.values()) {
@@ -353,11 +475,17 @@ function createTerminal(io: ImportIO): Terminal {
       total += upload.total;
     }
     const fraction = total > 0 ? Math.min(1, sent / total) : 1;
-    const width = 24;
-    const filled = Math.round(fraction * width);
     const what = uploads.size === 1 ? basename([...uploads.keys()][0]!) : `${uploads.size} files`;
-    const state = fraction >= 1 ? 'analysing' : 'uploading';
-    const line = `${state} ${what} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${Math.floor(fraction * 100)}% ${bytes(sent)}/${bytes(total)}`;
+    return `${fraction >= 1 ? 'analysing' : 'uploading'} ${what} ${bar(fraction)} ${bytes(sent)}/${bytes(total)}`;
+  };
+  const draw = (force: boolean) => {
+    if (!showProgress || asking || (uploads.size === 0 && creates.size === 0)) return;
+    const now = Date.now();
+    if (!force && now - lastDraw < 100) return;
+    lastDraw = now;
+    const pieces = [...creates].map(([key, progress]) => createLine(key, progress));
+    if (uploads.size) pieces.push(uploadLine());
+    const line = pieces.join(' · ');
     // Keep to one terminal row, or the carriage return cannot rewrite it (some terminals report no width).
     const columns = io.stderr.columns && io.stderr.columns >= 20 ? io.stderr.columns : 80;
     io.stderr.write(`\r\x1b[2K${line.length >= columns ? `${line.slice(0, columns - 2)}…` : line}`);
@@ -371,16 +499,23 @@ function createTerminal(io: ImportIO): Terminal {
   return {
     interactive: io.stdin.isTTY === true,
     progress: {
-      start(key, total) {
-        uploads.set(key, { sent: 0, total });
+      upload(key, sent, total) {
+        const first = !uploads.has(key);
+        uploads.set(key, { sent, total });
+        draw(first || sent >= total);
+      },
+      uploaded(key) {
+        uploads.delete(key);
+        clear();
         draw(true);
       },
-      update(key, sent, total) {
-        uploads.set(key, { sent, total });
-        draw(sent >= total);
+      create(key, progress) {
+        const before = creates.get(key);
+        creates.set(key, progress);
+        draw(before?.phase !== progress.phase);
       },
-      finish(key) {
-        uploads.delete(key);
+      created(key) {
+        creates.delete(key);
         clear();
         draw(true);
       },
@@ -407,7 +542,7 @@ function createTerminal(io: ImportIO): Terminal {
             const answer = parse(line ?? '');
             if (answer !== null) return answer;
             if (line === null) throw new Error('no answer and no default');
-            io.stderr.write('Please answer disabled, enabled or skip.\n');
+            io.stderr.write('Please answer enabled, disabled or skip.\n');
           }
         } finally {
           asking = false;
@@ -457,15 +592,20 @@ function lineReader(input: Readable): { next(): Promise<string | null>; close():
   };
 }
 
-async function mapConcurrently<T, R>(items: T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]!);
+/** Runs at most `limit` of the tasks given to it at once, in the order given. */
+function limiter(limit: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    // A finished task hands its slot straight to the next waiting one.
+    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active++;
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

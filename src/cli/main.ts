@@ -2,53 +2,73 @@
 /**
  * The `rbxl-import` command: `dump` decodes a file to JSON, `gltf` writes a map as
  * scene.glb, `mesh` decodes a mesh or union blob (or converts it to glTF), `import`
- * uploads maps to a running service, `serve` runs the service.
+ * uploads maps to a running service, `serve` runs the service, `help` explains them
+ * (help.ts; every command also takes --help).
  * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
 import { readFile, rm } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
-import { dumpJson, stringifyDump } from '../parser/dump.js';
+import { stringifyDump } from '../parser/dump.js';
 import { DecodeError } from '../parser/errors.js';
 import { MeshDecodeError } from '../mesh/errors.js';
+import { dumpPieces, DumpUsageError, parseDumpArgs } from './dump.js';
+import { commandHelp, findCommand, overviewHelp } from './help.js';
 
-const USAGE = `usage:
-  rbxl-import dump [--chunks] FILE     print the DOM (or, with --chunks, the binary chunk view) as JSON
-  rbxl-import gltf FILE OUT.glb        write the map's Workspace and terrain as binary glTF (offline: meshes are boxes)
-  rbxl-import mesh FILE [--json]       decode a Roblox mesh, CSGMDL, CSGPHS or CSGK file (--json: every position and the counts)
-  rbxl-import mesh FILE --gltf OUT.glb convert a mesh or union model to binary glTF
-  rbxl-import import FILE... [options] analyse and import maps through a running service (see --help)
-  rbxl-import serve                    start the service (configuration from the environment)`;
+class UsageError extends Error {
+  constructor(message: string, readonly command?: string) {
+    super(message);
+  }
+}
 
-class UsageError extends Error {}
+const wantsHelp = (args: string[]): boolean => args.includes('--help') || args.includes('-h');
 
 /** One FILE and the flags a command knows; anything else is a usage error. */
 function fileAndFlags(command: string, args: string[], known: string[]): { file: string; flags: Set<string> } {
   const flags = new Set(args.filter((arg) => known.includes(arg)));
   const files = args.filter((arg) => !known.includes(arg));
   const unknown = files.find((arg) => arg.startsWith('-'));
-  if (unknown) throw new UsageError(`unknown option ${unknown}`);
-  if (files.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
+  if (unknown) throw new UsageError(`unknown option ${unknown}`, command);
+  if (files.length !== 1) throw new UsageError(`${command} takes exactly one FILE`, command);
   return { file: files[0]!, flags };
 }
 
 async function dump(args: string[]): Promise<number> {
-  const { file, flags } = fileAndFlags('dump', args, ['--chunks']);
-  const bytes = await readInput(file);
-  if (flags.has('--chunks')) {
+  let options;
+  try {
+    options = parseDumpArgs(args);
+  } catch (error) {
+    if (error instanceof DumpUsageError) throw new UsageError(error.message, 'dump');
+    throw error;
+  }
+  if (options === 'help') return help('dump');
+  const bytes = await readInput(options.file);
+  if (options.chunks) {
     await writeOut(stringifyDump(decodeChunks(bytes)) + '\n');
     return 0;
   }
   // The DOM is written instance by instance, waiting for stdout to drain.
-  for (const piece of dumpJson(decode(bytes))) await writeOut(piece);
+  for (const piece of dumpPieces(decode(bytes), options)) await writeOut(piece);
+  return 0;
+}
+
+function help(command?: string): number {
+  if (command === undefined) {
+    process.stdout.write(overviewHelp());
+    return 0;
+  }
+  const entry = findCommand(command);
+  if (!entry) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  process.stdout.write(commandHelp(entry));
   return 0;
 }
 
 /** `gltf FILE OUT.glb`: the map offline (nothing downloaded: meshes are placeholder boxes, unions their hulls). */
 async function gltf(args: string[]): Promise<number> {
+  if (wantsHelp(args)) return help('gltf');
   const files = args.filter((arg) => !arg.startsWith('-'));
   const unknown = args.find((arg) => arg.startsWith('-'));
-  if (unknown) throw new UsageError(`unknown option ${unknown}`);
-  if (files.length !== 2) throw new UsageError('gltf takes FILE and OUT.glb');
+  if (unknown) throw new UsageError(`unknown option ${unknown}`, 'gltf');
+  if (files.length !== 2) throw new UsageError('gltf takes FILE and OUT.glb', 'gltf');
   const [file, out] = files as [string, string];
   const dom = decode(await readInput(file));
   const { assembleScene, writeSceneGlbFile } = await import('../scene/index.js');
@@ -71,10 +91,11 @@ async function writeOutput<T>(path: string, write: (path: string) => Promise<T>)
 }
 
 async function mesh(args: string[]): Promise<number> {
+  if (wantsHelp(args)) return help('mesh');
   const gltfAt = args.indexOf('--gltf');
   if (gltfAt !== -1) {
     const out = args[gltfAt + 1];
-    if (!out || out.startsWith('-')) throw new UsageError('--gltf needs an output file');
+    if (!out || out.startsWith('-')) throw new UsageError('--gltf needs an output file', 'mesh');
     const { file } = fileAndFlags('mesh', [...args.slice(0, gltfAt), ...args.slice(gltfAt + 2)], []);
     const { convertMeshAsset } = await import('../scene/convert.js');
     const converted = convertMeshAsset(await readInput(file));
@@ -128,15 +149,22 @@ async function main(argv: string[]): Promise<number> {
         return await runImport(args);
       }
       case 'serve': {
+        if (wantsHelp(args)) return help('serve');
+        if (args.length) throw new UsageError(`serve takes no arguments (configuration comes from the environment), got ${args[0]}`, 'serve');
         const { serve } = await import('../main.js');
         await serve();
         return 0;
       }
-      case undefined: case '-h': case '--help': case 'help':
-        process.stdout.write(USAGE + '\n');
-        return command === undefined ? 2 : 0;
+      case 'help':
+        if (args.length > 1) throw new UsageError('help takes at most one COMMAND', 'help');
+        return help(args[0]);
+      case '-h': case '--help':
+        return help();
+      case undefined:
+        process.stderr.write(overviewHelp());
+        return 2;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+        throw new UsageError(`unknown command ${JSON.stringify(command)} (rbxl-import help lists them)`);
     }
   } catch (error) {
     if (error instanceof DecodeError || error instanceof MeshDecodeError) {
@@ -144,7 +172,8 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (error instanceof UsageError) {
-      process.stderr.write(`rbxl-import: ${error.message}\n${USAGE}\n`);
+      const see = error.command ? `rbxl-import ${error.command} --help` : 'rbxl-import help';
+      process.stderr.write(`rbxl-import${error.command ? ` ${error.command}` : ''}: ${error.message} (see ${see})\n`);
       return 2;
     }
     process.stderr.write(`rbxl-import: ${(error as Error)?.message ?? String(error)}\n`);

@@ -66,3 +66,20 @@ function decodeBase64Url(segment: string): string | null {
     return null;
   }
 }
+
+/**
+ * An unsigned development token for user `id`: the JWT shape (header, payload with `id`,
+ * an empty signature) that `userIdFromToken` reads on a development host. Only a service
+ * in AUTH_MODE=development accepts what it carries (through X-Auth-Override); a gateway
+ * checking signatures refuses it.
+ */
+export function developmentToken(id: string): string {
+  const segment = (value: unknown): string => base64Url(new TextEncoder().encode(JSON.stringify(value)));
+  return `${segment({ alg: 'none', typ: 'JWT' })}.${segment({ id, dev: true })}.`;
+}
+
+function base64Url(bytes: Uint8Array): string {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}

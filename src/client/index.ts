@@ -9,6 +9,7 @@ import {
   canReportUploadProgressWithXhr,
   countedStream,
   fetchAnswer,
+  fetchResponse,
   xhrAnswer,
   type Answer,
   type Outgoing,
@@ -17,7 +18,9 @@ import {
 import { multipartBody, uploadBlob, uploadName, type Upload } from './upload.js';
 
 export { ClientError } from './errors.js';
-export { authHeaders, isDevelopmentHost, userIdFromToken, DEVELOPMENT_HOSTS } from './auth.js';
+export { authHeaders, developmentToken, isDevelopmentHost, userIdFromToken, DEVELOPMENT_HOSTS } from './auth.js';
+export { describeFailure, describeAssetReason, ASSET_REASONS, type Failure, type AssetReasonAdvice } from './explain.js';
+export { decideScripts, FINDINGS, type ScriptDecision, type FindingGroup, type FindingInfo } from './decision.js';
 export { FALLBACK_FILE_NAME, type Upload } from './upload.js';
 export type { ProgressListener } from './transport.js';
 
@@ -47,6 +50,11 @@ export interface ScriptAtRisk {
   path: string;
   class: string;
   findings: ScriptFinding[];
+  /** Scripts with this same source in the map, this one included. */
+  copies?: number;
+  /** How many of those the map itself disables. */
+  disabled?: number;
+  copy_paths?: string[];
 }
 
 /** The analysis report. Only `scripts_total` is in the contract; the rest may be absent. */
@@ -61,7 +69,11 @@ export interface Report {
   unions_total?: number;
   scripts?: Record<string, number>;
   scripts_flagged?: number;
+  scripts_disabled?: number;
+  scripts_linked?: number;
+  scripts_by_run_context?: Record<string, number>;
   script_findings?: Record<string, number>;
+  scripts_by_finding?: Record<string, { scripts: number; enabled: number; most_severe?: number; most_severe_enabled?: number }>;
   scripts_at_risk?: ScriptAtRisk[];
   assets_total?: number;
   assets?: Record<string, number>;
@@ -92,6 +104,32 @@ export interface CreateOptions {
   title?: string;
   scriptsMode?: ScriptsMode;
   signal?: AbortSignal;
+  /**
+   * Names this create so its progress can be read with `createProgress` while it runs
+   * (sent as `X-Create-Id`, the service's addition to the contract). Without it the
+   * request is exactly the contract's. Use `newCreateId()`.
+   */
+  createId?: string;
+}
+
+/** A create's progress (GET /api-rbxl/import/rbxl/create/{create_id}). */
+export interface CreateProgress {
+  create_id: string;
+  phase: 'starting' | 'assets' | 'building' | 'storing' | 'done' | 'failed';
+  assets_done: number;
+  assets_total: number;
+  assets_failed: number;
+  started_at: string;
+  project_id?: string;
+  error?: { code: string; message: string };
+}
+
+/** What the pages learn about the service before any upload (GET /api-rbxl/config). */
+export interface ServiceConfig {
+  auth_mode: 'development' | 'gateway';
+  /** The largest map file accepted, in bytes. */
+  max_upload_bytes: number;
+  [field: string]: unknown;
 }
 
 export interface Client {
@@ -104,6 +142,22 @@ export interface Client {
    * (`report.picture.url`) or a project's scene (`/api-rbxl/projects/{id}/scene.glb`).
    */
   download(path: string, options?: { signal?: AbortSignal }): Promise<ArrayBuffer>;
+  /** The progress of one of this user's creates named with `createId`; null while the service does not know it (not started yet, or gone). */
+  createProgress(createId: string, options?: { signal?: AbortSignal }): Promise<CreateProgress | null>;
+  /** What the service tells its pages: how users sign in, the largest map. */
+  config(options?: { signal?: AbortSignal }): Promise<ServiceConfig>;
+  /** The project page's data (GET /api-rbxl/projects/{id}/summary), for its owner. */
+  projectSummary(projectId: string, options?: { signal?: AbortSignal }): Promise<Record<string, unknown>>;
+  /** The project document as the service stores it. */
+  projectDocument(projectId: string, options?: { signal?: AbortSignal }): Promise<Blob>;
+  deleteProject(projectId: string, options?: { signal?: AbortSignal }): Promise<void>;
+}
+
+/** A fresh id for `CreateOptions.createId`. */
+export function newCreateId(): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 export function createClient(options: ClientOptions = {}): Client {
@@ -139,10 +193,11 @@ export function createClient(options: ClientOptions = {}): Client {
       return json<AnalyzeResult>(operation, answer);
     },
 
-    async create(previewHash, { title = '', scriptsMode = 'disabled', signal } = {}) {
+    async create(previewHash, { title = '', scriptsMode = 'disabled', signal, createId } = {}) {
       const operation = 'create';
       const body = JSON.stringify({ preview_hash: previewHash, title, scripts_mode: scriptsMode });
-      const headers = { ...authHeaders(token, hostname), 'Content-Type': 'application/json' };
+      const headers: Record<string, string> = { ...authHeaders(token, hostname), 'Content-Type': 'application/json' };
+      if (createId !== undefined) headers['X-Create-Id'] = createId;
       const answer = await fetchAnswer({ operation, method: 'POST', url: endpoint('/import/rbxl/create'), headers, body, signal });
       return json<CreateResult>(operation, answer);
     },
@@ -150,7 +205,7 @@ export function createClient(options: ClientOptions = {}): Client {
     async download(path, { signal } = {}) {
       const operation = 'download';
       if (!path.startsWith(`${API_PREFIX}/`)) throw new TypeError(`not a path of the service: ${path}`);
-      const response = await fetch(`${baseUrl}${path}`, { headers: authHeaders(token, hostname), signal });
+      const response = await fetchResponse(operation, `${baseUrl}${path}`, { headers: authHeaders(token, hostname), signal });
       if (!response.ok) throw refused(operation, response.status, await response.text().catch(() => ''));
       return response.arrayBuffer();
     },
@@ -159,6 +214,40 @@ export function createClient(options: ClientOptions = {}): Client {
       const operation = 'health';
       const answer = await fetchAnswer({ operation, method: 'GET', url: endpoint('/health'), headers: {}, signal });
       return json<unknown>(operation, answer);
+    },
+
+    async createProgress(createId, { signal } = {}) {
+      const operation = 'progress';
+      const url = endpoint(`/import/rbxl/create/${encodeURIComponent(createId)}`);
+      const answer = await fetchAnswer({ operation, method: 'GET', url, headers: authHeaders(token, hostname), signal });
+      if (answer.status === 404) return null;
+      return json<CreateProgress>(operation, answer);
+    },
+
+    async config({ signal } = {}) {
+      const operation = 'config';
+      return json<ServiceConfig>(operation, await fetchAnswer({ operation, method: 'GET', url: endpoint('/config'), headers: {}, signal }));
+    },
+
+    async projectSummary(projectId, { signal } = {}) {
+      const operation = 'project';
+      const url = endpoint(`/projects/${encodeURIComponent(projectId)}/summary`);
+      return json<Record<string, unknown>>(operation, await fetchAnswer({ operation, method: 'GET', url, headers: authHeaders(token, hostname), signal }));
+    },
+
+    async projectDocument(projectId, { signal } = {}) {
+      const operation = 'download';
+      const url = endpoint(`/projects/${encodeURIComponent(projectId)}`);
+      const response = await fetchResponse(operation, url, { headers: authHeaders(token, hostname), signal });
+      if (!response.ok) throw refused(operation, response.status, await response.text());
+      return response.blob();
+    },
+
+    async deleteProject(projectId, { signal } = {}) {
+      const operation = 'delete';
+      const url = endpoint(`/projects/${encodeURIComponent(projectId)}`);
+      const answer = await fetchAnswer({ operation, method: 'DELETE', url, headers: authHeaders(token, hostname), signal });
+      if (answer.status < 200 || answer.status > 299) throw refused(operation, answer.status, answer.text);
     },
   };
 }

@@ -14,7 +14,7 @@ export type ProgressListener = (sent: number, total: number) => void;
 
 export interface Outgoing {
   operation: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   url: string;
   headers: Record<string, string>;
   body?: BodyInit;
@@ -39,6 +39,15 @@ export async function fetchAnswer(request: Outgoing): Promise<Answer> {
     throw isAbort(error) ? error : unreachable(request.operation, error);
   }
   return { status: response.status, text };
+}
+
+/** A GET whose body the caller reads itself (a download); a network failure is the client's error. */
+export async function fetchResponse(operation: string, url: string, init: { headers: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
+  try {
+    return await fetch(url, { method: 'GET', headers: init.headers, signal: init.signal });
+  } catch (error) {
+    throw isAbort(error) ? error : unreachable(operation, error);
+  }
 }
 
 export function canReportUploadProgressWithXhr(): boolean {

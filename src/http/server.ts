@@ -12,16 +12,18 @@ import { methodNotAllowed, notFound, shuttingDown } from './errors.js';
 import { send, sendError, type Exchange } from './exchange.js';
 import { route, type RouteHandler, type RouteOptions } from './route.js';
 import { analyzeRoute } from './routes/analyze.js';
-import { createRoute } from './routes/create.js';
+import { createProgressRoute, createRoute } from './routes/create.js';
 import { healthRoute } from './routes/health.js';
-import { deleteProjectRoute, projectAssetRoute, projectRoute } from './routes/projects.js';
+import { deleteProjectRoute, projectAssetRoute, projectRoute, projectSummaryRoute } from './routes/projects.js';
 import { pictureRoute, sceneRoute, vendorRoute } from './routes/scene.js';
-import { clientModuleRoute, pageRoute, staticRoute } from './routes/static.js';
+import { clientModuleRoute, configRoute, pageRoute, projectPageRoute, staticRoute } from './routes/static.js';
 
 export const PREFIX = '/api-rbxl';
 
 export interface RunningServer {
   url: string;
+  /** The import page's address. */
+  pageUrl: string;
   port: number;
   config: Config;
   /** Stops accepting, waits for requests in flight (up to `graceMs`), answers the rest 503, closes the service. */
@@ -69,13 +71,17 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   };
   add('post', `${PREFIX}/import/rbxl/analyze`, analyzeRoute(ctx));
   add('post', `${PREFIX}/import/rbxl/create`, createRoute(ctx));
+  add('get', `${PREFIX}/import/rbxl/create/:id`, createProgressRoute(ctx));
   add('get', `${PREFIX}/health`, healthRoute(ctx), { auth: false });
+  add('get', `${PREFIX}/config`, configRoute(ctx), { auth: false });
   add('get', `${PREFIX}/projects/:id`, projectRoute(ctx));
   add('del', `${PREFIX}/projects/:id`, deleteProjectRoute(ctx));
   add('get', `${PREFIX}/projects/:id/assets/:sha256`, projectAssetRoute(ctx));
   add('get', `${PREFIX}/projects/:id/scene.glb`, sceneRoute(ctx));
   add('get', `${PREFIX}/previews/:hash/image.png`, pictureRoute(ctx));
   add('get', `${PREFIX}/vendor/three/*`, vendorRoute(ctx), { auth: false });
+  add('get', `${PREFIX}/projects/:id/summary`, projectSummaryRoute(ctx));
+  add('get', `${PREFIX}/projects/:id/page`, projectPageRoute, { auth: false });
   add('get', `${PREFIX}/`, pageRoute, { auth: false });
   add('get', `${PREFIX}/static/:file`, staticRoute, { auth: false });
   add('get', `${PREFIX}/client/:file`, clientModuleRoute, { auth: false });
@@ -83,6 +89,8 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   app.head(`${PREFIX}/health`, route(ctx, (exchange) => send(exchange, closing ? 503 : 200, '', {}), { auth: false }));
   // The page's links are relative to /api-rbxl/; send the bare prefix there.
   app.get(PREFIX, route(ctx, (exchange) => send(exchange, 308, '', { Location: `${PREFIX}/` }), { auth: false }));
+  // A developer opening the address the start log prints lands on the import page.
+  app.get('/', route(ctx, (exchange) => send(exchange, 302, '', { Location: `${PREFIX}/` }), { auth: false }));
   for (const [path, methods] of allowed) {
     const allow = methods.map((method) => (method === 'del' ? 'DELETE' : method.toUpperCase())).join(', ');
     app.any(path, route(ctx, () => { throw methodNotAllowed(allow); }, { auth: false }));
@@ -127,5 +135,6 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   }
 
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return { url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, port, config, close };
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  return { url, pageUrl: `${url}${PREFIX}/`, port, config, close };
 }

@@ -4,6 +4,7 @@
  */
 import type { AssetKind } from '../assets/refs.js';
 import type { AssetOutcome } from '../assets/download.js';
+import type { AssetConversion } from '../assets/converted.js';
 import type { AssetFailureReason } from '../assets/errors.js';
 import type { Dom } from '../parser/dom.js';
 import { readMapScripts, type MapScript } from './map-scripts.js';
@@ -16,7 +17,8 @@ export const PROJECT_FORMAT = 'rbxl-import/project';
 export const PROJECT_VERSION = 1;
 
 export type ProjectAsset =
-  | { id: string; kind: AssetKind; ok: true; sha256: string; size: number; content_type: string }
+  /** `conversion`: for meshes and union models, whether create converted them to glTF for scene.glb, and why not. */
+  | { id: string; kind: AssetKind; ok: true; sha256: string; size: number; content_type: string; conversion?: AssetConversion }
   | { id: string; kind: AssetKind; ok: false; reason: AssetFailureReason; status?: number };
 
 export interface ProjectDocument {
@@ -122,7 +124,9 @@ export function projectTitle(title: string, fileName: string): string {
 
 function projectAsset(outcome: AssetOutcome): ProjectAsset {
   if (outcome.ok) {
-    return { id: outcome.id, kind: outcome.kind, ok: true, sha256: outcome.sha256, size: outcome.size, content_type: outcome.contentType };
+    const asset: ProjectAsset = { id: outcome.id, kind: outcome.kind, ok: true, sha256: outcome.sha256, size: outcome.size, content_type: outcome.contentType };
+    if (outcome.conversion) asset.conversion = outcome.conversion;
+    return asset;
   }
   const failed: ProjectAsset = { id: outcome.id, kind: outcome.kind, ok: false, reason: outcome.reason };
   if (outcome.status !== undefined) failed.status = outcome.status;

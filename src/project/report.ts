@@ -20,8 +20,10 @@ import type { SmoothGrid } from '../terrain/smooth-grid.js';
 
 export { scanMapScript, scanMapScripts } from './script-findings.js';
 
-/** At most this many entries in `scripts_at_risk`. */
+/** At most this many entries in `scripts_at_risk` (copies of one script are one entry). */
 export const MAX_SCRIPTS_AT_RISK = 200;
+/** Paths of a script's copies named in its `scripts_at_risk` entry. */
+export const MAX_COPY_PATHS = 10;
 /** At most this many warnings; one more line says how many were left out. */
 export const MAX_WARNINGS = 50;
 /** Kind conflicts named one by one in the warnings; the rest are summed up in one line. */
@@ -53,6 +55,21 @@ export interface ScriptAtRisk {
   class: ScriptClass;
   /** Every finding of the script (the scanner caps them per script), by code priority (hang risks first), then line. */
   findings: Finding[];
+  /** Scripts in the map with this same source, class and run context, this one included (listed once). */
+  copies: number;
+  /** How many of those copies the map itself has disabled. */
+  disabled: number;
+  /** Up to MAX_COPY_PATHS paths of the other copies, in DOM order. */
+  copy_paths: string[];
+}
+
+/** Scripts that hold at least one finding of a code, and how many of them the map leaves enabled. */
+export interface ScriptsWithFinding {
+  scripts: number;
+  enabled: number;
+  /** Scripts whose most severe finding (FINDING_CODES order) is this code, and how many of them are enabled. */
+  most_severe: number;
+  most_severe_enabled: number;
 }
 
 export type RunContextCounts = { Legacy: number; Server: number; Client: number; Plugin?: number };
@@ -84,6 +101,9 @@ export interface Report {
   scripts_flagged: number;
   /** Number of findings per code over all scripts (every code present, 0 when none). */
   script_findings: Record<string, number>;
+  /** Per code (every code present): scripts with at least one such finding, and how many of them are enabled in the map. */
+  scripts_by_finding: Record<string, ScriptsWithFinding>;
+  /** Flagged scripts, copies of one script listed once, hang risks first. */
   scripts_at_risk: ScriptAtRisk[];
   /** Unique downloadable asset ids. */
   assets_total: number;
@@ -188,6 +208,7 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
     script_lines_total: scripts.lines,
     scripts_flagged: scripts.flagged,
     script_findings: scripts.findings,
+    scripts_by_finding: scripts.byFinding,
     scripts_at_risk: scripts.atRisk,
     assets_total: refs.ids.length,
     assets: refs.byKind,
@@ -208,6 +229,7 @@ interface ScriptSummary {
   lines: number;
   flagged: number;
   findings: Record<string, number>;
+  byFinding: Record<string, ScriptsWithFinding>;
   atRisk: ScriptAtRisk[];
   codes: number[];
 }
@@ -216,7 +238,12 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
   const byClass = Object.fromEntries(SCRIPT_CLASSES.map((c) => [c, 0])) as Record<ScriptClass, number>;
   const byRunContext: RunContextCounts = { Legacy: 0, Server: 0, Client: 0 };
   const findings: Record<string, number> = Object.fromEntries(FINDING_CODES.map((code) => [code, 0]));
-  const flaggedScripts: { script: MapScript; findings: Finding[]; rank: number }[] = [];
+  const byFinding: Record<string, ScriptsWithFinding> = Object.fromEntries(
+    FINDING_CODES.map((code) => [code, { scripts: 0, enabled: 0, most_severe: 0, most_severe_enabled: 0 }]),
+  );
+  // One entry per distinct flagged script: copies share their findings array (scanMapScripts), which keys them here.
+  const flaggedScripts = new Map<Finding[], { entry: ScriptAtRisk; rank: number }>();
+  let flagged = 0;
   let disabled = 0;
   let linked = 0;
   let lines = 0;
@@ -234,19 +261,37 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
 
     const found = findingsByScript[index]!;
     if (found.length === 0) continue;
+    flagged++;
     for (const finding of found) findings[finding.code] = (findings[finding.code] ?? 0) + 1;
+    const bits = codes[index]!;
+    for (const code of codesOfBits(bits)) {
+      const counts = byFinding[code]!;
+      counts.scripts++;
+      if (script.enabled) counts.enabled++;
+    }
+    // FINDING_CODES is in severity order, so the lowest bit set is the most severe code.
+    const severest = byFinding[FINDING_CODES[31 - Math.clz32(bits & -bits)]!]!;
+    severest.most_severe++;
+    if (script.enabled) severest.most_severe_enabled++;
+    const copy = flaggedScripts.get(found);
+    if (copy !== undefined) {
+      copy.entry.copies++;
+      if (!script.enabled) copy.entry.disabled++;
+      if (copy.entry.copy_paths.length < MAX_COPY_PATHS) copy.entry.copy_paths.push(script.path);
+      continue;
+    }
     const ordered = orderFindings(found);
-    flaggedScripts.push({ script, findings: ordered, rank: codeRank(ordered[0]!.code) });
+    flaggedScripts.set(found, {
+      entry: { path: script.path, class: script.className, findings: ordered, copies: 1, disabled: script.enabled ? 0 : 1, copy_paths: [] },
+      rank: codeRank(ordered[0]!.code),
+    });
   }
 
   // Hang risks first (then the other codes in priority order); DOM order within a rank.
-  flaggedScripts.sort((a, b) => a.rank - b.rank);
-  const atRisk: ScriptAtRisk[] = [];
-  for (const { script, findings: list } of flaggedScripts.slice(0, MAX_SCRIPTS_AT_RISK)) {
-    atRisk.push({ path: script.path, class: script.className, findings: list });
-  }
-  if (flaggedScripts.length > MAX_SCRIPTS_AT_RISK) {
-    warnings.push(`scripts_at_risk lists ${MAX_SCRIPTS_AT_RISK} of ${flaggedScripts.length} flagged scripts`);
+  const distinct = [...flaggedScripts.values()].sort((a, b) => a.rank - b.rank);
+  const atRisk = distinct.slice(0, MAX_SCRIPTS_AT_RISK).map(({ entry }) => entry);
+  if (distinct.length > MAX_SCRIPTS_AT_RISK) {
+    warnings.push(`scripts_at_risk lists ${MAX_SCRIPTS_AT_RISK} of ${distinct.length} distinct flagged scripts (${flagged} with copies)`);
   }
 
   return {
@@ -256,8 +301,9 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
     byRunContext,
     linked,
     lines,
-    flagged: flaggedScripts.length,
+    flagged,
     findings,
+    byFinding,
     atRisk,
     codes,
   };

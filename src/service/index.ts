@@ -15,11 +15,13 @@ import { createWorkerPool, type WorkerPool } from '../workers/pool.js';
 import { createAnalysisService, guard, type AnalysisService } from './analysis.js';
 import { memoryBudget, type MemoryBudget } from './budget.js';
 import { ServiceError } from './errors.js';
+import { createProgressBoard, type ProgressBoard } from './progress.js';
 import { createProjectService, type ProjectService } from './projects.js';
 
 export { ServiceError, isServiceError, type ServiceErrorKind } from './errors.js';
 export { cleanFileName, FALLBACK_FILE_NAME } from './file-name.js';
 export type { UploadedFile } from './analysis.js';
+export { CREATE_ID, type CreateProgress, type CreateTracker } from './progress.js';
 
 export interface Service {
   readonly config: Config;
@@ -28,6 +30,10 @@ export interface Service {
   readonly uploadDir: string;
   readonly analyses: AnalysisService;
   readonly projects: ProjectService;
+  /** Progress of creates that named themselves (the create route's `X-Create-Id`), per user. */
+  readonly progress: ProgressBoard;
+  /** The largest map file this service accepts, in bytes: MAX_UPLOAD_BYTES, or less when the memory budget says so. */
+  readonly maxMapBytes: number;
   /**
    * Whether an upload of `declaredBytes` may start (checked from its Content-Length,
    * before any of it is read): the memory budget's file size, the disk, the user's share.
@@ -103,6 +109,8 @@ export async function createService(config: Config): Promise<Service> {
     uploadDir,
     analyses: createAnalysisService({ previews, pool, quota }),
     projects: createProjectService({ previews, projects, pool, assets, quota, dataDir: config.dataDir, maxSceneBytes: budget.task.maxDocumentBytes }),
+    progress: createProgressBoard(),
+    maxMapBytes: Math.min(config.maxUploadBytes, budget.task.maxFileBytes),
     admitUpload(user, declaredBytes) {
       if (declaredBytes > budget.task.maxFileBytes + 64 * 1024) {
         throw new ServiceError('map_too_large', `the upload is ${declaredBytes} bytes; a map may have at most ${budget.task.maxFileBytes} here (MAX_MEMORY_MB)`);

@@ -10,6 +10,7 @@ import { createSingleFlight } from '../concurrency/index.js';
 import { conversionOf } from '../assets/converted.js';
 import type { AssetDownloader, AssetOutcome } from '../assets/download.js';
 import { AssetStoreError } from '../assets/errors.js';
+import { projectTitle } from '../project/document.js';
 import type { ScriptsMode } from '../project/scripts.js';
 import type { PreviewStore } from '../store/previews.js';
 import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/projects.js';
@@ -17,6 +18,8 @@ import type { DiskQuota } from '../store/quota.js';
 import type { WorkerPool } from '../workers/pool.js';
 import { busyToServiceError, diskToServiceError, fileNameFor, guard } from './analysis.js';
 import { ServiceError } from './errors.js';
+import type { CreateProgressSink } from './progress.js';
+import { projectSummary } from './summary.js';
 
 export interface CreateRequest {
   user: string;
@@ -25,6 +28,8 @@ export interface CreateRequest {
   scriptsMode: ScriptsMode;
   /** Aborts when the client goes away: downloads stop, nothing is stored. */
   signal: AbortSignal;
+  /** Told as assets settle and as the create moves on to building and storing. */
+  progress?: CreateProgressSink;
 }
 
 export interface CreatedProject {
@@ -41,6 +46,8 @@ export interface ProjectService {
   create(request: CreateRequest): Promise<CreatedProject | null>;
   /** The project's sidecar, when `user` owns it; not_found otherwise. */
   owned(user: string, id: string): Promise<ProjectMeta>;
+  /** The project's summary as stored JSON text (summary.ts), when `user` owns it; not_found otherwise. Undefined for projects created before summaries were kept. */
+  summary(user: string, id: string): Promise<{ meta: ProjectMeta; text: string | undefined }>;
   /** Deletes a project its owner asks to delete; not_found otherwise. */
   delete(user: string, id: string): Promise<void>;
   documentPath(id: string): string;
@@ -89,7 +96,7 @@ export function createProjectService({ previews, projects, pool, assets, quota, 
     for (const o of outcomes) if (o.ok && (CONVERTED_KINDS.has(o.kind) || o.kind === 'image')) table[o.id] = o.sha256;
     await writeFile(paths.assets, JSON.stringify(table));
   }
-  async function create({ user, previewHash, title, scriptsMode, signal }: CreateRequest): Promise<CreatedProject | null> {
+  async function create({ user, previewHash, title, scriptsMode, signal, progress }: CreateRequest): Promise<CreatedProject | null> {
     const preview = await previews.get(previewHash);
     if (!preview || !preview.uploaders.includes(user)) throw new ServiceError('not_found', 'preview not found');
     guard(() => quota.checkUser(user, 'project', 0));
@@ -98,15 +105,19 @@ export function createProjectService({ previews, projects, pool, assets, quota, 
     await previews.addUploader(preview.hash, user).catch(diskToServiceError);
     // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
     setMaxListeners(Infinity, signal);
-    const downloaded = await assets.download(preview.assets, signal).catch((error: unknown) => {
+    const downloaded = await assets.download(preview.assets, signal, progress ? (done, total, failed) => progress.assets(done, total, failed) : undefined).catch((error: unknown) => {
       if (error instanceof AssetStoreError) diskToServiceError(error.cause ?? error);
       throw error;
     });
     if (signal.aborted) return null;
     quota.add(downloaded.reduce((sum, outcome) => sum + (outcome.ok && !outcome.cached ? outcome.size : 0), 0));
+    progress?.phase('converting');
     const outcomes = await convert(downloaded);
     if (signal.aborted) return null;
     const { id, tempPath } = await projects.prepare();
+    const createdAt = new Date().toISOString();
+    const fileName = fileNameFor(preview, user);
+    progress?.phase('building');
     try {
       const built = await pool.build({
         path: previews.placePath(preview.hash),
@@ -114,9 +125,9 @@ export function createProjectService({ previews, projects, pool, assets, quota, 
         diskRoomBytes: Math.min(quota.room(), quota.userRoom(user)),
         title,
         owner: user,
-        createdAt: new Date().toISOString(),
+        createdAt,
         previewHash: preview.hash,
-        fileName: fileNameFor(preview, user),
+        fileName,
         format: preview.format,
         fileSize: preview.fileSize,
         scriptsMode,
@@ -134,10 +145,17 @@ export function createProjectService({ previews, projects, pool, assets, quota, 
         }
       }
       if (signal.aborted) return null; // nobody would learn the project's id
+      progress?.phase('storing');
       await keepScene(id, previews.placePath(preview.hash), outcomes).catch(diskToServiceError);
-      await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes: built.bytes, createdAt: Date.now() }).catch(diskToServiceError);
-      quota.add(built.bytes);
-      quota.track('project', id, built.bytes, [user]);
+      progress?.phase('storing');
+      const summary = JSON.stringify(projectSummary({
+        projectId: id, title: projectTitle(title, fileName), createdAt, scriptsMode, fileName, fileSize: preview.fileSize,
+        documentBytes: built.bytes, outcomes, report: preview.report,
+      }));
+      const bytes = built.bytes + Buffer.byteLength(summary);
+      await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now() }, summary).catch(diskToServiceError);
+      quota.add(bytes);
+      quota.track('project', id, bytes, [user]);
       return { projectId: id, assets: outcomes };
     } finally {
       await projects.discard(tempPath); // a no-op once committed (the temp name is gone)
@@ -192,5 +210,10 @@ export function createProjectService({ previews, projects, pool, assets, quota, 
     });
   }
 
-  return { create, owned, delete: remove, documentPath: (id) => projects.documentPath(id), scene };
+  async function summary(user: string, id: string): Promise<{ meta: ProjectMeta; text: string | undefined }> {
+    const meta = await owned(user, id);
+    return { meta, text: await projects.getSummary(id) };
+  }
+
+  return { create, owned, summary, delete: remove, documentPath: (id) => projects.documentPath(id), scene };
 }

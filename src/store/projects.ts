@@ -39,8 +39,13 @@ export interface ProjectStore {
   documentPath(id: string): string;
   /** A new id and the temp file to write its document to (hidden, beside where it will live). */
   prepare(): Promise<{ id: string; tempPath: string }>;
-  /** Moves a prepared document into place atomically, then writes its sidecar. */
-  commit(id: string, tempPath: string, meta: ProjectMeta): Promise<void>;
+  /**
+   * Moves a prepared document into place atomically, then writes its summary (JSON text:
+   * what the project page shows, when given) and last its sidecar.
+   */
+  commit(id: string, tempPath: string, meta: ProjectMeta, summary?: string): Promise<void>;
+  /** The summary kept beside the document (as stored JSON text), or undefined when there is none. Ownership is the caller's check. */
+  getSummary(id: string): Promise<string | undefined>;
   /** Removes a prepared document that will not be committed. */
   discard(tempPath: string): Promise<void>;
   /** Removes a project (sidecar first, so it stops being served at once); false when there was none. */
@@ -100,6 +105,7 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
   const ready = directoryMaker(dir);
   const pathOf = (id: string): string => join(dir, `${id}.json`);
   const metaPathOf = (id: string): string => join(dir, `${id}.meta`);
+  const summaryPathOf = (id: string): string => join(dir, `${id}.summary`);
 
   async function save(doc: object & { owner: string }): Promise<string> {
     if (typeof doc.owner !== 'string' || doc.owner === '') throw new TypeError('a project document needs an owner');
@@ -158,12 +164,23 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return { id, tempPath: join(dir, `.${id}.json.${randomBytes(6).toString('hex')}.tmp`) };
   }
 
-  async function commit(id: string, tempPath: string, meta: ProjectMeta): Promise<void> {
+  async function commit(id: string, tempPath: string, meta: ProjectMeta, summary?: string): Promise<void> {
     if (typeof meta.owner !== 'string' || meta.owner === '') throw new TypeError('a project needs an owner');
-    // Document first: a sidecar always points at a complete document.
+    // Document first, sidecar last: a sidecar always points at a complete document and summary.
     await rename(tempPath, documentPath(id));
     await syncDirectory(dir);
+    if (summary !== undefined) await writeFileAtomic(summaryPathOf(id), summary);
     await writeFileAtomic(metaPathOf(id), JSON.stringify(meta));
+  }
+
+  async function getSummary(id: string): Promise<string | undefined> {
+    if (!PROJECT_ID.test(id)) return undefined;
+    try {
+      return await readFile(summaryPathOf(id), 'utf8');
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
   }
 
   async function discard(tempPath: string): Promise<void> {
@@ -181,6 +198,7 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     await rm(metaPathOf(id), { force: true });
     await rm(pathOf(id), { force: true });
     for (const path of Object.values(scenePaths(id))) await rm(path, { force: true });
+    await rm(summaryPathOf(id), { force: true });
     return had;
   }
 
@@ -217,9 +235,9 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     const metas = new Set(all.filter((name) => name.endsWith('.meta')).map((name) => name.slice(0, -'.meta'.length)));
     for (const name of all) {
       const path = join(dir, name);
-      const id = name.slice(0, -'.json'.length);
+      const id = name.slice(0, name.lastIndexOf('.'));
       const sceneOf = /^(p_[a-z2-7]{20})\.(place|glb|scene-assets\.json)$/.exec(name)?.[1];
-      const orphan = (name.endsWith('.json') && PROJECT_ID.test(id) && !metas.has(id)) || (sceneOf !== undefined && !metas.has(sceneOf));
+      const orphan = ((name.endsWith('.json') || name.endsWith('.summary')) && PROJECT_ID.test(id) && !metas.has(id)) || (sceneOf !== undefined && !metas.has(sceneOf));
       if (!isTempName(name) && !orphan) continue;
       const info = await stat(path).catch(() => null);
       if (info !== null && info.mtimeMs < now - staleMs) await rm(path, { force: true });
@@ -232,5 +250,5 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return removed;
   }
 
-  return { save, get, saveSerialized, getMeta, documentPath, prepare, commit, discard, delete: remove, list, sweep, scenePaths };
+  return { save, get, saveSerialized, getMeta, getSummary, documentPath, prepare, commit, discard, delete: remove, list, sweep, scenePaths };
 }

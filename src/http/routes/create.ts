@@ -4,11 +4,18 @@
  * the answer carries its id and the download outcome.
  */
 import type { HttpRequest } from 'uWebSockets.js';
-import { badRequest, HttpError, tooLarge } from '../errors.js';
+import { badRequest, HttpError, notFound, tooLarge, toHttpError } from '../errors.js';
 import { sendJson, type Exchange } from '../exchange.js';
 import type { HttpContext } from '../context.js';
 import type { RouteHandler } from '../route.js';
 import { SCRIPTS_MODES, type ScriptsMode } from '../../project/scripts.js';
+import { CREATE_ID, type CreateTracker } from '../../service/index.js';
+
+/**
+ * The optional header naming a create so its progress can be polled
+ * (GET /api-rbxl/import/rbxl/create/{id}). Without it a create is exactly the contract's.
+ */
+export const CREATE_ID_HEADER = 'x-create-id';
 
 export interface CreateRequest {
   previewHash: string;
@@ -43,11 +50,28 @@ export function createRoute(ctx: HttpContext): RouteHandler {
     if (contentType !== 'application/json') throw new HttpError(415, 'unsupported_media_type', 'send the body as Content-Type: application/json');
     const length = req.getHeader('content-length');
     if (length !== '' && Number(length) > limit) throw tooLarge(limit);
+    const createId = readCreateId(req);
     const request = parseCreateRequest(await readBody(exchange, limit));
+    let tracker: CreateTracker | null = null;
+    if (createId !== null) {
+      tracker = ctx.service.progress.begin(exchange.user!, createId);
+      if (tracker === null) throw new HttpError(409, 'create_id_in_use', `a create named ${createId} is still running; name each create with its own X-Create-Id`);
+    }
     const controller = new AbortController();
     exchange.onAbort.push(() => controller.abort(new Error('the client went away')));
-    const created = await ctx.service.projects.create({ user: exchange.user!, ...request, signal: controller.signal });
-    if (created === null) return; // the client left: nobody would learn the project's id
+    let created;
+    try {
+      created = await ctx.service.projects.create({ user: exchange.user!, ...request, signal: controller.signal, ...(tracker ? { progress: tracker } : {}) });
+    } catch (error) {
+      const answer = toHttpError(error);
+      tracker?.failed(answer?.code ?? 'internal', answer?.message ?? 'internal error');
+      throw error;
+    }
+    if (created === null) { // the client left: nobody would learn the project's id
+      tracker?.failed('client_gone', 'the create was stopped because its request was closed');
+      return;
+    }
+    tracker?.done(created.projectId);
     const failures = created.assets.flatMap((outcome) => (outcome.ok ? [] : [{ id: outcome.id, reason: outcome.reason }]));
     // Downloaded meshes and union models that could not be converted to glTF (they stand as boxes in scene.glb).
     const notConverted = created.assets.flatMap((outcome) => (outcome.ok && outcome.conversion && !outcome.conversion.converted
@@ -60,6 +84,29 @@ export function createRoute(ctx: HttpContext): RouteHandler {
       asset_failures: failures,
       assets_not_converted: notConverted,
     });
+  };
+}
+
+/** The create's id from X-Create-Id, null when not sent; a malformed one is a 400 (read before the handler's first await). */
+function readCreateId(req: HttpRequest): string | null {
+  let count = 0;
+  req.forEach((key) => {
+    if (key === CREATE_ID_HEADER) count++;
+  });
+  if (count === 0) return null;
+  const id = req.getHeader(CREATE_ID_HEADER);
+  if (count > 1 || !CREATE_ID.test(id)) {
+    throw badRequest('invalid_create_id', 'X-Create-Id must be sent once, as 8 to 64 letters, digits, - or _ (a UUID will do)');
+  }
+  return id;
+}
+
+/** GET /api-rbxl/import/rbxl/create/{create_id}: the progress of the caller's own create of that id. */
+export function createProgressRoute(ctx: HttpContext): RouteHandler {
+  return (exchange: Exchange, req: HttpRequest) => {
+    const progress = ctx.service.progress.get(exchange.user!, req.getParameter(0) ?? '');
+    if (!progress) throw notFound('create');
+    sendJson(exchange, 200, progress);
   };
 }
 

@@ -1,12 +1,13 @@
 /**
- * GET /api-rbxl/projects/{id} (the document), DELETE /api-rbxl/projects/{id}, and
+ * GET /api-rbxl/projects/{id} (the document), DELETE /api-rbxl/projects/{id},
+ * GET /api-rbxl/projects/{id}/summary (what the project page shows) and
  * GET /api-rbxl/projects/{id}/assets/{sha256} (an asset's bytes): the owner only;
  * anyone else gets the same 404 as for nothing.
  */
 import type { HttpRequest } from 'uWebSockets.js';
 import { assetPath, isSha256, readAssetMeta } from '../../assets/store.js';
 import { notFound } from '../errors.js';
-import { send, sendFile, type Exchange } from '../exchange.js';
+import { send, sendFile, sendJson, type Exchange } from '../exchange.js';
 import type { HttpContext } from '../context.js';
 import type { RouteHandler } from '../route.js';
 
@@ -15,6 +16,25 @@ export function projectRoute(ctx: HttpContext): RouteHandler {
     const id = req.getParameter(0) ?? '';
     await ctx.service.projects.owned(exchange.user!, id);
     await sendFile(exchange, ctx.service.projects.documentPath(id), { 'Content-Type': 'application/json; charset=utf-8' });
+  };
+}
+
+export function projectSummaryRoute(ctx: HttpContext): RouteHandler {
+  return async (exchange: Exchange, req: HttpRequest) => {
+    const id = req.getParameter(0) ?? '';
+    const { meta, text } = await ctx.service.projects.summary(exchange.user!, id);
+    if (text !== undefined) {
+      send(exchange, 200, text, { 'Content-Type': 'application/json; charset=utf-8' });
+      return;
+    }
+    // A project created before summaries were kept: what its sidecar knows.
+    sendJson(exchange, 200, {
+      project_id: id,
+      created_at: meta.createdAt !== undefined ? new Date(meta.createdAt).toISOString() : null,
+      document_bytes: meta.bytes ?? null,
+      assets: null,
+      report: null,
+    });
   };
 }
 

@@ -24,7 +24,7 @@ import {
   LEGACY_METHOD, LOCAL_PLAYER_ON_SERVER, PLATFORM_SERVICE, DEPRECATED_GLOBAL, DYNAMIC_CODE, EXTERNAL_CODE,
   ROLE_DEPRECATED_GLOBAL, ROLE_LEGACY_METHOD, ROLE_PLATFORM_SERVICE, ROLE_SHADOWABLE, FINDING_FIELDS, FUNC_FIELDS, LOOP_FIELDS,
 } from '../constants';
-import { WORD_ROLES } from './tables';
+import { WORD_ROLES, MAX_WORDS } from './tables';
 import { kindAt, wordAt, startAt, endAt, lineAt } from './token';
 import { lookupText } from './words';
 import {
@@ -60,6 +60,82 @@ let brackets: usize = 0;
 /** Block depths of `if` expressions still waiting for their `else`. */
 let ifExpressions: usize = 0;
 let ifExpressionCount = 0;
+
+/**
+ * By word id: 1 when the script defines a function of that name on a table
+ * (`function obj:wait()`, `function M.clone()`, `obj.connect = function`,
+ * `{ remove = function ... }`). A call of such a name is the script's own
+ * method, not Roblox's legacy one, unless its receiver is rooted in a Roblox
+ * global (see `receiverIsRoblox`).
+ */
+const DEFINED_METHODS: usize = memory.data(MAX_WORDS);
+let definedMethods = false;
+
+/** Notes that the script defines a method named like the word at token `name`, when that word is a legacy method. */
+function defineMethod(name: i32): void {
+  const w = wordAt(name);
+  if (w == 0 || (load<u8>(WORD_ROLES + <usize>w) & ROLE_LEGACY_METHOD) == 0) return;
+  store<u8>(DEFINED_METHODS + <usize>w, 1);
+  definedMethods = true;
+}
+
+/** Whether the `length` bytes at `start` of the source spell a global that is a Roblox object: game, workspace, Workspace, script, plugin. */
+function isRobloxGlobal(start: i32, length: i32): bool {
+  const p = src + <usize>start;
+  if (length == 4) return load<u8>(p) == 103 && load<u8>(p + 1) == 97 && load<u8>(p + 2) == 109 && load<u8>(p + 3) == 101; // game
+  if (length == 6) {
+    const c0 = load<u8>(p);
+    if (c0 == 115) return load<u8>(p + 1) == 99 && load<u8>(p + 2) == 114 && load<u8>(p + 3) == 105 && load<u8>(p + 4) == 112 && load<u8>(p + 5) == 116; // script
+    if (c0 == 112) return load<u8>(p + 1) == 108 && load<u8>(p + 2) == 117 && load<u8>(p + 3) == 103 && load<u8>(p + 4) == 105 && load<u8>(p + 5) == 110; // plugin
+    return false;
+  }
+  if (length == 9) {
+    const c0 = load<u8>(p);
+    if (c0 != 119 && c0 != 87) return false; // w, W
+    // orkspace
+    return load<u8>(p + 1) == 111 && load<u8>(p + 2) == 114 && load<u8>(p + 3) == 107 && load<u8>(p + 4) == 115
+      && load<u8>(p + 5) == 112 && load<u8>(p + 6) == 97 && load<u8>(p + 7) == 99 && load<u8>(p + 8) == 101;
+  }
+  return false;
+}
+
+/**
+ * Whether the receiver of the method call whose name is token `name`
+ * (`receiver:name(...)`) can be a Roblox object the script did not make: a
+ * name chain rooted in a Roblox global (`game.Players:getPlayers()`,
+ * `script.Parent:remove()`), or anything that is not a plain name chain (the
+ * result of a call or an index: `x:FindFirstChild("h"):remove()`). A chain
+ * rooted in a local or a parameter (`obj:wait()`, `self.signal:connect(f)`)
+ * can be the script's own table.
+ */
+function receiverIsRoblox(name: i32): bool {
+  let t = name - 2; // the token before the colon
+  if (t < 0 || kindAt(t) != NAME) return true;
+  while (t >= 2 && kindAt(t - 1) == DOT && kindAt(t - 2) == NAME) t -= 2;
+  if (t >= 1 && (kindAt(t - 1) == DOT || kindAt(t - 1) == COLON)) return true;
+  return isRobloxGlobal(startAt(t), endAt(t) - startAt(t));
+}
+
+/** Drops the legacy-method findings that call a method the script defines itself (see DEFINED_METHODS). */
+function dropOwnMethodCalls(): void {
+  let kept = 0;
+  for (let f = 0; f < findingCount; f++) {
+    const o = findings + <usize>f * (FINDING_FIELDS * 4);
+    const code = load<i32>(o);
+    const subject = load<i32>(o, 8);
+    if (code == LEGACY_METHOD && load<u8>(DEFINED_METHODS + <usize>wordAt(subject)) != 0 && !receiverIsRoblox(subject)) continue;
+    if (kept != f) {
+      const to = findings + <usize>kept * (FINDING_FIELDS * 4);
+      store<i32>(to, code);
+      store<i32>(to, load<i32>(o, 4), 4);
+      store<i32>(to, subject, 8);
+    }
+    kept++;
+  }
+  findingCount = kept;
+  memory.fill(DEFINED_METHODS, 0, MAX_WORDS);
+  definedMethods = false;
+}
 
 function addFinding(code: i32, line: i32, subject: i32): void {
   const o = findings + <usize>findingCount * (FINDING_FIELDS * 4);
@@ -305,6 +381,7 @@ export function walk(
           }
           lastNameToken = j;
           functionNameEnd = j;
+          if (j > i + 1) defineMethod(j); // `function a.b:c`: a function on a table
           if (j == i + 1) {
             nameToken = j;
             const w = wordAt(j);
@@ -320,6 +397,8 @@ export function walk(
           if (before == KW_LOCAL
             || (before != DOT && before != COLON && (bracketDepth == 0 || bracketOnTop(bracketDepth) != BRACE))) {
             nameToken = i - 2;
+          } else {
+            defineMethod(i - 2); // `t.f = function` or `{ f = function`: a function on a table
           }
         }
         const record = funcCount++;
@@ -406,4 +485,6 @@ export function walk(
   }
   // Unterminated blocks end with the source.
   while (depth > 0) closeInnermost(count - 1);
+  // A method may be defined after the calls to it: the calls are judged once the whole script is read.
+  if (definedMethods) dropOwnMethodCalls();
 }
