@@ -531,6 +531,7 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
   const stepX = cs * r[0]! * scale, stepBase = -cs * u[0]! * scale, stepDepth = cs * f[0]!;
   const rise = u[1]! * scale, depthRise = f[1]!;
   const inv2cs = 1 / (2 * cs);
+  const colors = new Int32Array(256 * (SHADES + 1)).fill(-1);
   for (let j = 0; j < rows; j++) {
     const wz = field.originZ + (j + 0.5) * cs;
     const wx0 = field.originX + 0.5 * cs;
@@ -558,9 +559,15 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
       const nx = ((left === -Infinity ? h : left) - (right === -Infinity ? h : right)) * inv2cs;
       const nz = ((back === -Infinity ? h : back) - (front === -Infinity ? h : front)) * inv2cs;
       const length = Math.sqrt(nx * nx + 1 + nz * nz);
-      const k = shade(nx / length, 1 / length, nz / length);
-      const m = field.material[at]! * 3;
-      fillRect(canvas, Math.ceil(sx - halfW - 0.5), y0, Math.floor(sx + halfW - 0.5) + 1, y1, zBase + h * depthRise, shaded(canvas, palette[m]!, palette[m + 1]!, palette[m + 2]!, k));
+      // The colour of this material at this light level: looked up once per pair, not per cell.
+      const level = Math.round(shade(nx / length, 1 / length, nz / length) * SHADES);
+      const key = field.material[at]! * (SHADES + 1) + level;
+      let color = colors[key]!;
+      if (color < 0) {
+        const m = field.material[at]! * 3;
+        color = colors[key] = shaded(canvas, palette[m]!, palette[m + 1]!, palette[m + 2]!, level / SHADES);
+      }
+      fillRect(canvas, Math.ceil(sx - halfW - 0.5), y0, Math.floor(sx + halfW - 0.5) + 1, y1, zBase + h * depthRise, color);
       cells++;
     }
     // Water: runs of one height along the row as one quad each (an ocean is a few

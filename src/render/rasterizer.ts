@@ -189,10 +189,10 @@ export function fillParallelogram(
       const p = x0 - bRow * invB, q = x0 + (1 - bRow) * invB;
       if (p < q) { if (p > lo) lo = p; if (q < hi) hi = q; } else { if (q > lo) lo = q; if (p < hi) hi = p; }
     } else if (bRow < 0 || bRow > 1) continue;
-    let x = Math.ceil(lo - 0.5);
-    let end = Math.floor(hi - 0.5);
-    if (x < 0) x = 0;
-    if (end > width - 1) end = width - 1;
+    const first = Math.ceil(lo - 0.5), last = Math.floor(hi - 0.5);
+    // Small integers from here on (`| 0`): V8 then indexes the typed arrays without a float check per pixel.
+    let x = first < 0 ? 0 : first | 0;
+    const end = last > width - 1 ? width - 1 : last | 0;
     if (x > end) continue;
     let z = z0 + dzdx * (x + 0.5 - x0) + dzdy * dy;
     let at = y * width + x;
