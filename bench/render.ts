@@ -2,7 +2,7 @@
  * `npm run bench:render`: the preview picture's cost beside the analysis it joins,
  * measured side by side in one run per place: decode + analyzeDom (the analysis), and
  * the picture from the same decoded DOM (scene assembly, then renderPicture: terrain
- * heightfield, parts, PNG). Then scene.glb per place (assembly with full detail,
+ * heightfield, parts, PNG), and an empty picture (the fixed cost of any picture). Then scene.glb per place (assembly with full detail,
  * terrain mesh, GLB bytes) and, for places with terrain, the SmoothGrid read, the
  * statistics and the terrain mesh.
  *
@@ -12,7 +12,7 @@
 import { Bench } from 'tinybench';
 import { decode } from '../src/parser/index.js';
 import { analyzeDom } from '../src/project/report.js';
-import { renderPicture } from '../src/render/index.js';
+import { createRenderScene, renderPicture } from '../src/render/index.js';
 import { assembleScene, PICTURE_DETAIL, readTerrainGrid, renderInput, sceneGlb, terrainBlobs, terrainRow } from '../src/scene/index.js';
 import { meshTerrain, readSmoothGrid, terrainStats } from '../src/terrain/index.js';
 import { fmt, generatedInput, machine, placeInputs, table, type Input } from './support.js';
@@ -46,22 +46,25 @@ async function main(): Promise<void> {
   const rows: (string | number)[][] = [];
   const glbRows: (string | number)[][] = [];
   const terrainRows: (string | number)[][] = [];
+  // What any picture costs before it draws anything: clearing the 1024 × 576 canvas, the palette, the PNG.
+  const empty = createRenderScene();
   for (const input of inputs) {
     const dom = decode(input.bytes);
     const big = input.bytes.length > 5e6;
     // The worker reads the SmoothGrid once, in the analysis (the report's terrain statistics), and draws from that read.
     const row = terrainRow(dom);
     const terrain = row === -1 ? undefined : readTerrainGrid(dom, row);
-    const { analysis, picture, assembly } = await measure({
+    const { analysis, picture, assembly, floor } = await measure({
       analysis: () => { analyzeDom(decode(input.bytes), { fileName: input.name, fileSize: input.bytes.length }); },
       picture: () => { renderPicture(renderInput(assembleScene(dom, { detail: PICTURE_DETAIL, terrain }))); },
       assembly: () => { assembleScene(dom, { detail: PICTURE_DETAIL, terrain }); },
-    }, big ? 3 : 9, big ? 1000 : 200) as { analysis: number; picture: number; assembly: number };
+      floor: () => { renderPicture(empty); },
+    }, big ? 3 : 9, big ? 1000 : 200) as { analysis: number; picture: number; assembly: number; floor: number };
     const assembled = assembleScene(dom, { detail: PICTURE_DETAIL, terrain });
     const drawn = renderPicture(renderInput(assembled));
     rows.push([
       input.name, assembled.parts.count.toLocaleString('en-US'), fmt(analysis, 2), fmt(picture, 2), `${fmt(picture / analysis, 2)}×`,
-      fmt(assembly, 2), `${drawn.parts.shaded + drawn.parts.points} / ${drawn.parts.hidden}`, drawn.colors, fmt(drawn.png.length / 1024, 0),
+      fmt(assembly, 2), fmt(floor, 2), `${drawn.parts.shaded + drawn.parts.points} / ${drawn.parts.hidden}`, drawn.colors, fmt(drawn.png.length / 1024, 0),
     ]);
     process.stderr.write(`${input.name}: analysis ${fmt(analysis, 2)} ms, picture ${fmt(picture, 2)} ms\n`);
 
@@ -97,7 +100,7 @@ async function main(): Promise<void> {
     }
   }
   process.stdout.write(`\nRender benchmark on ${machine()}\n\n`);
-  process.stdout.write(table(['place', 'parts', 'decode+analysis ms', 'picture ms', 'picture / analysis', 'of which assembly ms', 'parts drawn / hidden', 'colours', 'PNG KiB'], rows) + '\n');
+  process.stdout.write(table(['place', 'parts', 'decode+analysis ms', 'picture ms', 'picture / analysis', 'of which assembly ms', 'empty picture ms', 'parts drawn / hidden', 'colours', 'PNG KiB'], rows) + '\n');
   if (glbRows.length) {
     process.stdout.write('\nscene.glb (assembly with full detail, terrain mesh, GLB pieces; once)\n\n');
     process.stdout.write(table(['place', 'parts', 'nodes', 'meshes', 'terrain triangles', 'build ms', 'GLB MiB'], glbRows) + '\n');
