@@ -128,6 +128,21 @@ describe('scene service', () => {
     assert.ok(['corrupt', 'too_large', 'unsupported_feature'].includes(reasons.draco!), reasons.draco);
     for (const entry of notConverted.values()) assert.ok(entry.message.length > 0);
 
+    // The project says per asset whether it was converted and why not: its summary (the page's data) and its document.
+    type Listed = { id: string; conversion?: { converted: boolean; reason?: string; triangles?: number } };
+    const summary = await (await fetch(`${service.url}/api-rbxl/projects/${created.project_id}/summary`, { headers: as('carol') })).json() as { assets: Listed[] };
+    const document = await (await fetch(`${service.url}/api-rbxl/projects/${created.project_id}`, { headers: as('carol') })).json() as { assets: Listed[] };
+    for (const [where, listed] of [['summary', summary.assets], ['document', document.assets]] as const) {
+      const byId = new Map(listed.map((asset) => [asset.id, asset.conversion]));
+      for (const [id, entry] of notConverted) assert.deepEqual([byId.get(id)?.converted, byId.get(id)?.reason], [false, entry.reason], `${where}: ${id}`);
+      for (const id of served.keys()) {
+        const conversion = byId.get(id);
+        assert.equal(conversion?.converted, true, `${where}: ${id} (${served.get(id)}) converted`);
+        assert.ok((conversion?.triangles ?? 0) > 0);
+      }
+      assert.ok(listed.filter((asset) => asset.conversion === undefined).length > 0, `${where}: images carry no conversion`);
+    }
+
     // Two requests at once: one build, the same bytes.
     const url = `${service.url}/api-rbxl/projects/${created.project_id}/scene.glb`;
     const [first, second] = await Promise.all([fetch(url, { headers: as('carol') }), fetch(url, { headers: as('carol') })]);

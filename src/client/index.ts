@@ -115,7 +115,7 @@ export interface CreateOptions {
 /** A create's progress (GET /api-rbxl/import/rbxl/create/{create_id}). */
 export interface CreateProgress {
   create_id: string;
-  phase: 'starting' | 'assets' | 'building' | 'storing' | 'done' | 'failed';
+  phase: 'starting' | 'assets' | 'converting' | 'building' | 'storing' | 'done' | 'failed';
   assets_done: number;
   assets_total: number;
   assets_failed: number;
