@@ -11,12 +11,13 @@
  * rename): a reader sees a complete file or none. This runs in the worker pool
  * (synchronous file calls are fine there), never on the main thread.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { CONVERTER_VERSION, convertMeshAsset, type ConversionFailure } from '../scene/convert.js';
 import type { MeshLimits } from '../mesh/limits.js';
 import { assetPath, isSha256 } from './store.js';
+import { readFileBounded } from '../store/bounded-read.js';
 
 /** What became of one downloaded mesh or union model. */
 export type ConversionRecord =
@@ -74,7 +75,7 @@ export function convertStoredAsset(dataDir: string, sha256: string, options: { m
   if (known) return known;
   let bytes: Uint8Array;
   try {
-    bytes = readBounded(assetPath(dataDir, sha256), options.maxBytes);
+    bytes = readFileBounded(assetPath(dataDir, sha256), options.maxBytes, (size) => new Error(`the asset is ${size} bytes, more than the ${options.maxBytes} a conversion may read`));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     // Not recorded: a missing or oversized file is about this store now, not about the asset.
@@ -92,24 +93,6 @@ export function convertStoredAsset(dataDir: string, sha256: string, options: { m
 /** The converted GLB's bytes (a record said converted). */
 export function readConvertedGlb(dataDir: string, sha256: string): Uint8Array {
   return readFileSync(convertedGlbPath(dataDir, sha256));
-}
-
-function readBounded(path: string, maxBytes: number): Uint8Array {
-  const fd = openSync(path, 'r');
-  try {
-    const { size } = fstatSync(fd);
-    if (size > maxBytes) throw new Error(`the asset is ${size} bytes, more than the ${maxBytes} a conversion may read`);
-    const bytes = Buffer.allocUnsafe(size);
-    let offset = 0;
-    while (offset < size) {
-      const read = readSync(fd, bytes, offset, size - offset, offset);
-      if (read === 0) break;
-      offset += read;
-    }
-    return bytes.subarray(0, offset);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function writeWhole(path: string, data: string | Uint8Array): void {

@@ -7,7 +7,6 @@
  * throw, so the main thread can tell "not a place" (422) and "too large" (413) from a
  * bug (500). After each task, memory grown in WebAssembly for it is given back.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { decode } from '../parser/index.js';
 import { DecodeError } from '../parser/errors.js';
 import type { DecodeLimits } from '../parser/limits.js';
@@ -16,6 +15,7 @@ import { analyzeDom, type Analysis } from '../project/report.js';
 import { buildProject, type BuildProjectOptions } from '../project/document.js';
 import { JsonTooLargeError, writeJsonFile } from '../project/json-stream.js';
 import { releaseLargeMemory } from '../scan/wasm.js';
+import { readFileBounded } from '../store/bounded-read.js';
 import { convertStoredAsset, type ConversionRecord } from '../assets/converted.js';
 import { assembleScene, GlbTooLargeError, mapPicture, readTerrainGrid, storedAssets, terrainRow, writeSceneGlbFile } from '../scene/index.js';
 
@@ -172,21 +172,7 @@ class TooLargeFile extends Error {}
 
 /** The file's bytes, refused before reading when it is larger than the task may hold. */
 function readPlace(path: string, maxBytes: number): Uint8Array {
-  const fd = openSync(path, 'r');
-  try {
-    const { size } = fstatSync(fd);
-    if (size > maxBytes) throw new TooLargeFile(`the file is ${size} bytes, more than the ${maxBytes} a map may have here (MAX_MEMORY_MB)`);
-    const bytes = Buffer.allocUnsafe(size);
-    let offset = 0;
-    while (offset < size) {
-      const read = readSync(fd, bytes, offset, size - offset, offset);
-      if (read === 0) break;
-      offset += read;
-    }
-    return bytes.subarray(0, offset);
-  } finally {
-    closeSync(fd);
-  }
+  return readFileBounded(path, maxBytes, (size) => new TooLargeFile(`the file is ${size} bytes, more than the ${maxBytes} a map may have here (MAX_MEMORY_MB)`));
 }
 
 /**
