@@ -151,7 +151,7 @@ function columnBuilder(type: PropType): ColumnBuilder {
       : mode === 'strings' ? strings[plane[row]!]! : values[row]!;
   const write = (row: number, value: Value) => {
     if (mode === 'plane') {
-      ensure(row + 1, layout!.width, layout!.plane as (size: number) => Plane);
+      ensure(row + 1, layout!.width, layout!.plane);
       layout!.put(plane, row * layout!.width, value);
     } else if (mode === 'strings' && typeof value === 'string') {
       ensure(row + 1, 1, (size) => new Int32Array(size));
@@ -168,7 +168,7 @@ function columnBuilder(type: PropType): ColumnBuilder {
   const spread = (next: Value) => {
     const kept = constant;
     mode = layout ? 'plane' : (type === 'String' || type === 'Bytecode') && typeof kept === 'string' && typeof next === 'string' ? 'strings' : 'values';
-    if (mode === 'values') values = new Array(length).fill(kept);
+    if (mode === 'values') values = new Array<Value>(length).fill(kept);
     else for (let row = 0; row < length; row++) write(row, kept);
   };
 

@@ -27,7 +27,7 @@ async function launch(main: string): Promise<Running> {
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (text) => { if (text.includes('"listening"')) resolve(text); });
+    createInterface({ input: child.stdout }).on('line', (text) => { if (text.includes('"listening"')) resolve(text); });
     void exited.then((code) => reject(new Error(`server exited with ${code}`)));
   });
   return { child, url: (JSON.parse(line) as { url: string }).url, dataDir, exited };

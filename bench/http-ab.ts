@@ -15,7 +15,7 @@ import { SHARED } from './support.js';
 
 async function launch(script: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [script, 'uws'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
   return { child, url: (JSON.parse(line) as { url: string }).url };
 }
 

@@ -26,7 +26,7 @@ async function launch(impl: Impl): Promise<Running> {
   const script = impl === 'before' ? join(BEFORE!, 'dist/bench/http-server.js') : fileURLToPath(new URL('./http-server.js', import.meta.url));
   const child = spawn(process.execPath, [script, impl === 'before' ? 'uws' : impl], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
+    createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${impl} server exited with ${code}`)));
   });
   const { url, dataDir } = JSON.parse(line) as { url: string; dataDir: string };

@@ -82,7 +82,7 @@ async function setup(
 function expectOk(outcome: AssetOutcome | undefined): Extract<AssetOutcome, { ok: true }> {
   assert.ok(outcome, 'an outcome');
   assert.equal(outcome.ok, true, `expected success, got ${JSON.stringify(outcome)}`);
-  return outcome as Extract<AssetOutcome, { ok: true }>;
+  return outcome;
 }
 
 describe('Open Cloud source', () => {
@@ -107,6 +107,7 @@ describe('Open Cloud source', () => {
       { id: '103', kind: 'audio' },
     ]);
     const [first, second, third] = outcomes.map(expectOk);
+    assert.ok(first && second && third);
     assert.deepEqual(
       { id: first.id, kind: first.kind, sha256: first.sha256, size: first.size, contentType: first.contentType, cached: first.cached },
       { id: '101', kind: 'mesh', sha256: sha256(mesh), size: mesh.length, contentType: 'application/octet-stream', cached: false },
@@ -267,6 +268,7 @@ describe('cache and deduplication', () => {
   test('two ids with the same bytes share one stored file', async () => {
     await using s = await setup({ assets: { '21': { type: 'bytes', body: 'same' }, '22': { type: 'bytes', body: 'same' } } });
     const [a, b] = (await s.download.download([{ id: '21', kind: 'image' }, { id: '22', kind: 'image' }])).map(expectOk);
+    assert.ok(a && b);
     assert.equal(a.sha256, b.sha256);
     const files = (await storedFiles(s.dataDir)).map((file) => file.slice(join(s.dataDir, 'assets').length + 1)).sort();
     const shard = a.sha256.slice(0, 2);

@@ -157,15 +157,15 @@ describe('rbxl-import import', () => {
     }
     assert.equal(projectIds.size, 4);
     // The binary and XML copies of the same baseplate are different uploads with the same content.
-    assert.equal(document.results[1]!.ok && document.results[1].report.scripts_total, 0);
-    assert.equal(document.results[4]!.ok && document.results[4].report.scripts_total, 0);
+    assert.equal(document.results[1]?.ok && document.results[1].report.scripts_total, 0);
+    assert.equal(document.results[4]?.ok && document.results[4].report.scripts_total, 0);
     assert.match(run.stderr, /README\.md: This file is not a Roblox map/);
     assert.match(run.stderr, /details: analyze failed \(422\)/);
     // Everything the service answered is in --json: the whole create answer, asset failures included.
     for (const result of document.results) {
       if (!result.ok) continue;
       assert.ok(Array.isArray(result.asset_failures), 'asset_failures is carried');
-      assert.equal(result.asset_failures!.length, result.assets_failed);
+      assert.equal(result.asset_failures.length, result.assets_failed);
     }
   });
 

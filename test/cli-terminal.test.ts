@@ -69,6 +69,7 @@ describe('rbxl-import import at a terminal', () => {
     const command = `${quote(process.execPath)} ${quote(CLI)} import ${quote(place.path)} ${quote(ARENA)} --base-url ${service.url} --dev-user tty-user --concurrency 2`;
     const { code, output } = await inTerminal(command, 'disabled\nskip\n');
     assert.equal(code, 0, output);
+    // eslint-disable-next-line no-control-regex -- strips the terminal's erase-line escape
     const lines = output.split(/[\r\n]/).map((line) => line.replace(/\x1b\[2K/g, ''));
 
     assert.ok(lines.some((line) => /^(uploading|analysing) (2 files|\S+) \[[#-]{24}\] \d+% /.test(line)), 'an upload progress line');

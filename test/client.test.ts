@@ -42,7 +42,7 @@ async function startRecorder(): Promise<Recorder> {
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', async () => {
+    request.on('end', () => void (async () => {
       const body = Buffer.concat(chunks);
       const recorded: Recorded = { method: request.method!, path: request.url!, headers: request.headers, body, parts: [] };
       if (String(request.headers['content-type']).startsWith('multipart/form-data')) {
@@ -56,7 +56,7 @@ async function startRecorder(): Promise<Recorder> {
       } else {
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(successFor(request.url!)));
       }
-    });
+    })());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -77,7 +77,7 @@ for (const file of corpusFiles(BINARY)) {
     for (let round = 0; round < 40; round++) {
       const bytes = Uint8Array.from(original);
       const flips = 1 + Math.floor(random() * 8);
-      for (let k = 0; k < flips; k++) bytes[Math.floor(random() * bytes.length)] ^= 1 << Math.floor(random() * 8);
+      for (let k = 0; k < flips; k++) bytes[Math.floor(random() * bytes.length)]! ^= 1 << Math.floor(random() * 8);
       expectDecodeErrorOrDom(bytes, `${name} round ${round}`);
     }
   });

@@ -203,7 +203,7 @@ describe('the analysis service', () => {
     assert.equal(cleanFileName('x'.repeat(300)).length, 255);
     const service = await startService();
     try {
-      for (const [given, shown] of [['../../secret/dir/map.rbxl', 'map.rbxl'], ['C:\\maps\\win.rbxl', 'win.rbxl'], ['tab\there.rbxl', 'tabhere.rbxl']]) {
+      for (const [given, shown] of [['../../secret/dir/map.rbxl', 'map.rbxl'], ['C:\\maps\\win.rbxl', 'win.rbxl'], ['tab\there.rbxl', 'tabhere.rbxl']] as const) {
         const body = multipartBody(BOUNDARY, [{ name: 'file', fileName: given, data: Buffer.concat([PLACE, Buffer.from(given)]) }]);
         const request = openUpload(service, BOUNDARY, body, as('ann'));
         const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {

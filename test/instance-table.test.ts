@@ -174,7 +174,7 @@ function buildPlace({ parents, referents, classOf }: Shape): Dom {
   const depth: number[] = [];
   parents.forEach((parent, row) => {
     depth[row] = parent === -1 ? 0 : depth[parent]! + 1;
-    const className = classOf(row, depth[row]!);
+    const className = classOf(row, depth[row]);
     let entry = tables.get(className);
     if (!entry) {
       const names: string[] = [];

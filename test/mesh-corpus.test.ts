@@ -27,7 +27,7 @@ const faceIndices = (face: RustValue): number[] => {
 function decodeMesh(name: string): FileMeshAsset {
   const asset = decodeMeshAsset(readMeshFile(name));
   assert.equal(asset.kind, 'mesh');
-  return asset as FileMeshAsset;
+  return asset;
 }
 
 /** Vertex arrays of a snapshot's vertex list (`Vertex1`, `Vertex2`, `Vertex2Truncated`, CSGMDL's `Vertex`). */
@@ -109,7 +109,7 @@ for (const [file, snap, version] of binaryMeshes) {
       const id = inner(field(b, 'parent')) as number;
       return id === 0xffff ? -1 : id;
     }));
-    const cframe = field(bones[1]!, 'cframe') as RustStruct;
+    const cframe = field(bones[1], 'cframe') as RustStruct;
     const m = skin.bones[1]!.matrix;
     assertClose([m[0]!, m[4]!, m[8]!, m[1]!, m[12]!, m[13]!, m[14]!], [cframe.r00, cframe.r01, cframe.r02, cframe.r10, cframe.x, cframe.y, cframe.z] as number[], TOLERANCE, 'bone 1 matrix');
     const subsets = list(field(snapshot, 'subsets'));
@@ -120,8 +120,8 @@ for (const [file, snap, version] of binaryMeshes) {
       const palette = list(field(subset, 'bones')).map((b) => inner(b) as number);
       const start = field(subset, 'vertices_offset') as number;
       for (let v = start; v < start + (field(subset, 'vertices_len') as number); v++) {
-        const slots = numbers(field(envelopes[v]!, 'bones'));
-        const weights = numbers(field(envelopes[v]!, 'weights'));
+        const slots = numbers(field(envelopes[v], 'bones'));
+        const weights = numbers(field(envelopes[v], 'weights'));
         const sum = weights.reduce((a, b) => a + b, 0);
         for (let k = 0; k < 4; k++) {
           if (weights[k] === 0) continue;
@@ -184,8 +184,8 @@ function expectedHulls(snapshot: RustValue): Array<{ positions: number[]; faces:
   const faces = numbers(field(hulls, 'faces'));
   const positions = numbers(field(hulls, 'positions'));
   return faceRanges.slice(1).map((end, i) => ({
-    positions: positions.slice(posRanges[i]!, posRanges[i + 1]!),
-    faces: faces.slice(faceRanges[i]!, end),
+    positions: positions.slice(posRanges[i], posRanges[i + 1]),
+    faces: faces.slice(faceRanges[i], end),
   }));
 }
 

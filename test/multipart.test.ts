@@ -96,7 +96,7 @@ function trickyBytes(next: () => number, boundary: string, length: number): Buff
     const roll = next();
     const piece =
       roll < 0.5
-        ? Buffer.from(pieces[Math.floor(next() * pieces.length)], 'latin1')
+        ? Buffer.from(pieces[Math.floor(next() * pieces.length)]!, 'latin1')
         : Buffer.from([Math.floor(next() * 256)]);
     out.push(piece);
     size += piece.length;
@@ -172,10 +172,10 @@ test('a FormData body with fields and a binary file, whole, byte by byte and in 
         { name: 'note', filename: null, contentType: null },
       ],
     );
-    assert.equal(parts[0].data.toString('utf8'), 'Café "map"');
-    assert.deepEqual(parts[1].data, content);
-    assert.equal(parts[2].data.length, 0);
-    assert.equal(parts[3].data.length, 0);
+    assert.equal(parts[0]!.data.toString('utf8'), 'Café "map"');
+    assert.deepEqual(parts[1]!.data, content);
+    assert.equal(parts[2]!.data.length, 0);
+    assert.equal(parts[3]!.data.length, 0);
   }
 });
 
@@ -259,6 +259,7 @@ test('content ending in CR, or in most of a delimiter, right before the real one
     const body = manual(`--${BOUNDARY}`, 'Content-Disposition: form-data; name="f"; filename="f"', '', `${content}\r\n--${BOUNDARY}--`);
     for (const sizes of [whole(body), ones(), randomSizes(random(tail.length), 4)]) {
       const [part] = parse(BOUNDARY, body, sizes);
+      assert.ok(part);
       assert.equal(part.data.toString('latin1'), content, JSON.stringify(tail));
     }
   }
@@ -462,7 +463,7 @@ test('upload sink: back-pressure pauses the writer until drain', async () => {
         }
         resolve();
       } catch (error) {
-        reject(error as Error);
+        reject(error);
       }
     };
     sink.onDrain(pump);

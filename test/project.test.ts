@@ -31,7 +31,7 @@ test('packScript: three header lines, then the source byte for byte', () => {
   assert.equal(l1, '--[[');
   assert.deepEqual(JSON.parse(l2!), meta());
   assert.equal(l3, ']]');
-  assert.equal(code.slice(l1!.length + l2!.length + l3!.length + 3), source);
+  assert.equal(code.slice(l1.length + l2!.length + l3.length + 3), source);
   assert.equal(packedSource(code), source);
 });
 

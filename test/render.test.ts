@@ -85,7 +85,7 @@ test('picture: framing holds the parts and ignores a far outlier', () => {
   box(scene, [5000, 0, 5000], [4, 4, 4], [220, 30, 30]);
   const picture = renderPicture(scene);
   const [x0, , z0, x1, , z1] = picture.frame;
-  assert.ok(x0! <= -60 && x1! >= 54 && z0! <= -30 && z1! >= 24, `frame ${picture.frame}`);
+  assert.ok(x0! <= -60 && x1! >= 54 && z0! <= -30 && z1! >= 24, `frame ${picture.frame.join(',')}`);
   assert.ok(x1! < 1000 && z1! < 1000, 'the outlier at 5000 is not framed');
   const image = readPng(picture.png);
   // The town fills a good part of the picture, its edges not cut: no green on the border rows.

@@ -271,6 +271,7 @@ describe('legacy_method', () => {
   ]);
   test('the message names the replacement', () => {
     const [finding] = scanScript('part.Touched:connect(f)');
+    assert.ok(finding);
     assert.match(finding.message, /:Connect/);
   });
 });
@@ -303,6 +304,7 @@ describe('external_code', () => {
   ]);
   test('the LinkedSource message quotes it', () => {
     const [finding] = scanScript('', { linkedSource: 'rbxassetid://1818' });
+    assert.ok(finding);
     assert.match(finding.message, /rbxassetid:\/\/1818/);
   });
 });
@@ -394,7 +396,7 @@ describe('tokenizer', () => {
     const t = tokenize(source);
     const strings: Array<[string, number]> = [];
     for (let i = 1; i < t.count; i++) {
-      if (t.kind[i] === STRING) strings.push([tokenText(t, i), t.line[i]]);
+      if (t.kind[i] === STRING) strings.push([tokenText(t, i), t.line[i]!]);
     }
     assert.deepEqual(strings, [['x\\"y', 1], ['z', 1], ['\nlong ]] ', 1], ['e\\\nf', 2]]);
     assert.equal(t.line[t.count - 1], 3); // `g` after the string continued over a newline
@@ -502,7 +504,7 @@ describe('malformed sources never throw', () => {
     for (let round = 0; round < 500; round++) {
       const parts: string[] = [];
       const length = Math.floor(random() * 300);
-      for (let i = 0; i < length; i++) parts.push(alphabet[Math.floor(random() * alphabet.length)]);
+      for (let i = 0; i < length; i++) parts.push(alphabet[Math.floor(random() * alphabet.length)]!);
       const source = parts.join(random() < 0.5 ? ' ' : '');
       assertWellFormed(scanScript(source, SERVER_SCRIPT), source);
     }
@@ -523,7 +525,7 @@ describe('scanning bytes', () => {
     for (let round = 0; round < 3000; round++) {
       const parts: string[] = [];
       const length = 1 + Math.floor(random() * 60);
-      for (let i = 0; i < length; i++) parts.push(alphabet[Math.floor(random() * alphabet.length)]);
+      for (let i = 0; i < length; i++) parts.push(alphabet[Math.floor(random() * alphabet.length)]!);
       const source = parts.join('');
       const fromText = scanScript(source, options);
       assert.deepEqual(scanScriptBytes(Buffer.from(source, 'utf8'), options), fromText, JSON.stringify(source));
@@ -581,8 +583,9 @@ function xmlSources(path: string): ScriptSource[] {
   const xml = readFileSync(path, 'utf8');
   const pattern = /<Item class="(Script|LocalScript|ModuleScript)"[^>]*>\s*<Properties>[\s\S]*?<ProtectedString name="Source">(?:<!\[CDATA\[([\s\S]*?)\]\]>|([^<]*))<\/ProtectedString>/g;
   return Array.from(xml.matchAll(pattern), (m) => ({
-    className: m[1],
-    source: m[2] ?? m[3].replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&'),
+    className: m[1]!,
+    // One of the two alternatives matched: CDATA (group 2) or escaped text (group 3).
+    source: m[2] ?? m[3]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&'),
   }));
 }
 
@@ -591,28 +594,34 @@ function lz4Block(input: Uint8Array, outputLength: number): Uint8Array {
   const out = new Uint8Array(outputLength);
   let i = 0;
   let o = 0;
+  const at = (k: number): number => {
+    const byte = input[k];
+    if (byte === undefined) throw new Error(`LZ4 block truncated at byte ${k}`);
+    return byte;
+  };
   const readLength = (base: number): number => {
     let value = base;
     if (base === 15) {
       let byte: number;
       do {
-        byte = input[i++];
+        byte = at(i++);
         value += byte;
       } while (byte === 255);
     }
     return value;
   };
   while (i < input.length) {
-    const token = input[i++];
+    const token = at(i++);
     const literals = readLength(token >> 4);
     out.set(input.subarray(i, i + literals), o);
     i += literals;
     o += literals;
     if (i >= input.length) break;
-    const offset = input[i] | (input[i + 1] << 8);
+    const offset = at(i) | (at(i + 1) << 8);
     i += 2;
     const matchLength = readLength(token & 15) + 4;
-    for (let k = 0; k < matchLength; k++, o++) out[o] = out[o - offset];
+    if (offset === 0 || offset > o) throw new Error(`LZ4 match offset ${offset} outside the ${o} bytes written`);
+    for (let k = 0; k < matchLength; k++, o++) out[o] = out[o - offset]!;
   }
   return out;
 }

@@ -36,7 +36,7 @@ function malformed(): Record<string, Uint8Array> {
   const lying = Buffer.from(sphere);
   lying.writeUInt32LE(0x7fffffff, 13 + 6);
   const draco = Buffer.from(readFileSync(join(MESHES, 'mesh7_127279296594138.bin')));
-  for (let i = 60; i < draco.length - 40; i += 7) draco[i] ^= 0x5a;
+  for (let i = 60; i < draco.length - 40; i += 7) draco[i] = draco[i]! ^ 0x5a;
   return { truncated: sphere.subarray(0, 4000), lying, draco, html: Buffer.from('<html>404</html>') };
 }
 

@@ -159,8 +159,9 @@ test('scene.glb offline: meshes are boxes of their Size marked as placeholders w
   const byAsset = new Map<string, Set<number>>();
   for (const node of meshNodes) {
     const row = rowOfId(node.extras!.id);
-    const meshId = String(dom.table(dom.tableOf(row)).columns.get('MeshId')!.get(dom.rowInTable(row)));
-    assert.ok(meshId.trim().endsWith(node.extras!.asset), `${meshId} shown as asset ${node.extras!.asset}`);
+    const meshId = dom.table(dom.tableOf(row)).columns.get('MeshId')!.get(dom.rowInTable(row));
+    assert.equal(typeof meshId, 'string');
+    assert.ok((meshId as string).trim().endsWith(node.extras!.asset), `${meshId as string} shown as asset ${node.extras!.asset}`);
     const set = byAsset.get(node.extras!.asset) ?? new Set<number>();
     set.add(json.meshes[node.mesh!]!.primitives[0]!.attributes.POSITION!);
     byAsset.set(node.extras!.asset, set);
@@ -230,7 +231,7 @@ test('mesh conversion: the converted GLB reads back as the decoded LOD 0 (positi
   assert.equal((convertMeshAsset(Buffer.from('<html>not found</html>')) as { reason: string }).reason, 'not_a_mesh');
   assert.equal((convertMeshAsset(readFileSync(join(dir, 'CSGK.data'))) as { reason: string }).reason, 'no_geometry');
   const v7 = Buffer.from(readFileSync(join(dir, 'mesh7_127279296594138.bin')));
-  for (let i = 60; i < v7.length - 40; i += 7) v7[i] ^= 0x5a; // the Draco stream scrambled
+  for (let i = 60; i < v7.length - 40; i += 7) v7[i] = v7[i]! ^ 0x5a; // the Draco stream scrambled
   const draco = convertMeshAsset(v7);
   assert.equal(draco.ok, false);
   assert.ok(['corrupt', 'too_large', 'unsupported_feature'].includes((draco as { reason: string }).reason));

@@ -142,6 +142,7 @@ describe('assets through Open Cloud delivery', () => {
   let service: Service;
   const plan = plans();
   const [deliveryMissing, deliveryLimited, deliveryForbidden] = IDS.slice(-3);
+  assert.ok(deliveryMissing && deliveryLimited && deliveryForbidden);
 
   before(async () => {
     // The bytes route serves everything gzipped, as the CDN does.

@@ -86,7 +86,7 @@ function unpack(code: string): Unpacked {
   // Nothing in the metadata may close the comment before line 3 does.
   assert.ok(!lines[1]!.includes(`]${open[1]}]`), 'the metadata line contains the closing bracket');
   assert.equal(lines[2], `]${open[1]}]`, 'line 3 does not close the comment of line 1');
-  const headerLength = lines[0]!.length + lines[1]!.length + lines[2]!.length + 3;
+  const headerLength = lines[0]!.length + lines[1]!.length + lines[2].length + 3;
   return { meta, source: Buffer.from(code.slice(headerLength), 'utf8') };
 }
 

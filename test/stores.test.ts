@@ -228,7 +228,7 @@ test('preview store: the LRU stays within its byte bound and falls back to disk'
 
   // No cache at all.
   const uncached = createPreviewStore({ dataDir, cacheBytes: 0, ttlSeconds: 60 });
-  assert.equal((await uncached.get(hashes[0]))?.hash, hashes[0]);
+  assert.equal((await uncached.get(hashes[0]!))?.hash, hashes[0]);
   assert.deepEqual(uncached.cacheInfo(), { entries: 0, bytes: 0, maxBytes: 0 });
 });
 

@@ -85,7 +85,7 @@ test('SmoothGrid: malformed blobs give a DecodeError with the byte offset, never
   const good = writeSmoothGrid([makeChunk([0, 0, 0], (x, y, z) => [(x + y + z) % 3 ? ROCK : GRASS, 255 - ((x * 7) % 50)])]);
   const expectError = (blob: Uint8Array, pattern: RegExp, limits?: object): DecodeError => {
     const error = (() => { try { readSmoothGrid(blob, limits); } catch (e) { return e; } return null; })();
-    assert.ok(error instanceof DecodeError, `expected a DecodeError for ${pattern}, got ${error}`);
+    assert.ok(error instanceof DecodeError, `expected a DecodeError for ${pattern}, got ${String(error)}`);
     assert.match(error.message, pattern);
     assert.equal(error.property, 'Terrain.SmoothGrid');
     assert.ok(typeof error.offset === 'number' && error.offset >= 0 && error.offset <= blob.length);

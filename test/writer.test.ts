@@ -133,7 +133,7 @@ function assertSameDom(original: Dom, decoded: Dom, where: string): void {
     assert.ok(found !== -1, `${where}: instance ${original.referent(row)} (${original.className(row)}) is missing`);
     return found;
   };
-  const refTarget = (dom: Dom, value: Value) => (value === -1 ? null : dom.rowOf(value as number) === -1 ? `dangling ${value}` : dom.rowOf(value as number));
+  const refTarget = (dom: Dom, value: Value) => (value === -1 ? null : dom.rowOf(value as number) === -1 ? `dangling ${value as number}` : dom.rowOf(value as number));
   assert.deepEqual(roots(decoded), roots(original).map(counterpart), `${where}: roots in order`);
   for (let row = 0; row < original.count; row++) {
     const other = counterpart(row);
@@ -300,7 +300,7 @@ describe('every property type', () => {
   test('round-trips edge values of every type', () => {
     const shared = [new Uint8Array(0), Buffer.from('mesh data'), new Uint8Array([0xff, 0x00, 0x10])];
     const dom = columnarDom('ValueHolder', 4, properties, shared);
-    (dom.metadata as [string, string][]).push(['ExplicitAutoJoints', 'true'], ['Üñíçødé', '']);
+    dom.metadata.push(['ExplicitAutoJoints', 'true'], ['Üñíçødé', '']);
     roundTrip(dom, 'edge values');
   });
 

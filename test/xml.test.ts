@@ -93,14 +93,14 @@ describe('XML corpus files', () => {
     const workspace = dom.instance(roots(dom).find((root) => dom.className(root) === 'Workspace')!);
     const camera = workspace.property('CurrentCamera');
     assert.equal(camera?.type, 'Ref');
-    assert.equal(dom.className(dom.rowOf(camera!.value as number)), 'Camera');
-    assert.equal((dom as Dom & { xmlReferents: string[] }).xmlReferents[camera!.value as number], 'RBX9169facd800e4e04933a1b562d36b11e');
+    assert.equal(dom.className(dom.rowOf(camera.value as number)), 'Camera');
+    assert.equal(dom.xmlReferents[camera.value as number], 'RBX9169facd800e4e04933a1b562d36b11e');
 
     const scripts = [...instances(dom)].filter((instance) => /^(Script|LocalScript|ModuleScript)$/.test(instance.className));
     assert.equal(scripts.length, 17);
     const source = scripts.find((script) => (script.get('Source') as string).includes('Tuneable settings'))!.property('Source');
     assert.equal(source?.type, 'String');
-    assert.ok((source!.value as string).startsWith('--!strict\n-- Tuneable settings for the dialog system.\n\n'));
+    assert.ok((source.value as string).startsWith('--!strict\n-- Tuneable settings for the dialog system.\n\n'));
 
     // Tags point at a SharedString; its bytes are the definition's base64.
     const tags = workspace.property('Tags')!;
@@ -365,7 +365,7 @@ describe('property types', () => {
     ]);
     assert.deepEqual(roots(dom).map((root) => dom.referent(root)), [0, 4]);
     assert.deepEqual(dom.instance(0).children.map((child) => child.name), ['p1', 'p2']);
-    assert.deepEqual((dom as Dom & { xmlReferents: string[] }).xmlReferents, ['r0', 'r1', 'r2', 'r3', 'r4']);
+    assert.deepEqual(dom.xmlReferents, ['r0', 'r1', 'r2', 'r3', 'r4']);
   });
 
   it('fails on bad numbers in known tags, naming the property and its offset', () => {

@@ -224,7 +224,7 @@ export function collectAssetRefs(dom: Dom): AssetRefs {
   const kindConflicts: string[] = [];
   const conflicted = new Set<string>();
   // Each table's reference columns, resolved on its first row.
-  const byTable: (RefColumns | undefined)[] = new Array(dom.tables.length);
+  const byTable: (RefColumns | undefined)[] = new Array<RefColumns | undefined>(dom.tables.length);
 
   for (let row = 0; row < dom.count; row++) {
     const table = dom.tableOf(row);

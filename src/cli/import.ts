@@ -207,9 +207,9 @@ function watchCreate(client: Client, createId: string, show: (progress: CreatePr
     } catch {
       // the create's own answer decides
     }
-    if (!stopped) timer = setTimeout(poll, PROGRESS_POLL_MS);
+    if (!stopped) timer = setTimeout(() => void poll(), PROGRESS_POLL_MS);
   };
-  timer = setTimeout(poll, 50);
+  timer = setTimeout(() => void poll(), 50);
   return {
     stop() {
       stopped = true;

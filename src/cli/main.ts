@@ -119,7 +119,7 @@ async function mesh(args: string[]): Promise<number> {
     await writeOut(JSON.stringify(summary) + '\n');
   } else {
     const { positions: _positions, kind, version, vertices, faces, ...details } = summary;
-    const counts = Object.entries(details).filter(([, v]) => typeof v === 'number' || typeof v === 'boolean').map(([k, v]) => `${k} ${v}`);
+    const counts = Object.entries(details).filter(([, v]) => typeof v === 'number' || typeof v === 'boolean').map(([k, v]) => `${k} ${String(v)}`);
     await writeOut(`${kind} ${version}: ${vertices} vertices, ${faces} faces${counts.length ? `, ${counts.join(', ')}` : ''}\n`);
   }
   return 0;

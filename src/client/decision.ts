@@ -105,6 +105,7 @@ export interface ScriptDecision {
 
 type Json = Record<string, unknown>;
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 const plural = (n: number, one: string, many = `${one}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
 export function decideScripts(report: Json): ScriptDecision {
@@ -153,7 +154,7 @@ export function decideScripts(report: Json): ScriptDecision {
 
 function findingsOf(entry: Json): { code: string; line: number; message: string }[] {
   return Array.isArray(entry.findings)
-    ? (entry.findings as Json[]).map((f) => ({ code: String(f.code ?? ''), line: num(f.line), message: String(f.message ?? '') }))
+    ? (entry.findings as Json[]).map((f) => ({ code: text(f.code), line: num(f.line), message: text(f.message) }))
     : [];
 }
 
@@ -227,8 +228,8 @@ function byCode(entries: Json[]): ScriptDecision['atRisk'] {
       const findings = findingsOf(entry).filter((f) => f.code === code).map(({ line, message }) => ({ line, message }));
       if (findings.length === 0) continue;
       list.push({
-        path: String(entry.path ?? ''),
-        class: String(entry.class ?? ''),
+        path: text(entry.path),
+        class: text(entry.class),
         copies: Math.max(1, num(entry.copies)),
         disabled: num(entry.disabled),
         copyPaths: Array.isArray(entry.copy_paths) ? entry.copy_paths.map(String) : [],

@@ -302,7 +302,7 @@ function prismOf(top: Vec3[], bottom: Vec3[]): MeshGeometry {
 /** Truss: four rails along the longest axis, rungs around every 2-stud segment. */
 function truss(size: Vec3): MeshGeometry {
   const axis = size[0] >= size[1] && size[0] >= size[2] ? 0 : size[1] >= size[2] ? 1 : 2;
-  const u = (axis + 1) % 3, v = (axis + 2) % 3;
+  const u = ((axis + 1) % 3) as 0 | 1 | 2, v = ((axis + 2) % 3) as 0 | 1 | 2;
   const length = size[axis];
   const half = size.map((s) => s / 2) as Vec3;
   const bar = Math.max(0.05, Math.min(size[u], size[v]) * 0.1);

@@ -174,9 +174,7 @@ export async function sendFile(exchange: Exchange, path: string, headers: Record
           exchange.onAbort.push(resolve);
           exchange.res.onWritable((writeOffset) => {
             const rest = piece.subarray(writeOffset - pieceStart);
-            let writableOk = false;
-            let writableDone = false;
-            [writableOk, writableDone] = exchange.res.tryEnd(rest, size);
+            const [writableOk, writableDone] = exchange.res.tryEnd(rest, size);
             if (writableDone || writableOk) resolve();
             return writableOk;
           });

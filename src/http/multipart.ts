@@ -176,7 +176,7 @@ export function createMultipartParser(
   let headerLength = 2;
 
   function write(chunk: Uint8Array): void {
-    if (failure !== null) throw failure;
+    if (failure !== null) throw failure; // eslint-disable-line @typescript-eslint/only-throw-error -- rethrows the stored failure as it came
     if (ended) throw new MultipartError('malformed_multipart', 'multipart body written after end');
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     try {
@@ -194,7 +194,7 @@ export function createMultipartParser(
             offset = bytes.length;
             break;
           default:
-            afterDelimiter(bytes[offset]);
+            afterDelimiter(bytes[offset]!); // offset < bytes.length (the loop's condition)
             offset++;
         }
       }
@@ -205,7 +205,7 @@ export function createMultipartParser(
   }
 
   function end(): void {
-    if (failure !== null) throw failure;
+    if (failure !== null) throw failure; // eslint-disable-line @typescript-eslint/only-throw-error -- rethrows the stored failure as it came
     ended = true;
     if (state !== State.Done) {
       failure = new MultipartError('truncated', 'multipart body ended before its closing boundary');
@@ -420,10 +420,10 @@ function parseParameterized(text: string): Parameterized | null {
 function decodeExtendedValue(text: string): string | undefined {
   const match = /^([\w!#$%&+\-^`{}~]+)'[\w-]*'(.*)$/.exec(text);
   if (match === null) return undefined;
-  const charset = match[1].toLowerCase();
+  const charset = match[1]!.toLowerCase(); // both groups are required by the pattern
   try {
-    if (charset === 'utf-8') return decodeURIComponent(match[2]);
-    if (charset === 'iso-8859-1') return unescape(match[2]);
+    if (charset === 'utf-8') return decodeURIComponent(match[2]!);
+    if (charset === 'iso-8859-1') return unescape(match[2]!);
   } catch {
     return undefined;
   }

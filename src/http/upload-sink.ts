@@ -88,7 +88,7 @@ export function createUploadSink(dir: string, options: UploadSinkOptions = {}): 
   }
 
   function write(chunk: Uint8Array): boolean {
-    if (failure !== null) throw failure;
+    if (failure !== null) throw failure; // eslint-disable-line @typescript-eslint/only-throw-error -- rethrows the stored failure as it came
     if (state !== 'open') throw new UploadSinkClosedError(`upload sink is ${state}`);
     if (chunk.byteLength === 0) return queuedBytes < highWaterMark;
     const copy = Buffer.from(chunk); // copies: the source memory may be reused after we return
@@ -106,7 +106,7 @@ export function createUploadSink(dir: string, options: UploadSinkOptions = {}): 
     try {
       const handle = await opened;
       while (queue.length > 0 && failure === null && state !== 'aborted') {
-        const chunk = queue[0];
+        const chunk = queue[0]!; // queue.length > 0 (the loop's condition)
         await writeAll(handle, chunk);
         // A failure or abort while writing has already emptied the queue.
         if (queue[0] !== chunk) continue;
@@ -138,7 +138,7 @@ export function createUploadSink(dir: string, options: UploadSinkOptions = {}): 
       state = 'finishing';
       try {
         await flushed();
-        if (failure !== null) throw failure;
+        if (failure !== null) throw failure; // eslint-disable-line @typescript-eslint/only-throw-error -- rethrows the stored failure as it came
         const handle = await opened;
         // Durable before the caller renames it into a store.
         await handle.sync();

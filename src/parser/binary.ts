@@ -329,7 +329,7 @@ export function decodeBinaryChunks(bytes: Uint8Array, options?: Partial<DecodeLi
       case 'PROP': {
         const prop: Record<string, unknown> = { type_id: chunk.classId, prop_name: chunk.name, prop_type: chunk.type ?? chunk.typeId };
         if (chunk.column) {
-          const values: Value[] = new Array(chunk.column.length);
+          const values: Value[] = new Array<Value>(chunk.column.length);
           for (let i = 0; i < values.length; i++) values[i] = chunk.column.get(i);
           prop.values = values;
         }

@@ -113,7 +113,7 @@ export class Dom {
     this.firstChildren = parts.firstChildren;
     this.nextSiblings = parts.nextSiblings;
     this.#referentIndex = parts.referentIndex;
-    this.#nameColumns = new Array(parts.tables.length);
+    this.#nameColumns = new Array<Column | null | undefined>(parts.tables.length);
   }
 
   /** The id of the table holding the row's properties (an index into `tables`). */

@@ -32,6 +32,7 @@ export type Value =
   | Vec2 | Vec3 | [Vec2, Vec2] | { origin: Vec3; direction: Vec3 }
   | string[] | CFrameValue | null
   | { keypoints: NumberKeypoint[] } | { keypoints: ColorKeypoint[] }
+  // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- 'Default' and 'None' name the special strings
   | 'Default' | CustomPhysics | FontValue | ContentValue;
 
 export interface Property { type: PropType; value: Value }

@@ -47,7 +47,7 @@ export function finishBounds(bounds: BoundsAccumulator): Bounds | null {
 
 export function asCFrame(value: Value | undefined): CFrameValue | null {
   if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'position' in value && 'orientation' in value) {
-    return value as CFrameValue;
+    return value;
   }
   return null;
 }

@@ -97,7 +97,7 @@ export function toIndexed(palette: Palette, pixels: Uint16Array, stride: number)
   }
   // Pixels per colour (the filter bytes count for index 0: a few hundred among ~600k, no matter).
   const weights = new Float64Array(palette.count);
-  for (let i = 0; i < pixels.length; i++) weights[pixels[i]!]++;
+  for (let i = 0; i < pixels.length; i++) { const index = pixels[i]!; weights[index] = weights[index]! + 1; }
   const { map, rgb, colors } = medianCut(palette, weights, 256);
   for (let i = 0; i < pixels.length; i++) scanlines[i] = map[pixels[i]!]!;
   for (let row = 0; row < pixels.length; row += stride) scanlines[row] = 0; // the filter bytes: none

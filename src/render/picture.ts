@@ -212,7 +212,7 @@ function weightedRange(values: Float32Array, weights: Float32Array, low: number,
   const bins = 4096;
   const histogram = new Float64Array(bins);
   const step = (max - min) / bins;
-  for (let i = 0; i < values.length; i++) histogram[Math.min(bins - 1, Math.floor((values[i]! - min) / step))] += weights[i]!;
+  for (let i = 0; i < values.length; i++) histogram[Math.min(bins - 1, Math.floor((values[i]! - min) / step))]! += weights[i]!;
   let sum = 0, lo = min, hi = max, foundLow = false;
   for (let b = 0; b < bins; b++) {
     sum += histogram[b]!;

@@ -83,7 +83,9 @@ export function finishFindings(
   return kept.map((key) => {
     const code = key % KEY_SPAN;
     const line = Math.floor(key / KEY_SPAN);
-    return { code: FINDING_CODES[code], line, message: describe(code, sink.get(key) as number) };
+    const name = FINDING_CODES[code];
+    if (name === undefined) throw new Error(`scan: finding code ${code} has no name`);
+    return { code: name, line, message: describe(code, sink.get(key) as number) };
   });
 }
 

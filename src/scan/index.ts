@@ -39,13 +39,13 @@ function runsOnServer(options: ScanOptions): boolean {
  * Messages about a known word depend only on the code and the word (a word
  * token's text is the word's text), so each is built once per process.
  */
-const wordMessages: (string | undefined)[] = new Array(FINDING_CODES.length * WORD_COUNT);
+const wordMessages: (string | undefined)[] = new Array<string | undefined>(FINDING_CODES.length * WORD_COUNT);
 
 function wordMessage(code: number, word: number): string {
   const slot = code * WORD_COUNT + word;
   let message = wordMessages[slot];
   if (message === undefined) {
-    message = describeWord(code, WORD_TEXT[word], word);
+    message = describeWord(code, WORD_TEXT[word] ?? '', word);
     wordMessages[slot] = message;
   }
   return message;
@@ -99,7 +99,7 @@ function scanWith(blank: boolean, options: ScanOptions, scan: (localPlayerIsNil:
 
   const t = scan(runsOnServer(options));
   const found = t.findings;
-  for (let o = 0; o < found.length; o += FINDING_STRIDE) addFinding(sink, found[o], found[o + 1], found[o + 2]);
+  for (let o = 0; o + FINDING_STRIDE <= found.length; o += FINDING_STRIDE) addFinding(sink, found[o]!, found[o + 1]!, found[o + 2]!);
   const tokens = t.tokens;
   for (const loop of confirmLoops(t)) addFinding(sink, LOOP_WITHOUT_YIELD, lineAt(tokens, loop), loop);
 

@@ -39,9 +39,9 @@ interface FunctionRecord {
 
 function readFunctions(funcs: Int32Array): FunctionRecord[] {
   const records: FunctionRecord[] = [];
-  for (let o = 0; o < funcs.length; o += FUNC_STRIDE) {
+  for (let o = 0; o + FUNC_STRIDE <= funcs.length; o += FUNC_STRIDE) {
     records.push({
-      token: funcs[o], nameToken: funcs[o + 1], lastNameToken: funcs[o + 2], endToken: funcs[o + 3], parent: funcs[o + 4],
+      token: funcs[o]!, nameToken: funcs[o + 1]!, lastNameToken: funcs[o + 2]!, endToken: funcs[o + 3]!, parent: funcs[o + 4]!,
       yields: funcs[o + 5] !== 0,
     });
   }
@@ -58,13 +58,14 @@ export function confirmLoops(t: ScanOutput): number[] {
   const canRun = (index: number): boolean => {
     const seen: number[] = [];
     let result = true;
-    for (let f = index; f >= 0; f = funcs[f].parent) {
+    // reachability has one entry per record, so past the check below f < funcs.length.
+    for (let f = index; f >= 0; f = funcs[f]!.parent) {
       if (reachability[f] !== 0) {
         result = reachability[f] === 1;
         break;
       }
       seen.push(f);
-      const record = funcs[f];
+      const record = funcs[f]!;
       if (record.nameToken >= 0 && searches < MAX_REFERENCE_SEARCHES) {
         searches++;
         if (!isUsedElsewhere(t, record)) {
@@ -86,8 +87,8 @@ export function confirmLoops(t: ScanOutput): number[] {
   const { tokens } = t;
 
   const confirmed: number[] = [];
-  for (let o = 0; o < t.loops.length; o += LOOP_STRIDE) {
-    const [token, endToken, func] = [t.loops[o], t.loops[o + 1], t.loops[o + 2]];
+  for (let o = 0; o + LOOP_STRIDE <= t.loops.length; o += LOOP_STRIDE) {
+    const [token, endToken, func] = [t.loops[o]!, t.loops[o + 1]!, t.loops[o + 2]!];
     if (func >= 0 && !canRun(func)) continue;
     let callsHelper = false;
     for (let j = token + 1; helpers.size > 0 && j < endToken && budget > 0; j++, budget--) {

@@ -56,25 +56,25 @@ export const FINDING_STRIDE = FINDING_FIELDS;
 export const FUNC_STRIDE = FUNC_FIELDS;
 export const LOOP_STRIDE = LOOP_FIELDS;
 
-// Token accessors over ScanOutput.tokens.
+// Token accessors over ScanOutput.tokens; a token outside the view (e.g. the one before the first) reads as 0: EOF, no word.
 export function kindAt(tokens: Int32Array, token: number): number {
-  return tokens[token << 2] & 0xff;
+  return (tokens[token << 2] ?? 0) & 0xff;
 }
 
 export function wordAt(tokens: Int32Array, token: number): number {
-  return tokens[token << 2] >>> 8;
+  return (tokens[token << 2] ?? 0) >>> 8;
 }
 
 export function startAt(tokens: Int32Array, token: number): number {
-  return tokens[(token << 2) + 1];
+  return tokens[(token << 2) + 1] ?? 0;
 }
 
 export function endAt(tokens: Int32Array, token: number): number {
-  return tokens[(token << 2) + 2];
+  return tokens[(token << 2) + 2] ?? 0;
 }
 
 export function lineAt(tokens: Int32Array, token: number): number {
-  return tokens[(token << 2) + 3];
+  return tokens[(token << 2) + 3] ?? 0;
 }
 
 /**
@@ -114,14 +114,14 @@ function instantiate(): Scanner {
     throw new Error('scan word table does not fit the WebAssembly scanner');
   }
   const { heap, words } = scanner;
-  heap.set(table.slots, slot[TABLE_WORD_SLOTS]!);
-  heap.set(table.kind, slot[TABLE_WORD_KIND]!);
-  heap.set(table.roles, slot[TABLE_WORD_ROLES]!);
+  heap.set(table.slots, slot[TABLE_WORD_SLOTS]);
+  heap.set(table.kind, slot[TABLE_WORD_KIND]);
+  heap.set(table.roles, slot[TABLE_WORD_ROLES]);
   words.set(table.head, slot[TABLE_WORD_HEAD]! >> 2);
   words.set(table.tail, slot[TABLE_WORD_TAIL]! >> 2);
   words.set(table.length, slot[TABLE_WORD_LENGTH]! >> 2);
   words.set(table.longOffset, slot[TABLE_WORD_LONG_OFFSET]! >> 2);
-  heap.set(table.longChars, slot[TABLE_WORD_LONG_CHARS]!);
+  heap.set(table.longChars, slot[TABLE_WORD_LONG_CHARS]);
   words.set(table.headMask, slot[TABLE_HEAD_MASK]! >> 2);
   words.set(table.tailMask, slot[TABLE_TAIL_MASK]! >> 2);
   words.set(POSITIONAL_WORD_IDS, slot[TABLE_WORD_IDS]! >> 2);

@@ -189,7 +189,7 @@ for (const spec of SPECS) {
   wordTail[id] = packTail(codes, 0, text.length);
   wordLength[id] = text.length;
   longOffset[id] = filled;
-  for (let i = KEY_CHARS; i < text.length; i++) longChars[filled++] = codes[i];
+  for (let i = KEY_CHARS; i < text.length; i++) longChars[filled++] = codes[i]!; // i < text.length < codes.length
 }
 // Slot 0's empty entry must match no identifier.
 wordLength[0] = -1;
@@ -207,7 +207,8 @@ function fillTable(): number {
     table.fill(0);
     let collided = false;
     for (let id = 1; id < WORD_TEXT.length && !collided; id++) {
-      const slot = slotOf(wordHead[id], wordTail[id], wordLength[id], seed);
+      // The per-word arrays have SPECS.length + 1 = WORD_TEXT.length entries; slotOf is below table.length.
+      const slot = slotOf(wordHead[id]!, wordTail[id]!, wordLength[id]!, seed);
       if (table[slot] !== 0) collided = true;
       else table[slot] = id;
     }
@@ -220,12 +221,13 @@ const SEED = fillTable();
 
 export const WORD_COUNT = WORD_TEXT.length;
 
+// Callers give KEY_CHARS characters from start and a length of at most MAX_WORD_LENGTH.
 function packHead(chars: Uint16Array, start: number, length: number): number {
-  return (chars[start] | (chars[start + 1] << 8) | (chars[start + 2] << 16) | (chars[start + 3] << 24)) & HEAD_MASK[length];
+  return (chars[start]! | (chars[start + 1]! << 8) | (chars[start + 2]! << 16) | (chars[start + 3]! << 24)) & HEAD_MASK[length]!;
 }
 
 function packTail(chars: Uint16Array, start: number, length: number): number {
-  return (chars[start + 4] | (chars[start + 5] << 8) | (chars[start + 6] << 16) | (chars[start + 7] << 24)) & TAIL_MASK[length];
+  return (chars[start + 4]! | (chars[start + 5]! << 8) | (chars[start + 6]! << 16) | (chars[start + 7]! << 24)) & TAIL_MASK[length]!;
 }
 
 function idOf(text: string): number {

@@ -173,9 +173,9 @@ function addPart(dom: Dom, row: number, c: PartColumns, parts: SceneParts, shape
   const t = parts.transforms;
   const position = cframe?.position;
   const finitePosition = !!position && Number.isFinite(position[0]) && Number.isFinite(position[1]) && Number.isFinite(position[2]);
-  t[i * 12] = finitePosition ? position![0] : 0;
-  t[i * 12 + 1] = finitePosition ? position![1] : 0;
-  t[i * 12 + 2] = finitePosition ? position![2] : 0;
+  t[i * 12] = finitePosition ? position[0] : 0;
+  t[i * 12 + 1] = finitePosition ? position[1] : 0;
+  t[i * 12 + 2] = finitePosition ? position[2] : 0;
   const rotation = cframe && finiteMatrix(cframe.orientation) ? cframe.orientation : IDENTITY;
   for (let r = 0; r < 3; r++) {
     const line = rotation[r]!;
@@ -216,7 +216,7 @@ function addPart(dom: Dom, row: number, c: PartColumns, parts: SceneParts, shape
   } else if (CSG_CLASSES.has(className)) {
     placed = shapes.union(row, c, at, size);
     const shape = shapes.shapes[placed.shape]!;
-    if (shape.geometry.colors && shape.source !== 'PhysicalConfigData' && c.usePartColor?.get(at) === false) parts.flags[i]! |= VERTEX_COLORS;
+    if (shape.geometry.colors && shape.source !== 'PhysicalConfigData' && c.usePartColor?.get(at) === false) parts.flags[i] |= VERTEX_COLORS;
   } else if (meshObject !== -1 && !RAMP_CLASSES[className] && className !== 'TrussPart') {
     placed = shapes.meshObject(meshObject, size);
     const texture = assetIdOf(valueOf(dom, meshObject, 'TextureContent')) ?? assetIdOf(valueOf(dom, meshObject, 'TextureId'));
@@ -406,8 +406,8 @@ class ShapeTable {
     return undefined;
   }
 
-  /** Hull geometry from a PhysicalConfigData SharedString: a shape index, 'block', or why there is none. */
-  #hulls(value: unknown): number | 'block' | string {
+  /** Hull geometry from a PhysicalConfigData SharedString: a shape index, or a string: 'block' (a plain box), or why there is none. */
+  #hulls(value: unknown): number | string {
     const shared = sharedStringOf(this.dom, value as number);
     if (!shared || shared.bytes.length === 0) return 'union without hulls or model';
     const key = `hulls:${shared.index}`;

@@ -121,7 +121,7 @@ export function stringBytes(dom: Dom, row: number, name: string): Uint8Array | n
   if (raw) return raw;
   const value = getValue(dom, row, name);
   if (typeof value === 'string') return Buffer.from(value, 'latin1');
-  if (value && typeof value === 'object' && 'base64' in value) return Buffer.from((value as { base64: string }).base64, 'base64');
+  if (value && typeof value === 'object' && 'base64' in value) return Buffer.from((value).base64, 'base64');
   return null;
 }
 

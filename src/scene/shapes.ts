@@ -49,7 +49,7 @@ export function unionFit(shape: SceneShape, size: Vec3, initialSize: Vec3 | null
       const extent = max[a]! - min[a]!, centre = (max[a]! + min[a]!) / 2;
       if (Math.abs(extent - initialSize[a]!) > INITIAL_SIZE_TOLERANCE * initialSize[a]! || Math.abs(centre) > INITIAL_SIZE_TOLERANCE * initialSize[a]!) agrees = false;
     }
-    if (agrees) return { scale: [size[0] / initialSize[0]!, size[1] / initialSize[1]!, size[2] / initialSize[2]!], offset: [0, 0, 0] };
+    if (agrees) return { scale: [size[0] / initialSize[0], size[1] / initialSize[1], size[2] / initialSize[2]], offset: [0, 0, 0] };
   }
   return boundsFit(shape, size);
 }

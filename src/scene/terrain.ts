@@ -39,7 +39,7 @@ export function terrainBlobs(dom: Dom): TerrainBlobs | null {
     row,
     smoothGrid,
     materialColors: stringBytes(dom, row, 'MaterialColors'),
-    waterColor: Array.isArray(water) && water.length === 3 && water.every((c) => typeof c === 'number') ? (water as number[]) : null,
+    waterColor: Array.isArray(water) && water.length === 3 && water.every((c) => typeof c === 'number') ? (water) : null,
     waterTransparency: typeof transparency === 'number' && Number.isFinite(transparency) ? Math.min(1, Math.max(0, transparency)) : 0.3,
   };
 }

@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 export const FALLBACK_FILE_NAME = 'upload.rbxl';
 
 export function cleanFileName(raw: string | null): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what this removes
   const name = basename((raw ?? '').replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
   return name === '' ? FALLBACK_FILE_NAME : name;
 }

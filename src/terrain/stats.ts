@@ -41,7 +41,7 @@ export function terrainStats(grid: SmoothGrid): TerrainStats {
       const water = runs.water[r]!;
       if (material === AIR && water === 0) continue;
       const length = runs.length[r]!;
-      perMaterial[material] += length;
+      perMaterial[material]! += length; // a material index has 6 bits: < MATERIAL_SLOTS
       solidVolume += runs.solid[r]! * length;
       if (water > 0) {
         waterVoxels += length;

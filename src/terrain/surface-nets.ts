@@ -338,7 +338,8 @@ function emitLayer(nets: Nets, scratch: NetsScratch, out: NetsOutput, axis: numb
         const insideCorner = inV ? corner : corner | aBit;
         CORNER_BITS[k] = vertex(nets, cellAt[0]!, cellAt[1]!, cellAt[2]!, PATCH[nets.masks[cell]! * 8 + insideCorner]!);
       }
-      let i0 = CORNER_BITS[0]!, i1 = CORNER_BITS[1]!, i2 = CORNER_BITS[2]!, i3 = CORNER_BITS[3]!;
+      const i0 = CORNER_BITS[0]!, i2 = CORNER_BITS[2]!;
+      let i1 = CORNER_BITS[1]!, i3 = CORNER_BITS[3]!;
       if (!inV) { const t = i1; i1 = i3; i3 = t; }
       // Split along the shorter diagonal.
       if (distance2(positions.data, i0, i2) <= distance2(positions.data, i1, i3)) {

@@ -92,7 +92,7 @@ function normalizeValue(type: PropType, value: Value, position: (referent: numbe
   if (type === 'Ref') return { position: position(value as number) };
   if (type === 'SharedString') {
     const bytes = shared[value as number];
-    return { bytes: bytes ? Buffer.from(bytes).toString('base64') : `missing #${String(value)}` };
+    return { bytes: bytes ? Buffer.from(bytes).toString('base64') : `missing #${value as number}` };
   }
   if (type === 'Content' && typeof value === 'object' && value !== null && 'Object' in value) {
     return { Object: position(value.Object) };

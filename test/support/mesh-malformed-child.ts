@@ -25,7 +25,7 @@ for (const name of ['ArrayBuffer', 'Uint8Array', 'Int8Array', 'Uint16Array', 'In
 const { decodeMeshAsset, MeshDecodeError } = await import('../../src/mesh/index.js');
 const { deobfuscate } = await import('../../src/mesh/csg/obfuscation.js');
 const { meshCorpusFiles, readMeshFile } = await import('./mesh-corpus.js');
-type MalformedOutcome = import('./mesh-corpus.js').MalformedOutcome;
+import type { MalformedOutcome } from './mesh-corpus.js';
 const { prng } = await import('./corpus.js');
 const { compress, decompress, init } = await import('@bokuweb/zstd-wasm');
 await init();
@@ -210,5 +210,5 @@ function draco(): void {
 const suites: Record<string, () => void> = { truncations, counts, flips, draco };
 const suite = process.argv[2] ?? '';
 if (!suites[suite]) throw new Error(`unknown suite ${suite}`);
-suites[suite]!();
+suites[suite]();
 process.stdout.write(JSON.stringify(outcome) + '\n');

@@ -168,9 +168,8 @@ export function writeMeshChunked(m: MeshModel, version: '6.00' | '7.00', draco?:
   return out.done();
 }
 
-let encoderModule: Awaited<ReturnType<typeof loadEncoder>> | null = null;
+let encoderModule: Awaited<ReturnType<typeof loadEncoder>> | null = null; // eslint-disable-line @typescript-eslint/no-redundant-type-constituents -- the encoder is untyped (any)
 async function loadEncoder() {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return (draco3d as any).createEncoderModule({}) as Promise<any>;
 }
 

@@ -94,7 +94,7 @@ export function field(value: RustValue | undefined, name: string): RustValue {
   if (!value || typeof value !== 'object' || Array.isArray(value) || !(name in value)) {
     throw new Error(`snapshot value has no field ${name}`);
   }
-  return (value as RustStruct)[name] as RustValue;
+  return value[name] as RustValue;
 }
 
 /** A tuple struct's single item (`Lod3(5)` → 5). */
@@ -106,5 +106,5 @@ export function inner(value: RustValue | undefined): RustValue {
 
 export function numbers(value: RustValue): number[] {
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'number')) throw new Error('snapshot value is not a list of numbers');
-  return value as number[];
+  return value;
 }

@@ -112,7 +112,7 @@ function readNumber(r: MeshReader, text: string): number {
   let p = start;
   const negative = bytes[p] === 0x2d;
   if (negative || bytes[p] === 0x2b) p++;
-  let mantissa = 0, digits = 0, scale = 0, b = 0;
+  let mantissa = 0, digits = 0, scale = 0, b: number;
   while (p < end && (b = bytes[p]!) >= 0x30 && b <= 0x39) { mantissa = mantissa * 10 + (b - 0x30); if (mantissa) digits++; p++; }
   let mantissaDigits = p - start - (negative || bytes[start] === 0x2b ? 1 : 0);
   if (p < end && bytes[p] === 0x2e) {

@@ -54,7 +54,7 @@ const colorSequenceSize = (data: Uint8Array, at: number) => 4 + 20 * u32le(data,
 const numberSequence: RowReader = (col, row) => {
   const b = col.data;
   let at = rowStart(col, row, numberSequenceSize);
-  const keypoints: NumberKeypoint[] = new Array(u32le(b, at));
+  const keypoints: NumberKeypoint[] = new Array<NumberKeypoint>(u32le(b, at));
   for (let k = 0; k < keypoints.length; k++, at += 12) {
     keypoints[k] = { time: f32le(b, at + 4), value: f32le(b, at + 8), envelope: f32le(b, at + 12) };
   }
@@ -65,7 +65,7 @@ const numberSequence: RowReader = (col, row) => {
 const colorSequence: RowReader = (col, row) => {
   const b = col.data;
   let at = rowStart(col, row, colorSequenceSize);
-  const keypoints: ColorKeypoint[] = new Array(u32le(b, at));
+  const keypoints: ColorKeypoint[] = new Array<ColorKeypoint>(u32le(b, at));
   for (let k = 0; k < keypoints.length; k++, at += 20) {
     keypoints[k] = { time: f32le(b, at + 4), color: [f32le(b, at + 8), f32le(b, at + 12), f32le(b, at + 16)] };
   }
@@ -126,7 +126,7 @@ export const readUniqueIdColumn = (c: Cursor, { count }: ColumnContext): Column 
 
 export function readFontColumn(c: Cursor, ctx: ColumnContext): Column {
   checkCount(c, ctx.count, 11, 'Font');
-  const values: FontValue[] = new Array(ctx.count);
+  const values: FontValue[] = new Array<FontValue>(ctx.count);
   for (let i = 0; i < ctx.count; i++) {
     const family = readText(c, ctx.maxStringBytes, 'Font family');
     const weight = readU16(c);
@@ -147,7 +147,7 @@ export function readContentColumn(c: Cursor, ctx: ColumnContext): Column {
   const sourceTypes = readInterleavedI32(c, ctx.count, 'Content source types');
   const uriCount = readU32(c);
   checkCount(c, uriCount, 4, 'Content uri', ctx.count);
-  const uris: string[] = new Array(uriCount);
+  const uris: string[] = new Array<string>(uriCount);
   for (let i = 0; i < uriCount; i++) uris[i] = readText(c, ctx.maxStringBytes, 'Content uri');
   const objectCount = readU32(c);
   checkCount(c, objectCount, 4, 'Content object', ctx.count);
@@ -156,7 +156,7 @@ export function readContentColumn(c: Cursor, ctx: ColumnContext): Column {
   checkCount(c, externalCount, 4, 'Content external object', ctx.count);
   readReferents(c, externalCount, 'Content external objects'); // referents outside the file: meaningless here
   let nextUri = 0, nextObject = 0;
-  const values: ContentValue[] = new Array(ctx.count);
+  const values: ContentValue[] = new Array<ContentValue>(ctx.count);
   for (let i = 0; i < ctx.count; i++) {
     const kind = sourceTypes[i];
     if (kind === 0) values[i] = 'None';

@@ -33,7 +33,7 @@ export function basicRotationId(m: readonly (readonly number[])[]): number {
   const handed = (axisB - axisA + 3) % 3 === 1 ? 1 : -1;
   const c = [0, 0, 0];
   c[axisC] = sign(a) * sign(b) * handed;
-  const expected = c[axisC]! > 0 ? axisC : axisC + 3;
+  const expected = c[axisC] > 0 ? axisC : axisC + 3;
   return normalId(m[0]![2]!, m[1]![2]!, m[2]![2]!) === expected ? 6 * a + b + 1 : 0;
 }
 
@@ -42,7 +42,7 @@ function cframe(value: unknown, row: number): CFrameValue {
   floats(position, 3, row, 'a CFrame position [x, y, z]');
   if (!Array.isArray(orientation) || orientation.length !== 3) fail('a CFrame orientation of three rows', orientation, row);
   for (const r of orientation) floats(r, 3, row, 'a CFrame orientation row [x, y, z]');
-  return value as unknown as CFrameValue;
+  return value as CFrameValue;
 }
 
 const IDENTITY: CFrameValue = { position: [0, 0, 0], orientation: [[1, 0, 0], [0, 1, 0], [0, 0, 1]] };

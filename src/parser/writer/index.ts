@@ -111,7 +111,7 @@ function classProperties(dom: Dom, { rows }: ClassGroup): Map<string, PropType> 
 
 /** Each row's value of the property; a row whose table lacks it (or has another type) gets `fill()`. */
 function columnValues(dom: Dom, rows: Int32Array, name: string, type: PropType, fill: () => Value): Value[] {
-  const values: Value[] = new Array(rows.length);
+  const values: Value[] = new Array<Value>(rows.length);
   let lastTable = -1;
   let column: Column | undefined;
   for (let i = 0; i < rows.length; i++) {
@@ -131,7 +131,7 @@ function propChunk(dom: Dom, group: ClassGroup, classId: number, name: string, t
   const { className, rows } = group;
   // Name is always written, as '' where a table has no String Name column.
   const fill = name === 'Name' ? () => ''
-    : type === 'SharedString' ? () => emptySharedString(sharedStrings) : () => DEFAULT_VALUES[type as Exclude<PropType, 'SharedString'>];
+    : type === 'SharedString' ? () => emptySharedString(sharedStrings) : () => DEFAULT_VALUES[type];
   const values = columnValues(dom, rows, name, type, fill);
   const w = new ByteWriter(64 + rows.length * 8);
   w.u32(classId);

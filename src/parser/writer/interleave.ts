@@ -58,7 +58,7 @@ export function writeInterleavedInt32(w: ByteWriter, values: ArrayLike<number>):
 }
 
 export function writeInterleavedUint32(w: ByteWriter, values: ArrayLike<number>): void {
-  writeInterleavedWords(w, Uint32Array.from(values as ArrayLike<number>));
+  writeInterleavedWords(w, Uint32Array.from(values));
 }
 
 /** Referent arrays: each value stored as the zigzag difference from the one before. */

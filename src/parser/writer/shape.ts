@@ -3,7 +3,6 @@
  * value becomes a clear error instead of a silently wrong byte (NaN, a wrapped
  * integer). Each check names the row; the PROP writer adds class and property.
  */
-import type { Value } from '../values.js';
 import { ValueShapeError } from './errors.js';
 
 function describe(value: unknown): string {
@@ -40,7 +39,7 @@ export const uint32 = (value: unknown, row: number, what = 'a u32'): number =>
 /** A fixed-length array of numbers. */
 export function floats(value: unknown, length: number, row: number, what: string): number[] {
   if (!Array.isArray(value) || value.length !== length || !value.every((v) => typeof v === 'number')) fail(what, value, row);
-  return value as number[];
+  return value;
 }
 
 export function text(value: unknown, row: number, what = 'a string'): string {
@@ -49,7 +48,7 @@ export function text(value: unknown, row: number, what = 'a string'): string {
 }
 
 /** A 64-bit integer given as a number (safe integer) or a decimal string. */
-export function int64(value: Value | unknown, row: number, what: string): bigint {
+export function int64(value: unknown, row: number, what: string): bigint {
   if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
   if (typeof value === 'string' && /^-?\d{1,20}$/.test(value)) {
     const big = BigInt(value);

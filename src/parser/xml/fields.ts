@@ -12,7 +12,7 @@ import { childrenOf, findChild, tagOf, textOf, TEXT, CDATA, type XmlNode } from 
  * the order differs.
  */
 export function readFields(ctx: DecodeContext, children: XmlNode[], names: readonly string[]): XmlNode[][] {
-  const out: XmlNode[][] = new Array(names.length);
+  const out: XmlNode[][] = new Array<XmlNode[]>(names.length);
   let next = 0;
   for (const child of children) {
     if (next === names.length) break;
