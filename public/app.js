@@ -126,9 +126,16 @@ function showAnalysis(name, report) {
   $('asset-note').textContent = 'This service has no asset key (ASSET_API_KEY), so none of the assets will be downloaded; the project is still created.';
   showPicture(report);
   showDecision(report);
+  syncSkipNote();
   showDetails(report);
   $('report').hidden = false;
 }
+
+/** The arrival's "Skip leaves out…" line stands out while Skip is chosen. */
+function syncSkipNote() {
+  $('map-arrives').querySelector('.skip-note')?.classList.toggle('chosen', $('mode-skip').checked);
+}
+createForm.addEventListener('change', syncSkipNote);
 
 async function showPicture(report) {
   const url = pictureUrl(report);

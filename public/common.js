@@ -242,58 +242,58 @@ export function holdsSentences(report) {
   return sentences;
 }
 
-const IMPORTED_WORDS = {
-  parts_in_workspace: ['part in the Workspace', 'parts in the Workspace'],
-  parts_in_storage: ['part in storage (templates scripts clone)', 'parts in storage (templates scripts clone)'],
-  scripts: ['script', 'scripts'],
-  joints: ['joint', 'joints'],
-  joints_generated: ['joint made from surface types', 'joints made from surface types'],
-  constraints: ['constraint', 'constraints'],
-  body_movers: ['body mover', 'body movers'],
-  lights: ['light', 'lights'],
-  sky_and_effects: ['sky or effect', 'skies and effects'],
-  sounds: ['sound', 'sounds'],
-  guis: ['GUI object', 'GUI objects'],
-  values: ['value object', 'value objects'],
-  remotes: ['remote or bindable', 'remotes and bindables'],
-  humanoids: ['humanoid', 'humanoids'],
-  images: ['decal or texture', 'decals and textures'],
-  particles: ['particle emitter', 'particle emitters'],
-  unions: ['union', 'unions'],
-  meshes: ['mesh', 'meshes'],
-};
-
 /**
- * "What arrives": the report's `imported` counts and `not_imported` list in words, or
- * null when the report has neither (a service from before they existed).
+ * "What arrives": the report's `imported` counts and `not_imported` list in plain words,
+ * with what Skip would leave out (unless `skipNote` is false: a project already made), or null when the report has neither (a service from
+ * before they existed).
  */
-export function arrivalElement(report) {
+export function arrivalElement(report, { skipNote = true } = {}) {
   const imported = report.imported && typeof report.imported === 'object' ? report.imported : null;
   const left = Array.isArray(report.not_imported) ? report.not_imported : null;
   if (!imported && !left) return null;
   const box = el('div', { className: 'arrival' });
   if (imported) {
+    const n = (key) => (isNumber(imported[key]) ? imported[key] : 0);
+    // One paragraph, so the script decision still fits the first screen.
     const items = [];
-    for (const [key, value] of Object.entries(imported)) {
-      if (!isNumber(value) || value <= 0 || key === 'instances' || key.startsWith('unanchored') || key === 'instances_inside_scripts') continue;
-      const [one, many] = IMPORTED_WORDS[key] ?? [key.replaceAll('_', ' '), key.replaceAll('_', ' ')];
-      items.push(`${number(value)} ${value === 1 ? one : many}`);
+    const storage = n('parts_in_storage') > 0 ? ` and ${number(n('parts_in_storage'))} kept in storage (templates the scripts copy into the game)` : '';
+    items.push(`${plural(n('parts_in_workspace'), 'part')} in the Workspace${storage}`);
+    if (n('scripts') > 0) items.push(n('scripts') === 1 ? 'the script in its place in the tree' : `all ${plural(n('scripts'), 'script')} in their places in the tree`);
+    const joints = n('joints') + n('joints_generated');
+    if (joints > 0) {
+      items.push(`${plural(joints, 'joint')} holding parts together` +
+        (n('joints_generated') > 0 ? ` (${number(n('joints_generated'))} of them made from the parts' surfaces, as Roblox did when this old map loaded)` : ''));
     }
-    if (imported.terrain === true) items.push('the terrain');
-    const total = isNumber(imported.instances) ? ` — ${plural(imported.instances, 'instance')} in all` : '';
-    box.append(el('p', { text: `What arrives in the project: ${items.length ? items.join(', ') : 'the map\'s instances'}${total}.` }));
-    if (isNumber(imported.unanchored_parts) && imported.unanchored_parts > 0) {
-      const held = isNumber(imported.unanchored_parts_joined_to_anchored) ? imported.unanchored_parts_joined_to_anchored : 0;
-      box.append(el('p', { className: 'hint', text: `${plural(imported.unanchored_parts, 'loose part')} in the Workspace, ${number(held)} of them joined to anchored parts; the others fall or move when the game runs, as in Roblox.` }));
+    for (const [count, one, many] of [
+      [n('constraints'), 'constraint'], [n('body_movers'), 'body mover'], [n('humanoids'), 'humanoid'],
+      [n('lights'), 'light'], [n('sky_and_effects'), 'sky or lighting effect', 'sky and lighting effects'],
+      [n('sounds'), 'sound'], [n('guis'), 'GUI element'], [n('values'), 'value object'],
+      [n('remotes'), 'remote or bindable event', 'remote and bindable events'], [n('images'), 'decal or texture', 'decals and textures'],
+      [n('particles'), 'particle effect'],
+    ]) if (count > 0) items.push(plural(count, one, many)); // meshes and unions: the sentence above counts them
+
+    if (imported.terrain === true) items.push('the terrain, voxel by voxel');
+    box.append(el('p', { className: 'imported', text: `What arrives in the project: all of it, every instance with its properties: ${items.join(', ')}.` }));
+    const notes = [];
+    const free = n('unanchored_parts') - n('unanchored_parts_joined_to_anchored');
+    if (free > 0) notes.push(el('span', { text: `${plural(free, 'loose part')} (unanchored, joined to nothing anchored) will move or fall when the game runs, as in Roblox. ` }));
+    const scripts = isNumber(report.scripts_total) ? report.scripts_total : n('scripts');
+    if (skipNote && scripts > 0) {
+      const inside = n('instances_inside_scripts');
+      notes.push(el('span', {
+        className: 'skip-note',
+        text: `Skip leaves out the ${plural(scripts, 'script')}${inside > 0 ? ` and the ${plural(inside, 'instance')} inside them` : ''}.`,
+      }));
     }
+    if (notes.length) box.append(el('p', { className: 'hint' }, ...notes));
   }
   if (left && left.length) {
     const list = el('ul', { className: 'not-imported' });
     for (const entry of left) {
       const what = `${entry.class ?? 'instance'}${entry.property ? `.${entry.property}` : ''}`;
-      list.append(el('li', { text: `${what} × ${number(entry.count)}: ${entry.reason ?? 'not carried'}` }));
+      list.append(el('li', { text: `${what} (${number(entry.count)}): ${entry.reason ?? 'not carried'}` }));
     }
-    box.append(el('details', {}, el('summary', { text: `Left out (${plural(left.length, 'kind')})` }), list));
+    box.append(el('details', {}, el('summary', { text: `What does not arrive (${plural(left.length, 'kind')})` }), list));
   } else if (left) {
     box.append(el('p', { className: 'hint', text: 'Nothing is left out.' }));
   }

@@ -43,7 +43,9 @@ function render(project) {
   const meta = [];
   if (project.created_at) meta.push(`Created ${new Date(project.created_at).toLocaleString()}`);
   if (project.file_name) meta.push(`from ${project.file_name}${isNumber(project.file_size) ? ` (${formatBytes(project.file_size)})` : ''}`);
-  if (isNumber(project.document_bytes)) meta.push(`project document ${formatBytes(project.document_bytes)}`);
+  if (isNumber(project.document_json_bytes) && isNumber(project.document_bytes)) {
+    meta.push(`project document ${formatBytes(project.document_json_bytes)} (${formatBytes(project.document_bytes)} compressed)`);
+  } else if (isNumber(project.document_bytes)) meta.push(`project document ${formatBytes(project.document_bytes)}`);
   meta.push(`id ${projectId}`);
   $('project-meta').textContent = meta.join(' · ');
 
@@ -58,7 +60,7 @@ function render(project) {
   ];
   for (const [label, value, id] of facts) if (isNumber(value)) counts.append(el('dt', { text: label }), el('dd', { id, text: number(value) }));
 
-  const arrival = report ? arrivalElement(report) : null;
+  const arrival = report ? arrivalElement(report, { skipNote: false }) : null;
   $('arrival-section').hidden = arrival === null;
   $('arrival').replaceChildren(...(arrival ? [arrival] : []));
   renderAssets(project);

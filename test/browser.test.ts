@@ -264,6 +264,14 @@ describe('import page', () => {
     assert.equal(await owner.page.$eval('#picture-image', (image) => (image as HTMLImageElement).naturalWidth), 1024);
     assert.ok(await inFirstScreen(owner.page, '#picture'), 'the picture is in the first screen');
     await owner.page.locator('#picture').screenshot({ path: join(SCREENSHOTS, 'picture-rocket-arena.png') });
+    // What arrives, in words, in the first section, before anything is created: the 2006 map's joints come from its surfaces.
+    const arrives = (await owner.page.textContent('#map-arrives')) ?? '';
+    assert.match(arrives, /What arrives in the project: all of it, every instance with its properties: [\d,]+ parts in the Workspace.*all 15 scripts in their places/);
+    assert.match(arrives, /2,173 joints holding parts together \(2,173 of them made from the parts' surfaces/);
+    assert.match(arrives, /Skip leaves out the 15 scripts/);
+    assert.equal(await owner.page.locator('#map-arrives .skip-note.chosen').count(), 0, 'Skip is not chosen yet');
+    await owner.page.check('#mode-skip');
+    assert.equal(await owner.page.locator('#map-arrives .skip-note.chosen').count(), 1, 'the note stands out once Skip is chosen');
     await owner.page.check('#mode-enabled');
     await Promise.all([owner.page.waitForURL('**/api-rbxl/projects/*/page'), owner.page.click('#create')]);
     await owner.page.waitForSelector('body[data-loaded="true"]');

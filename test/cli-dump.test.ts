@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CONFORMANCE_DIR, PLACES_DIR, REPO_ROOT, TEST_FILES_DIR } from './support/paths.js';
 import { conformanceDiff } from './support/conformance.js';
+import { createHash } from 'node:crypto';
+import { readInstances } from '../src/project/reader.js';
 
 const run = promisify(execFile);
 const CLI = join(REPO_ROOT, 'dist/src/cli/main.js');
@@ -30,22 +32,25 @@ test('dump --chunks prints the conformance chunk view', async () => {
   assert.equal(conformanceDiff(expected, actual), null);
 });
 
-test('dump prints the DOM of binary and XML copies alike', async () => {
+test('dump prints the DOM of binary and XML copies alike, in the document encoding', async () => {
   const binary = JSON.parse((await cli('dump', join(TEST_FILES_DIR, 'three-nested-folders.rbxm'))).stdout);
   const xml = JSON.parse((await cli('dump', join(TEST_FILES_DIR, 'three-nested-folders.rbxmx'))).stdout);
   assert.equal(binary.format, 'binary');
   assert.equal(xml.format, 'xml');
   for (const dump of [binary, xml]) {
     assert.deepEqual(dump.instances.map((i: { class: string }) => i.class), ['Folder', 'Folder', 'Folder']);
-    const byRef = new Map(dump.instances.map((i: { referent: number }) => [i.referent, i]));
-    const names = dump.instances.map((i: { name: string; parent: number | null }) => {
-      const parent = i.parent === null ? null : (byRef.get(i.parent) as { name: string }).name;
-      return `${parent}>${i.name}`;
-    });
-    assert.equal(names.length, 3);
-    assert.equal(dump.instances.filter((i: { parent: number | null }) => i.parent === null).length, 1);
-    assert.deepEqual(dump.instances[0].properties.Name, { type: 'String', value: dump.instances[0].name });
+    // Parents first, each parent an earlier instance's id; one root.
+    const seen = new Set<string>();
+    for (const instance of dump.instances as { id: string; parent: string | null }[]) {
+      if (instance.parent !== null) assert.ok(seen.has(instance.parent));
+      seen.add(instance.id);
+    }
+    assert.equal(dump.instances.filter((i: { parent: string | null }) => i.parent === null).length, 1);
+    assert.equal(dump.classes.Folder.properties.Name, 'String');
+    const read = [...readInstances(dump)];
+    assert.equal(read[0]!.properties.get('Name')?.value, dump.instances[0].name);
   }
+  assert.deepEqual(binary.instances.map((i: { name: string }) => i.name), xml.instances.map((i: { name: string }) => i.name));
 });
 
 test('dump of a real place writes valid JSON with non-finite floats as strings', async () => {
@@ -53,6 +58,29 @@ test('dump of a real place writes valid JSON with non-finite floats as strings',
   assert.equal(code, 0);
   const dump = JSON.parse(stdout);
   assert.equal(dump.instances.length, 1993);
+  assert.equal([...readInstances(dump)].length, 1993);
+});
+
+test('project writes the version 2 document offline: every asset not downloaded, the script mode applied', async () => {
+  const place = join(PLACES_DIR, 'roblox-statemachine-demo.rbxl');
+  const { code, stdout, stderr } = await cli('project', place, '--scripts', 'skip');
+  assert.equal(code, 0, stderr);
+  const doc = JSON.parse(stdout);
+  assert.equal(doc.version, 2);
+  assert.equal(doc.scripts_mode, 'skip');
+  assert.deepEqual(doc.scripts, []);
+  assert.equal(doc.source.file_name, 'roblox-statemachine-demo.rbxl');
+  assert.equal(doc.source.preview_hash, createHash('sha256').update(readFileSync(place)).digest('hex'));
+  assert.ok(doc.assets.length > 0);
+  assert.ok(doc.assets.every((a: { ok: boolean; reason: string }) => !a.ok && a.reason === 'not_downloaded'));
+  const disabled = JSON.parse((await cli('project', place)).stdout);
+  assert.equal(disabled.scripts_mode, 'disabled');
+  assert.equal(disabled.scripts.length, 19);
+  for (const [args, pattern] of [[['project', place, '--scripts', 'nope'], /scripts_mode must be one of/], [['project'], /exactly one FILE/]] as const) {
+    const bad = await cli(...args);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, pattern);
+  }
 });
 
 test('bad input: exit code 2 and one line naming what and where, no stack trace', async () => {
@@ -89,36 +117,49 @@ test('dump --pretty is the same JSON indented by two spaces', async () => {
   assert.equal(pretty.stdout, JSON.stringify(JSON.parse(plain.stdout), null, 2) + '\n');
 });
 
-test('dump --class and --path keep the instances that pass every filter, in file order', async () => {
-  const file = join(PLACES_DIR, 'rocket-arena-2006.rbxl');
-  const all = JSON.parse((await cli('dump', file)).stdout) as { format: string; instances: { referent: number; class: string; name: string; parent: number | null }[] };
-  const byRef = new Map(all.instances.map((instance) => [instance.referent, instance]));
-  const fullName = (instance: { name: string; parent: number | null }): string =>
-    instance.parent === null ? instance.name : `${fullName(byRef.get(instance.parent)!)}.${instance.name}`;
+type DumpInstance = { id: string; class: string; name: string; parent: string | null };
+type Dump = { format: string; classes: Record<string, unknown>; shared_strings: string[]; instances: DumpInstance[] };
 
-  const scripts = JSON.parse((await cli('dump', '--class', 'Script', file)).stdout) as typeof all;
-  assert.equal(scripts.format, all.format);
-  assert.deepEqual(scripts.instances, all.instances.filter((instance) => instance.class === 'Script'));
+test('dump --class and --path keep the instances that pass every filter, parents first, each as in the whole dump', async () => {
+  const file = join(PLACES_DIR, 'rocket-arena-2006.rbxl');
+  const all = JSON.parse((await cli('dump', file)).stdout) as Dump;
+  const byId = new Map(all.instances.map((instance) => [instance.id, instance]));
+  const fullName = (instance: DumpInstance): string =>
+    instance.parent === null ? instance.name : `${fullName(byId.get(instance.parent)!)}.${instance.name}`;
+  /** The dump a filter should give: the same header, only the kept instances and their classes' tables. */
+  const subset = (kept: DumpInstance[]): Dump => ({
+    format: all.format,
+    classes: Object.fromEntries(Object.entries(all.classes).filter(([name]) => kept.some((instance) => instance.class === name))),
+    shared_strings: all.shared_strings,
+    instances: kept,
+  });
+
+  const scripts = JSON.parse((await cli('dump', '--class', 'Script', file)).stdout) as Dump;
+  assert.deepEqual(scripts, subset(all.instances.filter((instance) => instance.class === 'Script')));
   assert.equal(scripts.instances.length, 15);
+  assert.deepEqual(Object.keys(scripts.classes), ['Script']);
+  // The filtered dump reads back through the one reader like the whole one.
+  assert.equal([...readInstances(scripts as unknown as Parameters<typeof readInstances>[0])].length, 15);
 
   const prefix = 'StarterPack.Multirocket';
-  const subtree = JSON.parse((await cli('dump', '--path', prefix, file)).stdout) as typeof all;
+  const subtree = JSON.parse((await cli('dump', '--path', prefix, file)).stdout) as Dump;
   const expected = all.instances.filter((instance) => fullName(instance) === prefix || fullName(instance).startsWith(`${prefix}.`));
   assert.ok(expected.length > 2);
-  assert.deepEqual(subtree.instances, expected, 'the instance and its descendants');
+  assert.deepEqual(subtree, subset(expected), 'the instance and its descendants');
   // A prefix is a whole name: Workspace.Regen is not Workspace.Regenerate Castle.
-  const regen = JSON.parse((await cli('dump', '--path', 'Workspace.Regen', file)).stdout) as typeof all;
+  const regen = JSON.parse((await cli('dump', '--path', 'Workspace.Regen', file)).stdout) as Dump;
   assert.ok(all.instances.some((instance) => fullName(instance) === 'Workspace.Regenerate Castle'));
   assert.deepEqual(regen.instances.map(fullName), all.instances.map(fullName).filter((name) => name === 'Workspace.Regen' || name.startsWith('Workspace.Regen.')));
 
   const both = await cli('dump', '--pretty', '--path', 'StarterPack', '--class', 'Script', '--class', 'LocalScript', file);
   const expectedBoth = all.instances.filter((instance) => ['Script', 'LocalScript'].includes(instance.class) && fullName(instance).startsWith('StarterPack.'));
-  assert.equal(both.stdout, JSON.stringify({ format: all.format, instances: expectedBoth }, null, 2) + '\n');
+  assert.ok(expectedBoth.length > 0);
+  assert.equal(both.stdout, JSON.stringify(subset(expectedBoth), null, 2) + '\n');
 
   for (const flags of [[], ['--pretty']]) {
     const none = await cli('dump', ...flags, '--class', 'NoSuchClass', file);
     assert.equal(none.code, 0);
-    assert.equal(none.stdout, JSON.stringify({ format: all.format, instances: [] }, null, flags.length ? 2 : undefined) + '\n');
+    assert.equal(none.stdout, JSON.stringify(subset([]), null, flags.length ? 2 : undefined) + '\n');
   }
   const usage = await cli('dump', '--chunks', '--class', 'Part', file);
   assert.equal(usage.code, 2);
@@ -133,23 +174,35 @@ test('dump output is streamed in pieces that join to the whole document', async 
     const pieces = [...dumpPieces(dom, { pretty, classes: ['Part'], paths: [] }, 4096)];
     assert.ok(pieces.length > 10, `${pieces.length} pieces: never one string`);
     assert.ok(pieces.slice(0, -1).every((piece) => piece.length < 4096 + 8192), 'each piece about the asked size');
-    const whole = JSON.parse(pieces.join(''));
-    assert.equal(pieces.join(''), JSON.stringify(whole, null, pretty ? 2 : undefined) + '\n');
+    const text = Buffer.concat(pieces).toString('utf8');
+    const whole = JSON.parse(text);
+    assert.equal(text, JSON.stringify(whole, null, pretty ? 2 : undefined) + '\n');
     assert.ok(whole.instances.length > 100 && whole.instances.every((instance: { class: string }) => instance.class === 'Part'));
+  }
+});
+
+test('indentJson lays out JSON split anywhere, even inside a UTF-8 character, as JSON.stringify(…, null, 2)', async () => {
+  const { indentJson } = await import('../src/cli/dump.js');
+  const value = { a: [], b: {}, c: [1, -0.5, 'x, y: {z}', { d: 'é"\\"ü' }, [[]]], 'k:"': null, e: true };
+  const text = Buffer.from(JSON.stringify(value));
+  for (const size of [1, 2, 3, 7, text.length]) {
+    const pieces: Buffer[] = [];
+    for (let at = 0; at < text.length; at += size) pieces.push(text.subarray(at, at + size));
+    assert.equal(Buffer.concat([...indentJson(pieces, 16)]).toString('utf8'), JSON.stringify(value, null, 2) + '\n', `pieces of ${size}`);
   }
 });
 
 test('help: the overview lists every command with its options; every command takes --help', async () => {
   const overview = await cli('help');
   assert.equal(overview.code, 0);
-  for (const text of ['rbxl-import import FILE...', '--scripts MODE', '--json', '--dev-user ID', 'rbxl-import dump FILE', '--pretty', '--class NAME', '--path PREFIX', '--chunks', 'rbxl-import mesh FILE', '--gltf OUT.glb', 'rbxl-import gltf FILE OUT.glb', 'rbxl-import serve', 'rbxl-import help']) {
+  for (const text of ['rbxl-import import FILE...', '--scripts MODE', '--json', '--dev-user ID', 'rbxl-import dump FILE', '--pretty', '--class NAME', '--path PREFIX', '--chunks', 'rbxl-import project FILE [--scripts MODE]', 'rbxl-import mesh FILE', '--gltf OUT.glb', 'rbxl-import gltf FILE OUT.glb', 'rbxl-import serve', 'rbxl-import help']) {
     assert.ok(overview.stdout.includes(text), `the overview names ${text}`);
   }
   assert.equal((await cli('--help')).stdout, overview.stdout);
   const bare = await cli();
   assert.equal(bare.code, 2, 'no command is a usage error');
   assert.equal(bare.stderr, overview.stdout);
-  for (const command of ['import', 'dump', 'gltf', 'mesh', 'serve']) {
+  for (const command of ['import', 'dump', 'project', 'gltf', 'mesh', 'serve']) {
     const own = await cli(command, '--help');
     assert.equal(own.code, 0, `${command} --help: ${own.stderr}`);
     assert.match(own.stdout, new RegExp(`^Usage: rbxl-import ${command}\\b`));

@@ -42,9 +42,12 @@ test('a full data directory answers 507 with Retry-After, /health says degraded,
 });
 
 test('a project document that does not fit in MAX_DATA_BYTES is refused with 507, and nothing of it stays', async () => {
-  const service = await startService({ maxDataBytes: 120_000 });
+  // Stored documents are Brotli-compressed (rocket-arena's is about 60 KB): a 1.6 MB place whose
+  // document is stored in about 2 MB, with room for its preview but not for that.
+  const booga = readFileSync(join(PLACES_DIR, 'booga.rbxl'));
+  const service = await startService({ maxDataBytes: 2_600_000 });
   try {
-    const { preview_hash } = await analyze(service, PLACE, 'place.rbxl', as('ann'));
+    const { preview_hash } = await analyze(service, booga, 'place.rbxl', as('ann'));
     await expectError(await postJson(service, CREATE, { preview_hash }, as('ann')), 507, 'storage_full');
     assert.deepEqual((await readdir(join(service.dataDir, 'projects'))).filter((name) => !name.startsWith('.')), []);
     assert.deepEqual((await readdir(join(service.dataDir, 'projects'))).filter((name) => name.endsWith('.tmp')), []);

@@ -13,15 +13,16 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decode, decodeChunks } from '../src/parser/index.js';
 import { decodeXml } from '../src/parser/xml/index.js';
-import { children, findService, fullName, getValue, preorder, roots, type Column, type Dom } from '../src/parser/dom.js';
+import { children, findService, fullName, getValue, preorder, roots, type Column, type Dom, propertyNames } from '../src/parser/dom.js';
 import { DomBuilder } from '../src/parser/dom-build.js';
-import { dumpInstance, dumpJson } from '../src/parser/dump.js';
+import { dumpJson } from '../src/project/dump.js';
+import { readInstances, type EncodedTree } from '../src/project/reader.js';
 import { arrayColumn } from '../src/parser/columns/column.js';
 import { ByteWriter } from '../src/parser/writer/bytes.js';
 import { concat, fileHeader, frameChunk } from '../src/parser/writer/chunks.js';
 import { writeReferents } from '../src/parser/writer/interleave.js';
 import { encode } from '../src/parser/writer/index.js';
-import { jsonReplacer, type Value } from '../src/parser/values.js';
+import type { Value } from '../src/parser/values.js';
 import { DecodeError } from '../src/parser/errors.js';
 import { readChunks } from '../src/parser/chunk.js';
 import { DEFAULT_LIMITS } from '../src/parser/limits.js';
@@ -475,17 +476,27 @@ describe('XML text', () => {
 // The dump, written instance by instance
 
 describe('dump', () => {
-  test('the streamed pieces are the JSON of the whole dump, in bounded pieces', () => {
+  test('the streamed chunks are bounded and read back as the DOM: ids, parents in order, names, properties', () => {
     const dom = decode(encode(buildPlace({ parents: randomParents(2000, 31), referents: referentsFor(2000, 'sparse', 32), classOf: byDepth })));
-    const pieces = [...dumpJson(dom, 4096)];
-    assert.ok(pieces.length > 10, `${pieces.length} pieces`);
-    for (const piece of pieces.slice(0, -1)) assert.ok(piece.length >= 4096 && piece.length < 4096 + 1024, `piece of ${piece.length}`);
-    const whole = { format: dom.format, instances: Array.from({ length: dom.count }, (_, row) => dumpInstance(dom, row)) };
-    assert.equal(pieces.join(''), JSON.stringify(whole, jsonReplacer) + '\n');
-    const parsed = JSON.parse(pieces.join('')) as { instances: { referent: number; parent: number | null; name: string; properties: Record<string, unknown> }[] };
-    const expected = treeFromChunks(encode(dom));
-    assert.deepEqual(parsed.instances.map((i) => [i.referent, i.parent, i.name]), expected.rows.map((row) => [row.referent, row.parent, row.name]));
-    assert.deepEqual(Object.keys(parsed.instances[0]!.properties), ['Name', 'Tags']);
+    const chunks = [...dumpJson(dom, 4096)];
+    assert.ok(chunks.length > 10, `${chunks.length} chunks`);
+    for (const chunk of chunks.slice(0, -1)) assert.ok(chunk.length <= 4096, `chunk of ${chunk.length}`);
+    const text = Buffer.concat(chunks).toString('utf8');
+    assert.ok(text.endsWith('}\n'));
+    const parsed = JSON.parse(text) as EncodedTree & { format: string };
+    assert.equal(parsed.format, 'binary');
+    const seen = new Set<string>();
+    const read = [...readInstances(parsed)];
+    assert.equal(read.length, dom.count);
+    for (const instance of read) {
+      const row = Number(instance.id);
+      if (instance.parent !== null) assert.ok(seen.has(instance.parent), `parent of ${instance.id} comes first`);
+      seen.add(instance.id);
+      assert.equal(instance.parent, dom.parent(row) === -1 ? null : String(dom.parent(row)));
+      assert.equal(instance.name, dom.name(row));
+      assert.deepEqual([...instance.properties.keys()], propertyNames(dom, row));
+      assert.equal(instance.properties.get('Tags')?.value, getValue(dom, row, 'Tags'));
+    }
   });
 });
 

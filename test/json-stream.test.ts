@@ -72,6 +72,8 @@ test('writeJsonFile writes the text, holds maxBytes, and takes a compressing tra
     const compressed = await writeJsonFile(gz, value, { encode: () => createGzip() });
     assert.equal(gunzipSync(await readFile(gz)).toString('utf8'), JSON.stringify(value));
     assert.ok(compressed.bytes < compressed.jsonBytes / 3);
+    // Past maxBytes after the transform it is still JsonTooLargeError (the caller's 507), not the AbortError pipeline reports.
+    await assert.rejects(writeJsonFile(join(dir, 'capped.json.gz'), value, { maxBytes: 1000, encode: () => createGzip() }), JsonTooLargeError);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

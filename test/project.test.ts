@@ -95,9 +95,9 @@ test('readScriptMeta: refuses code that is not a packed script', () => {
 
 function sampleScripts(): ProjectScript[] {
   return [
-    { name: 'On', class: 'Script', path: 'W.On', code: packScript(meta({ name: 'On' }), 'print(1)') },
-    { name: 'Off', class: 'Script', path: 'W.Off', code: packScript(meta({ name: 'Off', enabled: false }), 'print(2)') },
-    { name: 'Mod', class: 'ModuleScript', path: 'W.Mod', code: packScript(meta({ name: 'Mod', class: 'ModuleScript' }), 'return {}') },
+    { id: '1', name: 'On', class: 'Script', path: 'W.On', code: packScript(meta({ id: '1', name: 'On' }), 'print(1)') },
+    { id: '2', name: 'Off', class: 'Script', path: 'W.Off', code: packScript(meta({ id: '2', name: 'Off', enabled: false }), 'print(2)') },
+    { id: '3', name: 'Mod', class: 'ModuleScript', path: 'W.Mod', code: packScript(meta({ id: '3', name: 'Mod', class: 'ModuleScript' }), 'return {}') },
   ];
 }
 
@@ -278,7 +278,7 @@ function options(scriptsMode: 'disabled' | 'enabled' | 'skip') {
 test('buildProject: the versioned document, JSON-serialisable', () => {
   const doc = buildProject(scriptedDom(), options('enabled'));
   assert.equal(doc.format, 'rbxl-import/project');
-  assert.equal(doc.version, 1);
+  assert.equal(doc.version, 2);
   assert.equal(doc.title, 'My Place');
   assert.equal(doc.owner, 'u1');
   assert.equal(doc.created_at, '2025-01-02T03:04:05.000Z');
@@ -296,6 +296,13 @@ test('buildProject: the versioned document, JSON-serialisable', () => {
     ['Off', 'Script', 'Workspace.Off'],
     ['M', 'ModuleScript', 'ReplicatedStorage.M'],
   ]);
+  // Each entry names its instance, in the entry and in the metadata line.
+  const byId = new Map(doc.instances.map((i) => [i.id, i]));
+  for (const script of doc.scripts) {
+    assert.equal(byId.get(script.id)?.class, script.class);
+    assert.equal(byId.get(script.id)?.name, script.name);
+    assert.equal(readScriptMeta(script.code).id, script.id);
+  }
   const loop = readScriptMeta(doc.scripts[0]!.code);
   assert.equal(loop.run_context, 'Server');
   assert.equal(loop.enabled, true);
@@ -318,6 +325,9 @@ test('buildProject: the three script modes', () => {
   assert.deepEqual(skipped.scripts, []);
   assert.equal(skipped.title, 'Named');
   assert.equal(skipped.scene.parts, 1);
+  // skip: script instances are left out of the tree too, and named.
+  assert.deepEqual(skipped.instances.filter((i) => /Script$/.test(i.class)), []);
+  assert.deepEqual(skipped.import.not_imported.map((e) => [e.class, e.count]).sort(), [['ModuleScript', 1], ['Script', 2]]);
 });
 
 test('buildProject: finding codes come from the analysis when this scanner found them and they fit the map; otherwise scripts are scanned', () => {

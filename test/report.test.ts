@@ -14,7 +14,7 @@ const REPORT_FIELDS = [
   'scripts_total', 'format', 'file_name', 'file_size', 'instances_total', 'classes', 'parts_total', 'meshes_total',
   'unions_total', 'terrain', 'scripts', 'scripts_disabled', 'scripts_by_run_context', 'scripts_linked',
   'script_lines_total', 'scripts_flagged', 'script_findings', 'scripts_by_finding', 'scripts_at_risk', 'assets_total', 'assets',
-  'assets_builtin', 'assets_other', 'bounds', 'warnings',
+  'assets_builtin', 'assets_other', 'bounds', 'imported', 'not_imported', 'warnings',
 ];
 
 function script(className: string, name: string, source: string, props: HandNode['props'] = {}): HandNode {

@@ -131,7 +131,9 @@ describe('scene service', () => {
     // The project says per asset whether it was converted and why not: its summary (the page's data) and its document.
     type Listed = { id: string; conversion?: { converted: boolean; reason?: string; triangles?: number } };
     const summary = await (await fetch(`${service.url}/api-rbxl/projects/${created.project_id}/summary`, { headers: as('carol') })).json() as { assets: Listed[] };
-    const document = await (await fetch(`${service.url}/api-rbxl/projects/${created.project_id}`, { headers: as('carol') })).json() as { assets: Listed[] };
+    const document = await (await fetch(`${service.url}/api-rbxl/projects/${created.project_id}`, { headers: as('carol') })).json() as {
+      assets: Listed[]; instances: { id: string; class: string; name: string }[];
+    };
     for (const [where, listed] of [['summary', summary.assets], ['document', document.assets]] as const) {
       const byId = new Map(listed.map((asset) => [asset.id, asset.conversion]));
       for (const [id, entry] of notConverted) assert.deepEqual([byId.get(id)?.converted, byId.get(id)?.reason], [false, entry.reason], `${where}: ${id}`);
@@ -160,6 +162,23 @@ describe('scene service', () => {
     const json = JSON.parse(Buffer.from(glb.subarray(20, 20 + length)).toString('utf8')) as {
       nodes: { mesh?: number; extras?: Record<string, string> }[]; meshes: { primitives: { attributes: Record<string, number> }[] }[];
     };
+    // Every node names its instance by the document's id: same class, same name (Terrain and Water: the Terrain's).
+    const instances = new Map(document.instances.map((instance) => [instance.id, instance]));
+    let named = 0;
+    for (const node of json.nodes as { name?: string; extras?: Record<string, string> }[]) {
+      if (node.extras?.id === undefined) continue;
+      const instance = instances.get(node.extras.id);
+      assert.ok(instance, `node ${node.name} has id ${node.extras.id}, an instance of the document`);
+      if (node.extras.kind === 'terrain' || node.extras.kind === 'water') {
+        assert.equal(instance.class, 'Terrain');
+      } else {
+        assert.equal(instance.class, node.extras.class, `node ${node.name}`);
+        assert.equal(instance.name, node.name);
+      }
+      named++;
+    }
+    assert.ok(named >= 300, `${named} nodes carry an id`);
+
     // One geometry per distinct converted asset (meshes and union models), shared by its parts.
     const geometries = new Map<string, Set<number>>();
     for (const node of json.nodes) {

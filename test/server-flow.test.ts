@@ -161,7 +161,7 @@ describe('analyze then create', () => {
     assert.equal(created.assets_downloaded + created.assets_failed, 18);
     const doc = await project(created.project_id);
     assert.equal(doc.format, 'rbxl-import/project');
-    assert.equal(doc.version, 1);
+    assert.equal(doc.version, 2);
     assert.equal(doc.owner, 'alice');
     assert.equal(doc.scripts_mode, 'disabled');
     assert.deepEqual(doc.source, { preview_hash: hash, file_name: PLACE_NAME, format: 'binary', size: PLACE.length });

@@ -1,12 +1,12 @@
 /**
  * `rbxl-import dump`: which instances to print (--class, --path) and how to lay the JSON
- * out (--pretty), written as a stream that waits for the output to drain. How one
- * instance becomes JSON is the decoder's (src/parser/dump.ts `dumpInstance`); this file
- * only picks rows and frames them, so the two can change apart.
+ * out (--pretty), written as a stream that waits for the output to drain. How the DOM
+ * becomes JSON is the project document's instance encoding (src/project/dump.ts); this
+ * file only picks rows and lays the text out, so the two can change apart.
  */
 import { parseArgs } from 'node:util';
 import { fullName, type Dom } from '../parser/dom.js';
-import { dumpInstance, dumpJson, stringifyDump } from '../parser/dump.js';
+import { dumpJson } from '../project/dump.js';
 
 export interface DumpOptions {
   file: string;
@@ -48,42 +48,93 @@ export function parseDumpArgs(argv: string[]): DumpOptions | 'help' {
   return { file: positionals[0]!, chunks: values.chunks ?? false, pretty: values.pretty ?? false, classes, paths };
 }
 
-/** The rows that pass every filter, in file order. */
-export function* selectRows(dom: Dom, { classes, paths }: Pick<DumpOptions, 'classes' | 'paths'>): Generator<number> {
+/** The rows that pass every filter (1 = selected, by DOM row), or undefined when there is no filter. */
+export function selectRows(dom: Dom, { classes, paths }: Pick<DumpOptions, 'classes' | 'paths'>): Uint8Array | undefined {
+  if (classes.length === 0 && paths.length === 0) return undefined;
   const classSet = classes.length ? new Set(classes) : null;
+  const selected = new Uint8Array(dom.count);
   for (let row = 0; row < dom.count; row++) {
     if (classSet && !classSet.has(dom.className(row))) continue;
     if (paths.length) {
       const name = fullName(dom, row);
       if (!paths.some((prefix) => name === prefix || name.startsWith(`${prefix}.`))) continue;
     }
-    yield row;
+    selected[row] = 1;
   }
+  return selected;
 }
 
 /**
- * The dump as pieces of text of about `pieceBytes` characters: exactly
- * JSON.stringify({format, instances}, replacer, pretty ? 2 : undefined) + '\n' of the
- * selected instances, without ever holding it whole.
+ * The dump as UTF-8 pieces of about `pieceBytes` bytes: the selected instances in the
+ * document encoding (parents first), indented like JSON.stringify(value, null, 2) with
+ * --pretty, without ever holding it whole.
  */
-export function* dumpPieces(dom: Dom, options: Pick<DumpOptions, 'pretty' | 'classes' | 'paths'>, pieceBytes = 1 << 20): Generator<string> {
-  const filtered = options.classes.length > 0 || options.paths.length > 0;
-  if (!options.pretty && !filtered) {
-    yield* dumpJson(dom, pieceBytes);
-    return;
-  }
-  const indent = options.pretty ? 2 : undefined;
-  const pad = (text: string, spaces: string) => text.replaceAll('\n', `\n${spaces}`);
-  let piece = options.pretty ? `{\n  "format": ${JSON.stringify(dom.format)},\n  "instances": [` : `{"format":${JSON.stringify(dom.format)},"instances":[`;
-  let first = true;
-  for (const row of selectRows(dom, options)) {
-    const json = stringifyDump(dumpInstance(dom, row), indent);
-    piece += options.pretty ? `${first ? '' : ','}\n    ${pad(json, '    ')}` : `${first ? '' : ','}${json}`;
-    first = false;
-    if (piece.length >= pieceBytes) {
-      yield piece;
-      piece = '';
+export function* dumpPieces(dom: Dom, options: Pick<DumpOptions, 'pretty' | 'classes' | 'paths'>, pieceBytes = 1 << 16): Generator<Buffer> {
+  const pieces = dumpJson(dom, pieceBytes, selectRows(dom, options));
+  yield* options.pretty ? indentJson(pieces, pieceBytes) : pieces;
+}
+
+const SPACE = 0x20;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Compact JSON text in pieces (split anywhere, even inside a UTF-8 character) laid out
+ * as JSON.stringify(JSON.parse(text), null, 2) would, without parsing it: numbers and
+ * strings keep their exact text. Structural characters are ASCII and never occur inside
+ * a multi-byte character, so the text is walked byte by byte.
+ */
+export function* indentJson(pieces: Iterable<Uint8Array>, pieceBytes = 1 << 16): Generator<Buffer> {
+  let out = Buffer.allocUnsafe(pieceBytes);
+  let at = 0;
+  const put = (byte: number): void => {
+    if (at === out.length) {
+      const full = out;
+      out = Buffer.allocUnsafe(pieceBytes);
+      at = 0;
+      ready.push(full);
     }
+    out[at++] = byte;
+  };
+  const ready: Buffer[] = [];
+  let depth = 0;
+  const newline = (): void => {
+    put(0x0a);
+    for (let i = 0; i < depth * 2; i++) put(SPACE);
+  };
+  let inString = false;
+  let escaped = false;
+  let open = 0; // a `{` or `[` not yet known to be empty
+  for (const piece of pieces) {
+    for (let i = 0; i < piece.length; i++) {
+      const byte = piece[i]!;
+      if (inString) {
+        put(byte);
+        if (escaped) escaped = false;
+        else if (byte === BACKSLASH) escaped = true;
+        else if (byte === QUOTE) inString = false;
+        continue;
+      }
+      if (byte === SPACE || byte === 0x0a || byte === 0x0d || byte === 0x09) continue;
+      if (open !== 0) {
+        const empty = (open === 0x7b && byte === 0x7d) || (open === 0x5b && byte === 0x5d);
+        open = 0;
+        if (empty) { put(byte); continue; }
+        depth++;
+        newline();
+      }
+      switch (byte) {
+        case QUOTE: inString = true; put(byte); break;
+        case 0x7b: case 0x5b: put(byte); open = byte; break;
+        case 0x7d: case 0x5d: depth--; newline(); put(byte); break;
+        case 0x2c: put(byte); newline(); break;
+        case 0x3a: put(byte); put(SPACE); break;
+        default: put(byte);
+      }
+    }
+    if (ready.length) yield* ready.splice(0);
   }
-  yield piece + (options.pretty ? (first ? ']\n}\n' : '\n  ]\n}\n') : ']}\n');
+  put(0x0a);
+  yield* ready.splice(0);
+  yield out.subarray(0, at);
 }

@@ -45,7 +45,9 @@ export const COMMANDS: CommandHelp[] = [
     synopsis: 'FILE [--pretty] [--class NAME] [--path PREFIX] | --chunks FILE',
     summary: 'print a map\'s instances and properties as JSON, streamed instance by instance',
     details:
-      'Prints {"format", "instances": [...]}; filters keep the instances that pass all of them, in file order.',
+      'Prints {"format", "classes", "shared_strings", "instances": [...]} in the project document\'s encoding\n'
+      + '(README, "The project document"), every property included; filters keep the instances that pass all\n'
+      + 'of them, parents before children, each written as in the whole dump.',
     options: [
       ['--pretty', 'indent the JSON (two spaces)'],
       ['--class NAME', 'only instances of class NAME (may be given more than once)'],
@@ -64,6 +66,19 @@ export const COMMANDS: CommandHelp[] = [
       + '(a project\'s scene.glb from the service has the converted meshes). Studs, +Y up; each node\'s\n'
       + 'extras.id is the instance\'s id in the project document. Prints the node and triangle counts.',
     options: [['-h, --help', 'show this help']],
+  },
+  {
+    name: 'project',
+    synopsis: 'FILE [--scripts MODE]',
+    summary: 'print the project document (version 2) the service would store for a map, offline',
+    details:
+      'Writes the whole document as a stream (redirect it: rbxl-import project map.rbxl > doc.json). Nothing is\n'
+      + 'downloaded: every asset is listed as not_downloaded. The document is plain JSON here; the service stores\n'
+      + 'it Brotli-compressed.',
+    options: [
+      ['--scripts MODE', 'disabled | enabled | skip, as the create request\'s scripts_mode (default: disabled)'],
+      ['-h, --help', 'show this help'],
+    ],
   },
   {
     name: 'mesh',

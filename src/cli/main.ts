@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * The `rbxl-import` command: `dump` decodes a file to JSON, `gltf` writes a map as
- * scene.glb, `mesh` decodes a mesh or union blob (or converts it to glTF), `import`
+ * The `rbxl-import` command: `dump` decodes a file to JSON, `project` writes the
+ * project document of a file offline, `gltf` writes a map as scene.glb, `mesh`
+ * decodes a mesh or union blob (or converts it to glTF), `import`
  * uploads maps to a running service, `serve` runs the service, `help` explains them
  * (help.ts; every command also takes --help).
  * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
@@ -48,6 +49,22 @@ async function dump(args: string[]): Promise<number> {
   }
   // The DOM is written instance by instance, waiting for stdout to drain.
   for (const piece of dumpPieces(decode(bytes), options)) await writeOut(piece);
+  return 0;
+}
+
+/** `project FILE [--scripts MODE]`: the version 2 document, streamed, every asset marked not downloaded. */
+async function project(args: string[]): Promise<number> {
+  const { parseProjectArgs, projectPieces, ProjectUsageError } = await import('./project.js');
+  let options;
+  try {
+    options = parseProjectArgs(args);
+  } catch (error) {
+    if (error instanceof ProjectUsageError) throw new UsageError(error.message, 'project');
+    throw error;
+  }
+  if (options === 'help') return help('project');
+  const bytes = await readInput(options.file);
+  for (const piece of projectPieces(decode(bytes), bytes, options)) await writeOut(piece);
   return 0;
 }
 
@@ -133,7 +150,7 @@ async function readInput(file: string): Promise<Uint8Array> {
   }
 }
 
-function writeOut(text: string): Promise<void> {
+function writeOut(text: string | Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
 }
 
@@ -143,6 +160,7 @@ async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'dump': return await dump(args);
       case 'gltf': return await gltf(args);
+      case 'project': return await project(args);
       case 'mesh': return await mesh(args);
       case 'import': {
         const { runImport } = await import('./import.js');

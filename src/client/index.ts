@@ -77,6 +77,10 @@ export interface Report {
   scripts_at_risk?: ScriptAtRisk[];
   assets_total?: number;
   assets?: Record<string, number>;
+  /** What the project will hold, by category (parts in the Workspace and in storage, scripts, joints...). */
+  imported?: Record<string, number | boolean>;
+  /** What it will not hold, and why. */
+  not_imported?: { class: string; property?: string; count: number; reason: string }[];
   warnings?: string[];
   [field: string]: unknown;
 }

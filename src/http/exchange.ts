@@ -188,3 +188,52 @@ export async function sendFile(exchange: Exchange, path: string, headers: Record
     await handle.close();
   }
 }
+
+/**
+ * Streams a body of unknown length (chunked) with uWS back-pressure: each chunk is
+ * written as it comes, and the next waits while uWS still holds data for a slow
+ * client. The source is stopped (its iterator returned) when the client goes away. A
+ * failure after the status line went out can only cut the connection.
+ */
+export async function sendStream(exchange: Exchange, source: AsyncIterable<Uint8Array>, headers: Record<string, string>): Promise<void> {
+  if (exchange.finished) return;
+  let headerSent = false;
+  const head = (): void => {
+    if (headerSent) return;
+    exchange.res.writeStatus('200 OK');
+    for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+    headerSent = true;
+  };
+  exchange.status = 200;
+  try {
+    for await (const chunk of source) {
+      if (exchange.aborted) return;
+      let ok = true;
+      exchange.res.cork(() => {
+        head();
+        ok = exchange.res.write(chunk);
+      });
+      exchange.bytesOut += chunk.byteLength;
+      if (!ok) {
+        await new Promise<void>((resolve) => {
+          exchange.onAbort.push(resolve);
+          exchange.res.onWritable(() => {
+            resolve();
+            return true;
+          });
+        });
+      }
+    }
+  } catch (error) {
+    if (!headerSent || exchange.aborted) throw error;
+    exchange.res.close(); // the client sees a cut answer, never a wrong one
+    finish(exchange);
+    return;
+  }
+  if (exchange.aborted) return;
+  exchange.res.cork(() => {
+    head();
+    exchange.res.end();
+  });
+  finish(exchange);
+}

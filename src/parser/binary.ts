@@ -16,6 +16,7 @@ import { resolveLimits, type DecodeLimits } from './limits.js';
 import { checkCount, cursor, readBytes, readText, readU32, readU8, type Cursor } from './reader.js';
 import { typeName } from './types.js';
 import { warn, warningLines, type WarningLog } from './warnings.js';
+import { SkipLog } from './skipped.js';
 import type { PropType, Value } from './values.js';
 
 export interface MetaChunk { kind: 'META'; entries: [string, string][] }
@@ -197,6 +198,7 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
   const classes: ClassChunk[] = [];
   const byClassId = new Map<number, ClassChunk>();
   const links: { children: Int32Array; parents: Int32Array; offset: number }[] = [];
+  const skipped = new SkipLog();
 
   walkChunks(bytes, limits, warnings, (chunk, raw) => {
     switch (chunk.kind) {
@@ -210,6 +212,9 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
       }
       case 'PROP': {
         const owner = byClassId.get(chunk.classId);
+        if (owner && !chunk.type) {
+          skipped.add(owner.className, chunk.name, `a property type the decoder does not know (type id 0x${chunk.typeId.toString(16).padStart(2, '0')})`, owner.referents.length);
+        }
         if (!owner || !chunk.column) break;
         if (owner.columns.has(chunk.name)) warn(warnings, 'property appears twice, the last one wins', `${owner.className}.${chunk.name}`);
         owner.columns.set(chunk.name, chunk.column);
@@ -247,7 +252,7 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
 
   const tree = linkParents(referents, links, index, warnings);
   return new Dom({
-    format: 'binary', metadata, sharedStrings, warnings: warningLines(warnings),
+    format: 'binary', metadata, sharedStrings, warnings: warningLines(warnings), skipped: skipped.list(),
     tables, tableIds, tableRows, referents,
     parents: tree.parents, firstChildren: tree.firstChildren, nextSiblings: tree.nextSiblings, firstRoot: tree.firstRoot,
     referentIndex: index,

@@ -4,6 +4,7 @@
  * tests).
  */
 import { Dom, type Column, type PropertyTable, type ReferentIndex } from './dom.js';
+import type { SkippedProperty } from './skipped.js';
 
 /** First-child / next-sibling lists filled by appending, children and roots in the order they come. */
 export class TreeLinks {
@@ -91,6 +92,7 @@ export interface DomExtras {
   metadata?: [string, string][];
   sharedStrings?: Uint8Array[];
   warnings?: string[];
+  skipped?: SkippedProperty[];
   xmlReferents?: string[];
 }
 
@@ -162,6 +164,7 @@ export class DomBuilder {
       metadata: extras.metadata ?? [],
       sharedStrings: extras.sharedStrings ?? [],
       warnings: extras.warnings ?? [],
+      ...(extras.skipped ? { skipped: extras.skipped } : {}),
       ...(extras.xmlReferents ? { xmlReferents: extras.xmlReferents } : {}),
       tables,
       tableIds: Uint32Array.from(this.#tableIds),

@@ -28,6 +28,7 @@
  * A table's columns are resolved once and then read by `rowInTable(row)`: the fast way
  * to read one property of many instances (see report.ts, scene.ts).
  */
+import type { SkippedProperty } from './skipped.js';
 import type { Property, PropType, Value } from './values.js';
 
 export interface Column {
@@ -37,6 +38,14 @@ export interface Column {
   get(row: number): Value;
   /** String and Bytecode columns of binary files: a row's bytes as the file holds them, without decoding (a view, not a copy). */
   bytes?(row: number): Uint8Array;
+  /**
+   * The rows whose value may differ from row `reference`'s, as a bit set (bit r of
+   * byte r >> 3 for row r), told in binary files from the stored bytes without
+   * reading values: one pass over the column. A set bit is conservative (a value
+   * stored two ways, a rotation id and its matrix, counts as different); a clear bit
+   * means the value is equal. Columns without it are compared through `get`.
+   */
+  differing?(reference: number): Uint8Array;
 }
 
 /** Instances of one class (and, in XML, one property list) and their properties as columns. */
@@ -59,6 +68,8 @@ export interface DomParts {
   metadata: [string, string][];
   sharedStrings: Uint8Array[];
   warnings: string[];
+  /** Properties read past without a value (unknown types); none when absent. */
+  skipped?: SkippedProperty[];
   xmlReferents?: string[];
   tables: PropertyTable[];
   tableIds: Uint32Array;
@@ -79,6 +90,8 @@ export class Dom {
   readonly sharedStrings: Uint8Array[];
   /** Things skipped or repaired while decoding (unknown chunks, types, tags...). */
   readonly warnings: string[];
+  /** Properties the decoder read past without a value, per class, property and reason (unknown types). */
+  readonly skipped: readonly SkippedProperty[];
   /** XML only: the file's referent attribute of each row ('' when the Item had none). */
   readonly xmlReferents?: string[];
   readonly count: number;
@@ -102,6 +115,7 @@ export class Dom {
     this.metadata = parts.metadata;
     this.sharedStrings = parts.sharedStrings;
     this.warnings = parts.warnings;
+    this.skipped = parts.skipped ?? [];
     if (parts.xmlReferents) this.xmlReferents = parts.xmlReferents;
     this.count = parts.tableIds.length;
     this.firstRoot = parts.firstRoot;

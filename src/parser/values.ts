@@ -46,6 +46,29 @@ export const FONT_WEIGHTS: Record<number, string> = {
 };
 export const FONT_STYLES = ['Normal', 'Italic'] as const;
 
+/**
+ * Deep equality of two values in these shapes; numbers compare with Object.is (so NaN
+ * equals NaN and -0 differs from 0, as their JSON forms do).
+ */
+export function valuesEqual(a: Value | undefined, b: Value | undefined): boolean {
+  if (typeof a === 'number' || typeof b === 'number') return Object.is(a, b);
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!valuesEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a), kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const key of ka) {
+    if (!Object.prototype.hasOwnProperty.call(b, key)) return false;
+    if (!valuesEqual((a as Record<string, Value>)[key], (b as Record<string, Value>)[key])) return false;
+  }
+  return true;
+}
+
 /** JSON.stringify replacer that writes non-finite floats the way the chunk view does. */
 export function jsonReplacer(_key: string, value: unknown): unknown {
   if (typeof value === 'number' && !Number.isFinite(value)) {

@@ -137,3 +137,57 @@ export const BRICK_COLORS: ReadonlyMap<number, [number, number, number]> = new M
 
 /** Medium stone grey (194): Roblox's default part colour, used for unknown BrickColor numbers. */
 export const DEFAULT_PART_COLOR: readonly [number, number, number] = [163, 162, 165];
+
+/** Joints: JointInstance classes (surface and manual joints, motors) and WeldConstraint. */
+export const JOINT_CLASSES: ReadonlySet<string> = new Set([
+  'Weld', 'ManualWeld', 'ManualGlue', 'Snap', 'Glue', 'Motor', 'Motor6D', 'Rotate', 'RotateP', 'RotateV',
+  'VelocityMotor', 'JointInstance', 'WeldConstraint',
+]);
+
+/** Physics constraints and the movers that replaced body movers. */
+export const CONSTRAINT_CLASSES: ReadonlySet<string> = new Set([
+  'AlignOrientation', 'AlignPosition', 'AngularVelocity', 'AnimationConstraint', 'BallSocketConstraint',
+  'CylindricalConstraint', 'HingeConstraint', 'LinearVelocity', 'LineForce', 'NoCollisionConstraint', 'Plane',
+  'PlaneConstraint', 'PrismaticConstraint', 'RigidConstraint', 'RodConstraint', 'RopeConstraint',
+  'SlidingBallConstraint', 'SpringConstraint', 'Torque', 'TorsionSpringConstraint', 'UniversalConstraint', 'VectorForce',
+]);
+
+/** Legacy body movers. */
+export const BODY_MOVER_CLASSES: ReadonlySet<string> = new Set([
+  'BodyAngularVelocity', 'BodyForce', 'BodyGyro', 'BodyPosition', 'BodyThrust', 'BodyVelocity', 'RocketPropulsion',
+]);
+
+export const LIGHT_CLASSES: ReadonlySet<string> = new Set(['PointLight', 'SpotLight', 'SurfaceLight']);
+
+/** What gives a map its look besides its parts: sky, atmosphere, clouds and post-processing effects. */
+export const SKY_AND_EFFECT_CLASSES: ReadonlySet<string> = new Set([
+  'Sky', 'Atmosphere', 'Clouds', 'BloomEffect', 'BlurEffect', 'ColorCorrectionEffect', 'DepthOfFieldEffect', 'SunRaysEffect',
+]);
+
+/** GUI containers and elements; UI* layout and style objects (UICorner, UIListLayout...) count with them. */
+export const GUI_CLASSES: ReadonlySet<string> = new Set([
+  'ScreenGui', 'SurfaceGui', 'BillboardGui', 'Frame', 'ScrollingFrame', 'TextLabel', 'TextButton', 'TextBox',
+  'ImageLabel', 'ImageButton', 'ViewportFrame', 'CanvasGroup', 'VideoFrame',
+]);
+
+export const REMOTE_CLASSES: ReadonlySet<string> = new Set([
+  'RemoteEvent', 'RemoteFunction', 'UnreliableRemoteEvent', 'BindableEvent', 'BindableFunction',
+]);
+
+/** Images on parts. */
+export const IMAGE_CLASSES: ReadonlySet<string> = new Set(['Decal', 'Texture', 'SurfaceAppearance']);
+
+export const PARTICLE_CLASSES: ReadonlySet<string> = new Set(['ParticleEmitter', 'Fire', 'Smoke', 'Sparkles', 'Trail', 'Beam']);
+
+export function isSoundClass(className: string): boolean {
+  return className === 'Sound' || className === 'SoundGroup' || className.endsWith('SoundEffect');
+}
+
+export function isGuiClass(className: string): boolean {
+  return GUI_CLASSES.has(className) || (className.startsWith('UI') && className.length > 2 && className[2]! >= 'A' && className[2]! <= 'Z');
+}
+
+/** IntValue, StringValue, ObjectValue, CFrameValue... */
+export function isValueClass(className: string): boolean {
+  return className.endsWith('Value') && className.length > 5;
+}

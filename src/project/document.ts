@@ -1,41 +1,57 @@
 /**
- * The project document: the versioned JSON the create step stores and the editor
- * opens. Plain data only, so `JSON.stringify` writes it as it is.
+ * The project document, version 2: the versioned JSON the create step stores and the
+ * editor (and the runtime, which runs the map's scripts against its instance tree)
+ * opens. It is written as a stream of JSON pieces (`projectJson`), never one string:
+ *
+ *   {"format": "rbxl-import/project", "version": 2, "title", "owner", "created_at",
+ *    "source": {preview_hash, file_name, format, size}, "scripts_mode",
+ *    "import": {"imported": {...}, "not_imported": [...]},      what arrives (imported.ts)
+ *    "classes": {...}, "shared_strings": [base64...],             the type tables (instances.ts)
+ *    "instances": [...],                                           every instance, parents first
+ *    "scripts": [{"id", "name", "class", "path", "code"}],        packed scripts (scripts.ts)
+ *    "scene": {...},                                               the render list (scene.ts)
+ *    "assets": [...]}                                              each asset's download outcome
+ *
+ * Scripts stay in the tree without their `Source`, which is in their `scripts[]`
+ * entry (the entry's `id` is the instance's, also in the metadata line). In `skip`
+ * mode `scripts[]` is empty and script instances are left out with everything inside
+ * them (named in `not_imported`), so no script source remains anywhere.
  */
 import type { AssetKind } from '../assets/refs.js';
 import type { AssetOutcome } from '../assets/download.js';
-import type { AssetConversion } from '../assets/converted.js';
-import type { AssetFailureReason } from '../assets/errors.js';
+import { isScriptClass } from './classes.js';
 import type { Dom } from '../parser/dom.js';
+import type { PropType } from '../parser/values.js';
+import { summariseImport, scriptSubtrees, type ImportSummary, type NotImported } from './imported.js';
+import { generatedId, instanceId } from './ids.js';
+import { sharedStringsJson } from './dump.js';
+import { InstanceTree, instancesJson, type GeneratedInstance } from './instances.js';
+import { JsonWriter } from './json-writer.js';
+import { assemblies, surfaceJoints, type SurfaceJoint } from './joints.js';
 import { readMapScripts, type MapScript } from './map-scripts.js';
 import { codesOfBits, findingCodes, isScriptCodes, type ScriptCodes } from './report.js';
 import { scanMapScripts } from './script-findings.js';
-import { buildScene, type Scene } from './scene.js';
-import { applyScriptsMode, packScript, type ProjectScript, type ScriptsMode } from './scripts.js';
+import { sceneJson, type Scene } from './scene.js';
+import type { EncodedClass, EncodedInstance } from './reader.js';
+import { packScript, parseScriptsMode, type ProjectScript, type ScriptsMode } from './scripts.js';
 
 export const PROJECT_FORMAT = 'rbxl-import/project';
-export const PROJECT_VERSION = 1;
+export const PROJECT_VERSION = 2;
 
-export type ProjectAsset =
-  /** `conversion`: for meshes and union models, whether create converted them to glTF for scene.glb, and why not. */
-  | { id: string; kind: AssetKind; ok: true; sha256: string; size: number; content_type: string; conversion?: AssetConversion }
-  | { id: string; kind: AssetKind; ok: false; reason: AssetFailureReason; status?: number };
-
-export interface ProjectDocument {
-  format: typeof PROJECT_FORMAT;
-  version: typeof PROJECT_VERSION;
-  title: string;
-  owner: string;
-  /** ISO 8601, UTC. */
-  created_at: string;
-  source: { preview_hash: string; file_name: string; format: 'binary' | 'xml'; size: number };
-  /** The mode the scripts were imported with. */
-  scripts_mode: ScriptsMode;
-  scene: Scene;
-  /** Every asset of the map: downloaded (sha256, size, content type) or failed (reason). */
-  assets: ProjectAsset[];
-  scripts: ProjectScript[];
+/**
+ * One asset's outcome as the document records it: `id`, `kind`, `ok`, then whatever
+ * the download (and later steps) told about it, field names in snake_case. Fields
+ * added to the outcomes pass through unchanged.
+ */
+export interface AssetEntry {
+  id: string;
+  kind: AssetKind;
+  ok: boolean;
+  [field: string]: unknown;
 }
+
+/** An asset outcome as the downloader gives it (camelCase fields), or an asset an offline build did not download. */
+export type AssetOutcomeLike = AssetOutcome | { id: string; kind: AssetKind; ok: false; reason: 'not_downloaded' };
 
 export interface BuildProjectOptions {
   /** The requested title; blank means the file name without its extension. */
@@ -49,7 +65,7 @@ export interface BuildProjectOptions {
   fileSize: number;
   scriptsMode: ScriptsMode;
   /** The download outcome of each of the map's assets. */
-  assets: readonly AssetOutcome[];
+  assets: readonly AssetOutcomeLike[];
   /**
    * The analysis's `scriptCodes` for this file. Used when the same scanner
    * found them and they fit the map (one entry per script); otherwise, as for
@@ -58,56 +74,176 @@ export interface BuildProjectOptions {
   scriptCodes?: ScriptCodes;
 }
 
-export function buildProject(dom: Dom, options: BuildProjectOptions): ProjectDocument {
-  return {
+/** The parsed document (for tests and tools; the service streams `projectJson`). */
+export interface ProjectDocument {
+  format: typeof PROJECT_FORMAT;
+  version: typeof PROJECT_VERSION;
+  title: string;
+  owner: string;
+  created_at: string;
+  source: { preview_hash: string; file_name: string; format: 'binary' | 'xml'; size: number };
+  scripts_mode: ScriptsMode;
+  import: ImportSummary;
+  classes: Record<string, EncodedClass>;
+  shared_strings: string[];
+  instances: DocumentInstance[];
+  scripts: ProjectScript[];
+  scene: Scene;
+  assets: AssetEntry[];
+}
+
+/** An instance as the document writes it (reader.ts reads it back); `generated` only on the joints the import adds. */
+export interface DocumentInstance extends EncodedInstance {
+  generated?: true;
+}
+
+/** What a document leaves out of its instances' properties: script sources (in scripts[]), PhysicsGrid, and in skip mode any code at all. */
+function omitted(skip: boolean): (className: string, property: string, type?: PropType) => boolean {
+  return (className, property, type) =>
+    (property === 'Source' && (skip || isScriptClass(className)))
+    || (className === 'Terrain' && property === 'PhysicsGrid')
+    || (skip && type === 'Bytecode');
+}
+
+/**
+ * The project document's JSON as UTF-8 chunks of about `chunkBytes` bytes (the last
+ * may be shorter): written section by section, one instance, script or scene node at
+ * a time.
+ */
+export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes = 1 << 16): Generator<Buffer> {
+  const mode = parseScriptsMode(options.scriptsMode);
+  const skip = mode === 'skip';
+  const excluded = skip ? scriptSubtrees(dom) : undefined;
+  const joints = surfaceJoints(dom, excluded);
+  const mapScripts = skip ? [] : readMapScripts(dom);
+  const nonUtf8 = new Map<string, number>();
+  for (const script of mapScripts) if (script.nonUtf8) nonUtf8.set(script.className, (nonUtf8.get(script.className) ?? 0) + 1);
+  const summary = summariseImport(dom, {
+    ...(excluded ? { excluded } : {}),
+    scriptsSkipped: skip,
+    joints,
+    assemblies: assemblies(dom, joints, excluded),
+    nonUtf8Scripts: nonUtf8,
+  });
+  const omit = omitted(skip);
+  summary.not_imported.push(...otherOmissions(dom, omit, excluded));
+
+  const tree = new InstanceTree(dom, {
+    refId: (referent) => {
+      const row = dom.rowOf(referent);
+      return row === -1 || excluded?.[row] ? null : instanceId(row);
+    },
+  }, { ...(excluded ? { excluded } : {}), omit });
+
+  const head = {
     format: PROJECT_FORMAT,
     version: PROJECT_VERSION,
     title: projectTitle(options.title, options.fileName),
     owner: options.owner,
     created_at: typeof options.createdAt === 'string' ? options.createdAt : options.createdAt.toISOString(),
-    source: {
-      preview_hash: options.previewHash,
-      file_name: options.fileName,
-      format: options.format ?? dom.format,
-      size: options.fileSize,
-    },
-    scripts_mode: options.scriptsMode,
-    scene: buildScene(dom),
-    assets: options.assets.map(projectAsset),
-    // `skip` imports none: no need to scan or pack them.
-    scripts: options.scriptsMode === 'skip' ? [] : applyScriptsMode(packMapScripts(dom, options.scriptCodes), options.scriptsMode),
+    source: { preview_hash: options.previewHash, file_name: options.fileName, format: options.format ?? dom.format, size: options.fileSize },
+    scripts_mode: mode,
+    import: summary,
   };
+  const w = new JsonWriter(chunkBytes);
+  w.text(`${JSON.stringify(head).slice(0, -1)},"classes":${tree.classesJson()},"shared_strings":`);
+  yield* sharedStringsJson(w, dom);
+  w.ascii(',"instances":');
+  yield* instancesJson(w, tree, generatedJoints(dom, joints));
+  w.ascii(',"scripts":');
+  yield* scriptsJson(w, mapScripts, mode, options.scriptCodes);
+  w.ascii(',"scene":');
+  yield* sceneJson(w, dom, excluded);
+  w.text(`,"assets":${JSON.stringify(options.assets.map(assetEntry))}}`);
+  yield* w.flush();
+}
+
+/** The whole document as an object: `projectJson` parsed (for tests and tools; the service never holds it whole). */
+export function buildProject(dom: Dom, options: BuildProjectOptions): ProjectDocument {
+  return JSON.parse(Buffer.concat([...projectJson(dom, options)]).toString('utf8')) as ProjectDocument;
+}
+
+/** Properties left out that nothing else names: code of other classes in skip mode. */
+function otherOmissions(dom: Dom, omit: ReturnType<typeof omitted>, excluded: Uint8Array | undefined): NotImported[] {
+  const out: NotImported[] = [];
+  for (const { className, columns, rows } of dom.tables) {
+    if (isScriptClass(className) || className === 'Terrain') continue;
+    let kept = 0;
+    for (let i = 0; i < rows.length; i++) if (!excluded?.[rows[i]!]) kept++;
+    if (kept === 0) continue;
+    for (const [name, column] of columns) {
+      if (omit(className, name, column.type)) out.push({ class: className, property: name, count: kept, reason: 'scripts_mode skip: code is not imported' });
+    }
+  }
+  return out;
+}
+
+/** The generated joints as instances: ids g0, g1, ..., under Part0. */
+function generatedJoints(dom: Dom, joints: readonly SurfaceJoint[]): GeneratedInstance[] {
+  return joints.map((joint, index) => ({
+    id: generatedId(index),
+    className: joint.className,
+    name: joint.className,
+    parent: joint.part0,
+    properties: [
+      ['Name', 'String', joint.className],
+      ['Part0', 'Ref', dom.referent(joint.part0)],
+      ['Part1', 'Ref', dom.referent(joint.part1)],
+      ['C0', 'CFrame', joint.c0],
+      ['C1', 'CFrame', joint.c1],
+    ],
+  }));
+}
+
+/** scripts[]: each map script packed (one at a time), with the mode applied; `skip` writes none. */
+function* scriptsJson(w: JsonWriter, scripts: readonly MapScript[], mode: ScriptsMode, scriptCodes: ScriptCodes | undefined): Generator<Buffer> {
+  w.byte(0x5b);
+  if (mode !== 'skip' && scripts.length > 0) {
+    const codesOf = scriptCodesOf(scripts, scriptCodes);
+    for (let index = 0; index < scripts.length; index++) {
+      if (index) w.byte(0x2c);
+      w.text(JSON.stringify(packMapScript(scripts[index]!, codesOf(index), mode === 'disabled' ? false : undefined)));
+      if (w.ready) yield* w.take();
+    }
+  }
+  w.byte(0x5d);
 }
 
 /**
  * Every script of the map packed as the map has it (its own enabled state), with
- * its finding codes in the metadata line.
+ * its id and finding codes in the metadata line.
  */
 export function packMapScripts(dom: Dom, scriptCodes?: ScriptCodes): ProjectScript[] {
   const scripts = readMapScripts(dom);
-  const codesOf = isScriptCodes(scriptCodes, scripts.length)
-    ? (index: number) => codesOfBits(scriptCodes.bits[index]!)
-    : scannedCodes(scripts);
-  return scripts.map((script, index) => ({
+  const codesOf = scriptCodesOf(scripts, scriptCodes);
+  return scripts.map((script, index) => packMapScript(script, codesOf(index)));
+}
+
+function packMapScript(script: MapScript, findings: string[], enabled?: boolean): ProjectScript {
+  const id = instanceId(script.row);
+  return {
+    id,
     name: script.name,
     class: script.className,
     path: script.path,
     code: packScript(
       {
+        id,
         name: script.name,
         class: script.className,
         path: script.path,
         run_context: script.runContext,
-        enabled: script.enabled,
+        enabled: enabled ?? script.enabled,
         linked: script.linked,
-        findings: codesOf(index),
+        findings,
       },
       script.source,
     ),
-  }));
+  };
 }
 
-function scannedCodes(scripts: readonly MapScript[]): (index: number) => string[] {
+function scriptCodesOf(scripts: readonly MapScript[], scriptCodes: ScriptCodes | undefined): (index: number) => string[] {
+  if (isScriptCodes(scriptCodes, scripts.length)) return (index) => codesOfBits(scriptCodes.bits[index]!);
   const findingsByScript = scanMapScripts(scripts);
   return (index) => findingCodes(findingsByScript[index]!);
 }
@@ -122,13 +258,12 @@ export function projectTitle(title: string, fileName: string): string {
   return stem || 'Untitled';
 }
 
-function projectAsset(outcome: AssetOutcome): ProjectAsset {
-  if (outcome.ok) {
-    const asset: ProjectAsset = { id: outcome.id, kind: outcome.kind, ok: true, sha256: outcome.sha256, size: outcome.size, content_type: outcome.contentType };
-    if (outcome.conversion) asset.conversion = outcome.conversion;
-    return asset;
+/** An outcome as the document records it: every field but `cached` (a fact about this server's store), in snake_case. */
+export function assetEntry(outcome: AssetOutcomeLike): AssetEntry {
+  const entry: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(outcome)) {
+    if (key === 'cached' || value === undefined) continue;
+    entry[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
   }
-  const failed: ProjectAsset = { id: outcome.id, kind: outcome.kind, ok: false, reason: outcome.reason };
-  if (outcome.status !== undefined) failed.status = outcome.status;
-  return failed;
+  return entry as AssetEntry;
 }

@@ -6,11 +6,19 @@ export {
   type RunContextCounts,
 } from './report.js';
 export {
-  buildProject, packMapScripts, projectTitle, PROJECT_FORMAT, PROJECT_VERSION,
-  type BuildProjectOptions, type ProjectAsset, type ProjectDocument,
+  assetEntry, buildProject, packMapScripts, projectJson, projectTitle, PROJECT_FORMAT, PROJECT_VERSION,
+  type AssetEntry, type AssetOutcomeLike, type BuildProjectOptions, type DocumentInstance, type ProjectDocument,
 } from './document.js';
+export { decodeValue, encodeValue, float32Text, ENCODERS, type DocValue, type EncodeContext } from './encoding.js';
+export { JsonWriter } from './json-writer.js';
+export { readInstance, readInstances, EncodingError, type ReadInstance, type ReadProperty, type EncodedTree } from './reader.js';
+export { acceptsDocumentEncoding, documentCompressor, documentDecompressor, DOCUMENT_ENCODING } from './compression.js';
+export { InstanceTree, instancesJson, type ClassSchema, type GeneratedInstance, type InstanceTreeOptions } from './instances.js';
+export { assemblies, jointLinks, reliesOnSurfaceJoints, surfaceJoints, JOINT_OVERLAP_MIN, type Assemblies, type SurfaceJoint, type SurfaceJointClass } from './joints.js';
+export { scriptSubtrees, summariseImport, type ImportSummary, type Imported, type NotImported } from './imported.js';
+export { instanceId, generatedId, rowOfId } from './ids.js';
 export {
-  buildScene, linkOf,
+  buildScene, linkOf, sceneJson,
   type AssetLink, type Scene, type SceneGroup, type SceneMesh, type SceneNode, type ScenePart, type SceneTexture,
 } from './scene.js';
 export {

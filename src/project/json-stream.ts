@@ -6,6 +6,8 @@
  *   jsonChunks(value)              pieces of about 64 KiB of exactly JSON.stringify(value)
  *   writeJsonFile(path, value, o)  those pieces into a new file (fsynced), optionally
  *                                  through a compressing transform, held to `maxBytes`
+ *   writeChunksFile(path, chunks, o)  the same for JSON already in pieces (the project
+ *                                  document's writer yields UTF-8 chunks)
  *
  * The value is walked with an explicit stack (no recursion, so no depth limit but the
  * heap) and follows JSON.stringify's rules: toJSON, undefined/function/symbol members
@@ -131,12 +133,17 @@ export interface WrittenJson {
  * caller to remove (it owns the path).
  */
 export async function writeJsonFile(path: string, value: unknown, options: WriteJsonOptions = {}): Promise<WrittenJson> {
+  return writeChunksFile(path, jsonChunks(value), options);
+}
+
+/** Like writeJsonFile, for JSON text already in pieces (strings or UTF-8 bytes), taken one at a time. */
+export async function writeChunksFile(path: string, chunks: Iterable<string | Uint8Array>, options: WriteJsonOptions = {}): Promise<WrittenJson> {
   const maxBytes = options.maxBytes ?? Infinity;
   let jsonBytes = 0;
   let bytes = 0;
   const text = Readable.from((function* () {
-    for (const chunk of jsonChunks(value)) {
-      const encoded = Buffer.from(chunk, 'utf8');
+    for (const chunk of chunks) {
+      const encoded = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
       jsonBytes += encoded.length;
       if (options.encode === undefined && jsonBytes > maxBytes) throw new JsonTooLargeError(maxBytes);
       yield encoded;
@@ -144,15 +151,22 @@ export async function writeJsonFile(path: string, value: unknown, options: Write
   })(), { objectMode: false });
   const handle = await open(path, 'wx', options.mode ?? 0o644);
   try {
+    let tooLarge: JsonTooLargeError | undefined;
     const sink = async (source: AsyncIterable<Buffer>): Promise<void> => {
       for await (const chunk of source) {
         bytes += chunk.length;
-        if (bytes > maxBytes) throw new JsonTooLargeError(maxBytes);
+        if (bytes > maxBytes) throw (tooLarge = new JsonTooLargeError(maxBytes));
         await writeAll(handle, chunk);
       }
     };
-    if (options.encode) await pipeline(text, options.encode(), sink);
-    else await pipeline(text, sink);
+    try {
+      if (options.encode) await pipeline(text, options.encode(), sink);
+      else await pipeline(text, sink);
+    } catch (error) {
+      // Through a transform, pipeline reports the sink's error as the AbortError of the
+      // streams it tore down: the limit is still the reason.
+      throw tooLarge ?? error;
+    }
     await handle.sync();
   } finally {
     await handle.close();

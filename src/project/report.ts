@@ -17,6 +17,8 @@ import { scanMapScripts } from './script-findings.js';
 import { readTerrainGrid } from '../scene/terrain.js';
 import { terrainStats } from '../terrain/stats.js';
 import type { SmoothGrid } from '../terrain/smooth-grid.js';
+import { summariseImport, type Imported, type NotImported } from './imported.js';
+import { assemblies, surfaceJoints } from './joints.js';
 
 export { scanMapScript, scanMapScripts } from './script-findings.js';
 
@@ -115,6 +117,10 @@ export interface Report {
   assets_other: number;
   /** Min/max corner of the rotated boxes of the Workspace's parts (all parts for a model file); null when there are none. */
   bounds: Bounds | null;
+  /** What the project will hold, by category (imported.ts); with `scripts_mode` skip, scripts and what is inside them are left out. */
+  imported: Imported;
+  /** What the project will not hold, whatever the script mode: `[{class, property?, count, reason}]`. */
+  not_imported: NotImported[];
   warnings: string[];
   /** The picture of the map the analysis drew (set by the service, which knows where it is served); null when none. */
   picture?: { url: string; width: number; height: number } | null;
@@ -180,7 +186,8 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
     }
   }
 
-  const scripts = summariseScripts(readMapScripts(dom), warnings);
+  const mapScripts = readMapScripts(dom);
+  const scripts = summariseScripts(mapScripts, warnings);
   const refs = collectAssetRefs(dom);
   for (const conflict of refs.kindConflicts.slice(0, MAX_CONFLICT_WARNINGS)) {
     warnings.push(`asset ${conflict}: used as two kinds, counted as the first`);
@@ -189,6 +196,11 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
     warnings.push(`${refs.kindConflicts.length - MAX_CONFLICT_WARNINGS} more assets used as two kinds, each counted as its first`);
   }
   const bounds = mapBounds(dom, warnings);
+  const joints = surfaceJoints(dom);
+  const held = assemblies(dom, joints);
+  const nonUtf8 = new Map<string, number>();
+  for (const script of mapScripts) if (script.nonUtf8) nonUtf8.set(script.className, (nonUtf8.get(script.className) ?? 0) + 1);
+  const { imported, not_imported: notImported } = summariseImport(dom, { joints, assemblies: held, nonUtf8Scripts: nonUtf8 });
 
   const report: Report = {
     scripts_total: scripts.total,
@@ -215,6 +227,8 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
     assets_builtin: refs.builtin,
     assets_other: refs.other,
     bounds,
+    imported,
+    not_imported: notImported,
     warnings: capWarnings(warnings),
   };
   return { report, assets: refs.ids.map(({ id, kind }) => ({ id, kind })), scriptCodes: { scanner: SCANNER_VERSION, bits: scripts.codes } };

@@ -9,11 +9,17 @@
  *   can_collide, and the mesh and textures it shows as links to `assets` by id.
  * - Everything else (welds, scripts, attachments, decals...) is not a node; parts
  *   below such an instance hang from the nearest group or part above it.
- * Terrain and the Camera's subtree are left out. A model file (no Workspace) puts
- * its top-level instances in the scene.
+ * Terrain and the Camera's subtree are left out, as are instances the document
+ * leaves out (`excluded`: script subtrees in `skip` mode). A model file (no
+ * Workspace) puts its top-level instances in the scene. Every node carries `id`, the
+ * document id of its instance (ids.ts).
  *
- * Built in one iterative walk; columns are resolved once per property table, so a
- * binary place's 200k parts cost a few column reads each.
+ * `sceneJson` writes the scene one node at a time in one iterative walk, so a
+ * 200k-part scene is never one object tree; `buildScene` parses that JSON (for tests
+ * and tools). Numbers are float32 values in their shortest form (json-writer.ts).
+ * Columns are resolved once per property table, and asset references are parsed
+ * once per distinct string, so a binary place's 200k parts cost a few column reads
+ * each.
  */
 import { findService, getValue, type Column, type Dom } from '../parser/dom.js';
 import type { Matrix3, Value, Vec3 } from '../parser/values.js';
@@ -22,7 +28,9 @@ import {
   BASE_PART_CLASSES, BRICK_COLORS, CLASS_SHAPES, DEFAULT_PART_COLOR, GROUP_CLASSES, MATERIALS,
   MESH_OBJECT_CLASSES, MESH_TYPES, NORMAL_IDS, PART_TYPES,
 } from './classes.js';
-import { asCFrame, asVec3, round6, roundVec3 } from './geometry.js';
+import { asCFrame, asVec3, roundVec3 } from './geometry.js';
+import { instanceId } from './ids.js';
+import { JsonWriter } from './json-writer.js';
 
 /** A reference to an entry of the document's `assets` (by id), or a file built into the client. */
 export type AssetLink = { id: string } | { builtin: string };
@@ -47,6 +55,8 @@ export type SceneTexture = AssetLink & {
 
 export interface SceneGroup {
   type: 'group';
+  /** The instance's id in the document. */
+  id: string;
   class: string;
   name: string;
   children: SceneNode[];
@@ -54,6 +64,8 @@ export interface SceneGroup {
 
 export interface ScenePart {
   type: 'part';
+  /** The instance's id in the document. */
+  id: string;
   class: string;
   name: string;
   position: Vec3;
@@ -129,127 +141,166 @@ function partColumns(dom: Dom, table: number): PartColumns {
   };
 }
 
-type Owner = SceneNode[] | ScenePart | SceneGroup;
-
-export function buildScene(dom: Dom): Scene {
+/** The scene's root: "Workspace" for a place, null for a model file. */
+function sceneRoot(dom: Dom): string | null {
   const workspace = findService(dom, 'Workspace');
-  const top: SceneNode[] = [];
+  return workspace === -1 ? null : dom.className(workspace);
+}
+
+/** The scene as objects: `sceneJson` parsed (for tests and tools; documents stream it). */
+export function buildScene(dom: Dom, excluded?: Uint8Array): Scene {
+  const w = new JsonWriter();
+  const chunks = [...sceneJson(w, dom, excluded), ...w.flush()];
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Scene;
+}
+
+/**
+ * Writes the scene, `{"root", "children": [...], "parts", "groups"}`, in one pre-order
+ * walk of the Workspace (of every instance in a model file): a node is written when
+ * its instance is reached and closed when the walk climbs out of it, a group always
+ * with `children`, a part only when nodes sit below it. Instances that are not nodes
+ * are passed through: nodes below them belong to the nearest node above. Yields the
+ * writer's full chunks as they fill; the caller flushes the rest.
+ */
+export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Generator<Buffer> {
+  const workspace = findService(dom, 'Workspace');
+  w.text(`{"root":${JSON.stringify(sceneRoot(dom))},"children":[`);
   let parts = 0;
   let groups = 0;
-  let columns: PartColumns | null = null;
+  const columnsByTable = new Map<number, PartColumns>();
+  // Per open node: whether it is a group, and whether its "children" array was opened.
+  const isGroup: boolean[] = [];
+  const hasChildren: boolean[] = [];
+  // Per level descended into: whether that row opened a node (closed when climbing out).
+  const opened: boolean[] = [];
+  let first = true;
+  const close = (): void => {
+    const group = isGroup.pop();
+    w.ascii(hasChildren.pop() ? ']}' : group ? ',"children":[]}' : '}');
+  };
 
-  // A pre-order walk of the Workspace's descendants (of every instance in a model
-  // file), along the child and sibling links. `owner` is where the current row's node
-  // goes; `owners` holds the owner of each ancestor's level, popped while climbing.
-  const owners: Owner[] = [];
-  let owner: Owner = top;
   let row = workspace === -1 ? dom.firstRoot : dom.firstChild(workspace);
   while (row !== -1) {
     const className = dom.className(row);
-    let childOwner: Owner | null = owner;
-    if (className === 'Terrain' || className === 'Camera') {
-      childOwner = null; // left out, with its subtree
-    } else if (BASE_PART_CLASSES.has(className)) {
-      if (!columns || columns.table !== dom.tableOf(row)) columns = partColumns(dom, dom.tableOf(row));
-      const part = readPart(dom, row, columns);
-      attach(owner, part);
-      childOwner = part;
-      parts++;
-    } else if (GROUP_CLASSES.has(className)) {
-      const group: SceneGroup = { type: 'group', class: className, name: dom.name(row), children: [] };
-      attach(owner, group);
-      childOwner = group;
-      groups++;
+    let node = false;
+    let descend = true;
+    if (className === 'Terrain' || className === 'Camera' || excluded?.[row]) {
+      descend = false; // left out, with its subtree
+    } else {
+      const part = BASE_PART_CLASSES.has(className);
+      if (part || GROUP_CLASSES.has(className)) {
+        node = true;
+        const depth = isGroup.length;
+        if (depth === 0) { if (!first) w.byte(0x2c); first = false; }
+        else if (hasChildren[depth - 1]) w.byte(0x2c);
+        else { w.ascii(',"children":['); hasChildren[depth - 1] = true; }
+        w.ascii(part ? '{"type":"part","id":"' : '{"type":"group","id":"');
+        w.ascii(instanceId(row));
+        w.ascii('","class":');
+        w.string(className);
+        w.ascii(',"name":');
+        w.string(dom.name(row));
+        if (part) {
+          const table = dom.tableOf(row);
+          let columns = columnsByTable.get(table);
+          if (!columns) columnsByTable.set(table, (columns = partColumns(dom, table)));
+          writePart(w, dom, row, className, columns);
+          parts++;
+        } else {
+          groups++;
+        }
+        isGroup.push(!part);
+        hasChildren.push(false);
+      }
     }
 
-    const first = childOwner ? dom.firstChild(row) : -1;
-    if (first !== -1) {
-      owners.push(owner);
-      owner = childOwner!;
-      row = first;
+    const firstChild = descend ? dom.firstChild(row) : -1;
+    if (firstChild !== -1) {
+      opened.push(node);
+      row = firstChild;
       continue;
     }
+    if (node) close();
+    if (w.ready) yield* w.take();
     // Up to the nearest ancestor with a next sibling, stopping at the Workspace (at the roots in a model).
     for (;;) {
       const sibling = dom.nextSibling(row);
       if (sibling !== -1) { row = sibling; break; }
       row = dom.parent(row);
       if (row === workspace) { row = -1; break; }
-      owner = owners.pop()!;
+      if (opened.pop()) close();
     }
   }
-  return { root: workspace === -1 ? null : dom.className(workspace), parts, groups, children: top };
+  w.text(`],"parts":${parts},"groups":${groups}}`);
 }
 
-function attach(owner: Owner, node: SceneNode): void {
-  if (Array.isArray(owner)) owner.push(node);
-  else if (owner.children) owner.children.push(node);
-  else owner.children = [node];
+const MATERIAL_NAMES = new Map([...MATERIALS].map(([value, name]) => [value, JSON.stringify(name)]));
+
+function vec3(w: JsonWriter, v: readonly number[]): void {
+  w.byte(0x5b); w.float32(v[0]!); w.byte(0x2c); w.float32(v[1]!); w.byte(0x2c); w.float32(v[2]!); w.byte(0x5d);
 }
 
-function readPart(dom: Dom, row: number, c: PartColumns): ScenePart {
-  const className = dom.className(row);
+/** A part's fields after its name: transform, size, look, flags, and the mesh and images it shows. */
+function writePart(w: JsonWriter, dom: Dom, row: number, className: string, c: PartColumns): void {
   const at = dom.rowInTable(row);
   const cframe = asCFrame(c.cframe?.get(at));
+  w.ascii(',"position":');
+  vec3(w, cframe ? cframe.position : ORIGIN);
+  const r = cframe ? cframe.orientation : IDENTITY;
+  w.ascii(',"rotation":[');
+  vec3(w, r[0]); w.byte(0x2c); vec3(w, r[1]); w.byte(0x2c); vec3(w, r[2]);
+  w.ascii('],"size":');
   const size = asVec3(c.size?.get(at));
+  if (size) vec3(w, size);
+  else w.ascii('null');
+  w.ascii(',"shape":');
+  w.string(shapeOf(className, c.shape?.get(at)));
+  const color = colorOf(c, at);
+  w.ascii(',"color":[');
+  w.int(color[0]); w.byte(0x2c); w.int(color[1]); w.byte(0x2c); w.int(color[2]);
+  w.ascii('],"material":{"value":');
   const material = numberOr(c.material?.get(at), 256);
-  const part: ScenePart = {
-    type: 'part',
-    class: className,
-    name: dom.name(row),
-    position: cframe ? roundVec3(cframe.position) : ORIGIN,
-    rotation: cframe ? roundMatrix(cframe.orientation) : IDENTITY,
-    size: size ? roundVec3(size) : null,
-    shape: shapeOf(className, c.shape?.get(at)),
-    color: colorOf(c, at),
-    material: { value: material, name: MATERIALS.get(material) ?? null },
-    transparency: round6(numberOr(c.transparency?.get(at), 0)),
-    anchored: c.anchored?.get(at) === true,
-    can_collide: c.canCollide ? c.canCollide.get(at) !== false : true,
-  };
+  w.int(material);
+  w.ascii(',"name":');
+  w.text(MATERIAL_NAMES.get(material) ?? 'null');
+  w.ascii('},"transparency":');
+  w.float32(numberOr(c.transparency?.get(at), 0));
+  w.ascii(c.anchored?.get(at) === true ? ',"anchored":true' : ',"anchored":false');
+  w.ascii(c.canCollide?.get(at) === false ? ',"can_collide":false' : ',"can_collide":true');
 
-  const ownMesh = linkOf(c.meshContent?.get(at)) ?? linkOf(c.meshId?.get(at)) ?? linkOf(c.assetId?.get(at));
-  if (ownMesh) part.mesh = ownMesh;
-  const ownTexture = textureLink(c.textureContent?.get(at), className, 'TextureContent')
-    ?? textureLink(c.textureId?.get(at), className, 'TextureID');
-  if (ownTexture) part.textures = [ownTexture];
+  let mesh: SceneMesh | null = (c.meshContent && linkOf(c.meshContent.get(at))) ?? (c.meshId && linkOf(c.meshId.get(at))) ?? (c.assetId && linkOf(c.assetId.get(at))) ?? null;
+  const textures: SceneTexture[] = [];
+  const own = (c.textureContent && textureLink(c.textureContent.get(at), className, 'TextureContent')) ?? (c.textureId && textureLink(c.textureId.get(at), className, 'TextureID'));
+  if (own) textures.push(own);
 
   // Decals, Textures, SurfaceAppearance and mesh objects directly below the part.
   for (let child = dom.firstChild(row); child !== -1; child = dom.nextSibling(child)) {
     const childClass = dom.className(child);
-    const value = (name: string) => getValue(dom, child, name);
     if (childClass === 'Decal' || childClass === 'Texture') {
-      const texture = textureLink(value('TextureContent'), childClass, 'TextureContent')
-        ?? textureLink(value('ColorMapContent'), childClass, 'ColorMapContent')
-        ?? textureLink(value('Texture'), childClass, 'Texture');
+      const texture = textureLink(getValue(dom, child, 'TextureContent'), childClass, 'TextureContent')
+        ?? textureLink(getValue(dom, child, 'ColorMapContent'), childClass, 'ColorMapContent')
+        ?? textureLink(getValue(dom, child, 'Texture'), childClass, 'Texture');
       if (texture) {
-        const face = value('Face');
+        const face = getValue(dom, child, 'Face');
         if (typeof face === 'number' && NORMAL_IDS[face]) texture.face = NORMAL_IDS[face];
-        addTexture(part, texture);
+        textures.push(texture);
       }
     } else if (childClass === 'SurfaceAppearance') {
       for (const property of SURFACE_MAPS) {
-        const texture = textureLink(value(property + 'Content'), childClass, property + 'Content')
-          ?? textureLink(value(property), childClass, property);
-        if (texture) addTexture(part, texture);
+        const texture = textureLink(getValue(dom, child, property + 'Content'), childClass, property + 'Content') ?? textureLink(getValue(dom, child, property), childClass, property);
+        if (texture) textures.push(texture);
       }
-    } else if (MESH_OBJECT_CLASSES.has(childClass) && !part.mesh) {
-      const mesh = meshObject(dom, child);
-      if (mesh) part.mesh = mesh;
-      const texture = textureLink(value('TextureContent'), childClass, 'TextureContent')
-        ?? textureLink(value('TextureId'), childClass, 'TextureId');
-      if (texture) addTexture(part, texture);
+    } else if (!mesh && MESH_OBJECT_CLASSES.has(childClass)) {
+      mesh = meshObject(dom, child);
+      const texture = textureLink(getValue(dom, child, 'TextureContent'), childClass, 'TextureContent') ?? textureLink(getValue(dom, child, 'TextureId'), childClass, 'TextureId');
+      if (texture) textures.push(texture);
     }
   }
-  return part;
+  if (mesh) w.text(`,"mesh":${JSON.stringify(mesh)}`);
+  if (textures.length) w.text(`,"textures":${JSON.stringify(textures)}`);
 }
 
 const SURFACE_MAPS = ['ColorMap', 'NormalMap', 'MetalnessMap', 'RoughnessMap'] as const;
-
-function addTexture(part: ScenePart, texture: SceneTexture): void {
-  if (part.textures) part.textures.push(texture);
-  else part.textures = [texture];
-}
 
 /** A SpecialMesh/FileMesh/BlockMesh/CylinderMesh: its file (if any), type, scale and offset. */
 function meshObject(dom: Dom, child: number): SceneMesh | null {
@@ -267,16 +318,25 @@ function meshObject(dom: Dom, child: number): SceneMesh | null {
   return mesh;
 }
 
-/** An id or built-in path from a reference value; null for empty and not downloadable references. */
+/** An id or built-in path from a reference value; null for empty and not downloadable references. Shared: do not change it. */
 export function linkOf(value: Value | undefined): AssetLink | null {
+  if (value === '' || value === 'None' || value === undefined) return null;
   const uri = uriOf(value);
-  if (uri === null) return null;
-  const parsed = parseAssetUri(uri);
-  if (!parsed) return null;
-  if (parsed.kind === 'id') return { id: parsed.id };
-  if (parsed.kind === 'builtin') return { builtin: parsed.path };
-  return null;
+  if (uri === null || uri === '') return null;
+  let link = LINKS.get(uri);
+  if (link === undefined) {
+    const parsed = parseAssetUri(uri);
+    link = parsed?.kind === 'id' ? Object.freeze({ id: parsed.id }) : parsed?.kind === 'builtin' ? Object.freeze({ builtin: parsed.path }) : null;
+    // Maps reuse a few thousand references at most; a hostile one cannot grow the cache without bound.
+    if (LINKS.size >= MAX_CACHED_LINKS) LINKS.clear();
+    LINKS.set(uri, link);
+  }
+  return link;
 }
+
+/** Parsed references, by string: parts share their mesh and texture ids. */
+const LINKS = new Map<string, AssetLink | null>();
+const MAX_CACHED_LINKS = 65_536;
 
 function textureLink(value: Value | undefined, className: string, property: string): SceneTexture | null {
   const link = linkOf(value);
@@ -312,6 +372,3 @@ function numberOr(value: Value | undefined, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 }
 
-function roundMatrix(m: Matrix3): Matrix3 {
-  return [roundVec3(m[0]), roundVec3(m[1]), roundVec3(m[2])];
-}

@@ -18,6 +18,8 @@ import { ProjectError } from './errors.js';
 export type RunContextName = 'Legacy' | 'Server' | 'Client' | 'Plugin';
 
 export interface ScriptMeta {
+  /** The script instance's id in the document's `instances` (version 2). */
+  id?: string;
   name: string;
   class: string;
   /** Full name in the tree (GetFullName). */
@@ -33,6 +35,8 @@ export interface ScriptMeta {
 
 /** One entry of the project document's `scripts[]`. */
 export interface ProjectScript {
+  /** The script instance's id in `instances`. */
+  id: string;
   name: string;
   class: string;
   path: string;

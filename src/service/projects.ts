@@ -150,10 +150,10 @@ export function createProjectService({ previews, projects, pool, assets, quota, 
       progress?.phase('storing');
       const summary = JSON.stringify(projectSummary({
         projectId: id, title: projectTitle(title, fileName), createdAt, scriptsMode, fileName, fileSize: preview.fileSize,
-        documentBytes: built.bytes, outcomes, report: preview.report,
+        documentBytes: built.bytes, documentJsonBytes: built.jsonBytes, documentEncoding: built.encoding, outcomes, report: preview.report,
       }));
       const bytes = built.bytes + Buffer.byteLength(summary);
-      await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now() }, summary).catch(diskToServiceError);
+      await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now(), encoding: built.encoding }, summary).catch(diskToServiceError);
       quota.add(bytes);
       quota.track('project', id, bytes, [user]);
       return { projectId: id, assets: outcomes };

@@ -35,7 +35,11 @@ export interface ProjectSummary {
   scripts_mode: ScriptsMode;
   file_name: string;
   file_size: number;
+  /** Bytes of the document as stored (compressed with `document_encoding` when that is present). */
   document_bytes: number;
+  /** Bytes of the document's JSON text, and how it is stored ('br'); absent in summaries written before. */
+  document_json_bytes?: number;
+  document_encoding?: 'br';
   assets_downloaded: number;
   assets_failed: number;
   /** Every asset of the map, in the order the map first uses them. */
@@ -52,6 +56,8 @@ export interface SummaryInput {
   fileName: string;
   fileSize: number;
   documentBytes: number;
+  documentJsonBytes?: number;
+  documentEncoding?: 'br';
   outcomes: readonly AssetOutcome[];
   report: Report;
 }
@@ -71,6 +77,8 @@ export function projectSummary(input: SummaryInput): ProjectSummary {
     file_name: input.fileName,
     file_size: input.fileSize,
     document_bytes: input.documentBytes,
+    ...(input.documentJsonBytes !== undefined ? { document_json_bytes: input.documentJsonBytes } : {}),
+    ...(input.documentEncoding !== undefined ? { document_encoding: input.documentEncoding } : {}),
     assets_downloaded: assets.length - failed,
     assets_failed: failed,
     assets,

@@ -1,7 +1,8 @@
 /**
  * The project store: one JSON document per project under `<dataDir>/projects/`,
  * named by a random id that is safe in URLs and paths, with a small sidecar
- * (`<id>.meta`: owner, assets, size, creation time) that ownership and asset access
+ * (`<id>.meta`: owner, assets, size, creation time, and `encoding: "br"` when the
+ * document is stored Brotli-compressed, as version 2 documents are) that ownership and asset access
  * are checked against without reading the document.
  *
  * A document is written as a stream by a worker into a hidden temp file the store hands
@@ -16,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { brotliDecompressSync } from 'node:zlib';
 import { directoryMaker, isNotFound, isTempName, syncDirectory, writeFileAtomic } from './atomic.js';
 
 export interface ProjectStoreOptions {
@@ -25,7 +27,7 @@ export interface ProjectStoreOptions {
 export interface ProjectStore {
   /** Stores a new project document and returns its id ('p_' and 20 base32 characters). */
   save(doc: object & { owner: string }): Promise<string>;
-  /** The document, or undefined when unknown or `id` is not a project id. Ownership is the caller's check. */
+  /** The document (decompressed), or undefined when unknown or `id` is not a project id. Ownership is the caller's check. For tools and tests: it holds the whole document. */
   get(id: string): Promise<Record<string, unknown> | undefined>;
   /**
    * Stores a document already serialised (by a worker, so the main thread never
@@ -70,6 +72,8 @@ export interface ProjectMeta {
   bytes?: number;
   /** Milliseconds since the epoch (absent before quotas: the document's mtime stands in). */
   createdAt?: number;
+  /** How the stored document is compressed ('br'); absent for documents stored as plain JSON (version 1). */
+  encoding?: 'br';
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -77,11 +81,13 @@ const SHA256 = /^[0-9a-f]{64}$/;
 /** A sidecar as read back from disk, or undefined when it is not one. */
 export function parseProjectMeta(value: unknown): ProjectMeta | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const { owner, assets, bytes, createdAt } = value as Record<string, unknown>;
+  const { owner, assets, bytes, createdAt, encoding } = value as Record<string, unknown>;
   if (typeof owner !== 'string' || owner === '' || !Array.isArray(assets) || !assets.every((hash) => typeof hash === 'string' && SHA256.test(hash))) return undefined;
   const meta: ProjectMeta = { owner, assets: assets as string[] };
   if (Number.isSafeInteger(bytes) && (bytes as number) >= 0) meta.bytes = bytes as number;
   if (Number.isSafeInteger(createdAt) && (createdAt as number) >= 0) meta.createdAt = createdAt as number;
+  if (encoding === 'br') meta.encoding = encoding;
+  else if (encoding !== undefined) return undefined; // a stored encoding this service cannot serve
   return meta;
 }
 
@@ -117,14 +123,15 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
 
   async function get(id: string): Promise<Record<string, unknown> | undefined> {
     if (!PROJECT_ID.test(id)) return undefined;
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(pathOf(id), 'utf8');
+      bytes = await readFile(pathOf(id));
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
-    return JSON.parse(text) as Record<string, unknown>;
+    if ((await getMeta(id))?.encoding === 'br') bytes = brotliDecompressSync(bytes);
+    return JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
   }
 
   async function saveSerialized(json: string, meta: ProjectMeta): Promise<string> {

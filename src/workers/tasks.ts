@@ -12,8 +12,9 @@ import { DecodeError } from '../parser/errors.js';
 import type { DecodeLimits } from '../parser/limits.js';
 import { releaseZstdMemory } from '../parser/zstd.js';
 import { analyzeDom, type Analysis } from '../project/report.js';
-import { buildProject, type BuildProjectOptions } from '../project/document.js';
-import { JsonTooLargeError, writeJsonFile } from '../project/json-stream.js';
+import { projectJson, type BuildProjectOptions } from '../project/document.js';
+import { DOCUMENT_ENCODING, documentCompressor } from '../project/compression.js';
+import { JsonTooLargeError, writeChunksFile } from '../project/json-stream.js';
 import { releaseLargeMemory } from '../scan/wasm.js';
 import { readFileBounded } from '../store/bounded-read.js';
 import { convertStoredAsset, type ConversionRecord } from '../assets/converted.js';
@@ -91,7 +92,8 @@ export interface BuildTask extends Omit<BuildProjectOptions, 'createdAt'> {
 }
 
 export type BuildResult =
-  | { ok: true; bytes: number; assetHashes: string[] }
+  /** `bytes` as stored: the document compressed with `encoding`. */
+  | { ok: true; bytes: number; jsonBytes: number; encoding: typeof DOCUMENT_ENCODING; assetHashes: string[] }
   | Refusal
   | { ok: false; reason: 'missing'; message: string }
   | { ok: false; reason: 'disk_full'; message: string };
@@ -115,12 +117,14 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
     }
     if (task.kind === 'scene') return await buildScene(dom, task);
     const { kind: _kind, path: _path, limits, documentPath, diskRoomBytes, ...options } = task;
-    const document = buildProject(dom, options);
     const maxBytes = Math.min(limits.maxDocumentBytes, diskRoomBytes);
     try {
-      const { bytes } = await writeJsonFile(documentPath, document, { maxBytes });
+      // Written as it is built, one chunk at a time, compressed on its way to the file.
+      const { bytes, jsonBytes } = await writeChunksFile(documentPath, projectJson(dom, options), {
+        maxBytes, encode: () => documentCompressor(options.fileSize),
+      });
       const assetHashes = [...new Set(task.assets.flatMap((asset) => (asset.ok ? [asset.sha256] : [])))];
-      return { ok: true, bytes, assetHashes };
+      return { ok: true, bytes, jsonBytes, encoding: DOCUMENT_ENCODING, assetHashes };
     } catch (error) {
       if (!(error instanceof JsonTooLargeError)) throw error;
       return maxBytes === limits.maxDocumentBytes

@@ -143,6 +143,8 @@ export interface RawResponse {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
+  /** The body's bytes as they came (no Content-Encoding undone). */
+  body?: Buffer;
 }
 
 export interface RawRequestOptions {
@@ -173,7 +175,10 @@ export function rawRequest(service: Service, options: RawRequestOptions): Promis
       answered = true;
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text: body.toString('utf8'), body });
+      });
       response.on('error', reject);
     });
     request.on('error', (error) => {

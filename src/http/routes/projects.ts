@@ -4,18 +4,37 @@
  * GET /api-rbxl/projects/{id}/assets/{sha256} (an asset's bytes): the owner only;
  * anyone else gets the same 404 as for nothing.
  */
+import { createReadStream } from 'node:fs';
 import type { HttpRequest } from 'uWebSockets.js';
 import { assetPath, isSha256, readAssetMeta } from '../../assets/store.js';
+import { acceptsDocumentEncoding, documentDecompressor } from '../../project/compression.js';
 import { notFound } from '../errors.js';
-import { send, sendFile, sendJson, type Exchange } from '../exchange.js';
+import { send, sendFile, sendJson, sendStream, type Exchange } from '../exchange.js';
 import type { HttpContext } from '../context.js';
 import type { RouteHandler } from '../route.js';
 
+/**
+ * The document as stored: compressed documents (version 2) go out with
+ * `Content-Encoding: br` to clients that accept it, and are decompressed on the way
+ * (chunked) for those that do not; plain ones (version 1, stored before) as they are.
+ */
 export function projectRoute(ctx: HttpContext): RouteHandler {
   return async (exchange: Exchange, req: HttpRequest) => {
     const id = req.getParameter(0) ?? '';
-    await ctx.service.projects.owned(exchange.user!, id);
-    await sendFile(exchange, ctx.service.projects.documentPath(id), { 'Content-Type': 'application/json; charset=utf-8' });
+    const acceptsStored = acceptsDocumentEncoding(req.getHeader('accept-encoding'));
+    const meta = await ctx.service.projects.owned(exchange.user!, id);
+    const path = ctx.service.projects.documentPath(id);
+    const json = { 'Content-Type': 'application/json; charset=utf-8' };
+    if (meta.encoding === undefined) {
+      await sendFile(exchange, path, json);
+    } else if (acceptsStored) {
+      await sendFile(exchange, path, { ...json, 'Content-Encoding': meta.encoding, Vary: 'Accept-Encoding' });
+    } else {
+      const file = createReadStream(path);
+      const inflate = documentDecompressor();
+      file.on('error', (error) => inflate.destroy(error));
+      await sendStream(exchange, file.pipe(inflate), { ...json, Vary: 'Accept-Encoding' });
+    }
   };
 }
 

@@ -7,7 +7,7 @@ import { DecodeError } from '../errors.js';
 import { checkCount, need, readU8, type Cursor } from '../reader.js';
 import type { CFrameValue, Matrix3, Vec3 } from '../values.js';
 import { TYPE_IDS } from '../types.js';
-import { f32At, f32le, ViewColumn, type ColumnContext, type RowReader } from './column.js';
+import { diffRows, f32At, f32le, sameBytes, ViewColumn, type ColumnContext, type RowDiff, type RowReader } from './column.js';
 
 /** Unit normals in Roblox NormalId-style order: +X, +Y, +Z, -X, -Y, -Z. */
 const NORMALS: readonly Vec3[] = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0], [0, 0, -1]];
@@ -77,10 +77,23 @@ function cframeAt(col: ViewColumn, rotationStart: number, full: boolean, positio
   return { position, orientation };
 }
 
+/** Rows a and b hold the same rotation bytes (an id, or id 0 and the same nine floats) and the same 12 position plane bytes. */
+function sameCFrame(col: ViewColumn, rotationStart: number, full: boolean, positions: number, a: number, b: number): boolean {
+  const d = col.data, n = col.length;
+  const i = rotationAt(col, rotationStart, full, a), j = rotationAt(col, rotationStart, full, b);
+  if (!sameBytes(d, i, j, d[i] === 0 ? 37 : 1)) return false;
+  for (let k = 0, at = positions; k < 12; k++, at += n) if (d[at + a] !== d[at + b]) return false;
+  return true;
+}
+
 // A CFrame column's bytes: rotations from `at`, then three float plane sets that end the column.
 const CFRAME: Record<'compact' | 'full', RowReader> = {
   compact: (col, row) => cframeAt(col, col.at, false, col.end - 12 * col.length, row),
   full: (col, row) => cframeAt(col, col.at, true, col.end - 12 * col.length, row),
+};
+const DIFF_CFRAME: Record<'compact' | 'full', RowDiff> = {
+  compact: diffRows((col, a, b) => sameCFrame(col, col.at, false, col.end - 12 * col.length, a, b)),
+  full: diffRows((col, a, b) => sameCFrame(col, col.at, true, col.end - 12 * col.length, a, b)),
 };
 
 export function readCFrameColumn(c: Cursor, { count }: ColumnContext): Column {
@@ -88,7 +101,8 @@ export function readCFrameColumn(c: Cursor, { count }: ColumnContext): Column {
   const full = checkRotations(c, count, 'CFrame') > 0;
   checkCount(c, count, 12, 'CFrame position');
   need(c, count * 12, 'CFrame position');
-  return new ViewColumn('CFrame', count, c.bytes, at, c.pos, CFRAME[full ? 'full' : 'compact']);
+  const kind = full ? 'full' : 'compact';
+  return new ViewColumn('CFrame', count, c.bytes, at, c.pos, CFRAME[kind], DIFF_CFRAME[kind]);
 }
 
 /**
@@ -106,6 +120,18 @@ const OPTIONAL_CFRAME: Record<'compact' | 'full', RowReader> = {
   full: (col, row) => optionalCFrameAt(col, true, row),
 };
 
+function sameOptionalCFrame(col: ViewColumn, full: boolean, a: number, b: number): boolean {
+  const n = col.length, present = col.end - n;
+  const hasA = col.data[present + a] !== 0;
+  if (hasA !== (col.data[present + b] !== 0)) return false;
+  return !hasA || sameCFrame(col, col.at + 1, full, col.end - n - 1 - 12 * n, a, b);
+}
+
+const DIFF_OPTIONAL_CFRAME: Record<'compact' | 'full', RowDiff> = {
+  compact: diffRows((col, a, b) => sameOptionalCFrame(col, false, a, b)),
+  full: diffRows((col, a, b) => sameOptionalCFrame(col, true, a, b)),
+};
+
 export function readOptionalCFrameColumn(c: Cursor, { count }: ColumnContext): Column {
   const at = c.pos;
   const inner = readU8(c);
@@ -116,5 +142,6 @@ export function readOptionalCFrameColumn(c: Cursor, { count }: ColumnContext): C
   const flagType = readU8(c);
   if (flagType !== TYPE_IDS.Bool) throw new DecodeError(`OptionalCFrame expected presence type 0x02, got 0x${flagType.toString(16)}`);
   need(c, count, 'OptionalCFrame presence');
-  return new ViewColumn('OptionalCFrame', count, c.bytes, at, c.pos, OPTIONAL_CFRAME[full ? 'full' : 'compact']);
+  const kind = full ? 'full' : 'compact';
+  return new ViewColumn('OptionalCFrame', count, c.bytes, at, c.pos, OPTIONAL_CFRAME[kind], DIFF_OPTIONAL_CFRAME[kind]);
 }

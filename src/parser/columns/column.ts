@@ -10,7 +10,7 @@
  * on the first read and kept (`cache`).
  */
 import type { Column } from '../dom.js';
-import type { PropType, Value } from '../values.js';
+import { valuesEqual, type PropType, type Value } from '../values.js';
 
 /** What every column decoder receives: the class's instance count and the limits it must respect. */
 export interface ColumnContext {
@@ -21,6 +21,63 @@ export interface ColumnContext {
 
 /** How a family reads one row of a view column. */
 export type RowReader = (column: ViewColumn, row: number) => Value;
+
+/** How a family tells whether two rows hold the same value, without reading either. */
+export type RowSame = (column: ViewColumn, a: number, b: number) => boolean;
+
+/**
+ * How a family marks the rows whose value may differ from row `reference`'s: sets bit
+ * r of `bits` (byte r >> 3, bit r & 7). See Column.differing.
+ */
+export type RowDiff = (column: ViewColumn, reference: number, bits: Uint8Array) => void;
+
+/** Two rows compared as values: for families whose bytes do not say it directly. */
+export const sameValues: RowSame = (column, a, b) => a === b || valuesEqual(column.get(a), column.get(b));
+
+/** Whether bytes [a, a + length) and [b, b + length) of `data` are equal. */
+export function sameBytes(data: Uint8Array, a: number, b: number, length: number): boolean {
+  if (a === b) return true;
+  for (let k = 0; k < length; k++) if (data[a + k] !== data[b + k]) return false;
+  return true;
+}
+
+/** Row by row, through a family's RowSame. */
+export const diffRows = (same: RowSame): RowDiff => (col, reference, bits) => {
+  for (let r = 0; r < col.length; r++) if (!same(col, r, reference)) bits[r >> 3]! |= 1 << (r & 7);
+};
+
+const PLANES: RowDiff[] = [];
+/**
+ * Rows of `width` bytes spread over `width` byte planes of `length` bytes each (the
+ * interleaved families): one pass per plane over its bytes.
+ */
+export function diffPlanes(width: number): RowDiff {
+  return (PLANES[width] ??= (col, reference, bits) => {
+    const d = col.data, n = col.length;
+    for (let k = 0, at = col.at; k < width; k++, at += n) {
+      const expected = d[at + reference];
+      for (let r = 0; r < n; r++) if (d[at + r] !== expected) bits[r >> 3]! |= 1 << (r & 7);
+    }
+  });
+}
+
+const RECORDS: RowDiff[] = [];
+/** Rows of `width` bytes stored one after another (Float64, Ray, NumberRange, Vector3int16). */
+export function diffRecords(width: number): RowDiff {
+  return (RECORDS[width] ??= (col, reference, bits) => {
+    const d = col.data, n = col.length, start = col.at + reference * width;
+    for (let r = 0, at = col.at; r < n; r++, at += width) {
+      for (let k = 0; k < width; k++) {
+        if (d[at + k] !== d[start + k]) { bits[r >> 3]! |= 1 << (r & 7); break; }
+      }
+    }
+  });
+}
+
+/** The bit set `differing` returns: bit r for row r. */
+export function rowBits(rows: number): Uint8Array {
+  return new Uint8Array((rows + 7) >> 3);
+}
 
 /** A column over chunk bytes [at, end): the bytes it was read from, checked when decoded. */
 export class ViewColumn implements Column {
@@ -34,10 +91,17 @@ export class ViewColumn implements Column {
     readonly at: number,
     readonly end: number,
     readonly read: RowReader,
+    readonly diff: RowDiff = diffRows(sameValues),
   ) {}
 
   get(row: number): Value {
     return this.read(this, row);
+  }
+
+  differing(reference: number): Uint8Array {
+    const bits = rowBits(this.length);
+    this.diff(this, reference, bits);
+    return bits;
   }
 }
 
@@ -49,6 +113,12 @@ class ArrayColumn implements Column {
   }
   get(row: number): Value {
     return this.values[row]!;
+  }
+  differing(reference: number): Uint8Array {
+    const bits = rowBits(this.values.length);
+    const expected = this.values[reference];
+    for (let r = 0; r < this.values.length; r++) if (!valuesEqual(this.values[r], expected)) bits[r >> 3]! |= 1 << (r & 7);
+    return bits;
   }
 }
 

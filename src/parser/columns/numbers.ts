@@ -3,13 +3,16 @@ import type { Column } from '../dom.js';
 import { int64ToValue, uint64ToValue } from '../interleave.js';
 import { checkCount, need, type Cursor } from '../reader.js';
 import type { PropType } from '../values.js';
-import { f32At, f64le, i32At, u32At, ViewColumn, type ColumnContext, type RowReader } from './column.js';
+import { diffPlanes, diffRecords, diffRows, f32At, f64le, i32At, sameValues, u32At, ViewColumn, type ColumnContext, type RowDiff, type RowReader } from './column.js';
 
-/** Checks that `count` values of `width` bytes are there and returns a view column over them. */
-export function fixedColumn(c: Cursor, type: PropType, count: number, width: number, read: RowReader, what: string = type): ViewColumn {
+/**
+ * Checks that `count` values of `width` bytes are there and returns a view column over
+ * them. Rows are byte planes (interleaved) unless `same` says otherwise.
+ */
+export function fixedColumn(c: Cursor, type: PropType, count: number, width: number, read: RowReader, what: string = type, diff: RowDiff = diffPlanes(width)): ViewColumn {
   checkCount(c, count, width, what);
   const at = need(c, count * width, what);
-  return new ViewColumn(type, count, c.bytes, at, c.pos, read);
+  return new ViewColumn(type, count, c.bytes, at, c.pos, read, diff);
 }
 
 const bool: RowReader = (col, row) => col.data[col.at + row] !== 0;
@@ -21,7 +24,7 @@ const uint32: RowReader = (col, row) => u32At(col.data, col.at, col.length, row)
 export const readBoolColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Bool', count, 1, bool, 'bool');
 export const readInt32Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Int32', count, 4, int32);
 export const readFloat32Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Float32', count, 4, float32);
-export const readFloat64Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Float64', count, 8, float64);
+export const readFloat64Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Float64', count, 8, float64, 'Float64', diffRecords(8));
 
 /** Enum, BrickColor and SharedString: big-endian u32, interleaved, no transformation. */
 export function readUint32Column(c: Cursor, { count }: ColumnContext, type: PropType): Column {
@@ -39,7 +42,7 @@ const ref: RowReader = (col, row) => {
   return values[row]!;
 };
 
-export const readRefColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Ref', count, 4, ref);
+export const readRefColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Ref', count, 4, ref, 'Ref', diffRows(sameValues)); // deltas: equal bytes are not equal referents
 
 /**
  * Int64 rows are eight big-endian byte planes, zigzag-encoded: read as two 32-bit

@@ -2,7 +2,7 @@
 import { DecodeError } from '../errors.js';
 import { bytesToStringValue, checkCount, need, readU32, type Cursor } from '../reader.js';
 import type { PropType, StringValue } from '../values.js';
-import { u32le, ViewColumn, type ColumnContext } from './column.js';
+import { diffRows, sameBytes, u32le, ViewColumn, type ColumnContext, type RowSame } from './column.js';
 
 /**
  * Checks every length when the file is decoded; where each string starts is worked
@@ -16,6 +16,13 @@ export class StringColumn extends ViewColumn {
     return this.data.subarray(at, at + u32le(this.data, at - 4));
   }
 }
+
+const sameString: RowSame = (col, a, b) => {
+  const i = stringStart(col, a), j = stringStart(col, b);
+  const length = u32le(col.data, i - 4);
+  return length === u32le(col.data, j - 4) && sameBytes(col.data, i, j, length);
+};
+const diffString = diffRows(sameString);
 
 function stringStart(col: ViewColumn, row: number): number {
   let starts = col.cache;
@@ -42,5 +49,5 @@ export function readStringColumn(c: Cursor, ctx: ColumnContext, type: PropType =
     if (length > ctx.maxStringBytes) throw new DecodeError(`string length ${length} exceeds the limit of ${ctx.maxStringBytes} bytes`);
     need(c, length, 'string');
   }
-  return new StringColumn(type, ctx.count, c.bytes, at, c.pos, text);
+  return new StringColumn(type, ctx.count, c.bytes, at, c.pos, text, diffString);
 }

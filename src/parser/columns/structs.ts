@@ -5,7 +5,7 @@ import { DecodeError } from '../errors.js';
 import { readInterleavedI32, readReferents } from '../interleave.js';
 import { checkCount, need, readText, readU16, readU32, readU8, type Cursor } from '../reader.js';
 import { AXIS_NAMES, FACE_NAMES, FONT_STYLES, FONT_WEIGHTS, type ColorKeypoint, type ContentValue, type FontValue, type NumberKeypoint, type Value } from '../values.js';
-import { arrayColumn, f32le, u32At, u32le, ViewColumn, type ColumnContext, type RowReader } from './column.js';
+import { arrayColumn, diffRows, f32le, sameBytes, u32At, u32le, ViewColumn, type ColumnContext, type RowDiff, type RowReader } from './column.js';
 import { fixedColumn } from './numbers.js';
 
 function bitNames(names: readonly string[], bits: number): string[] {
@@ -37,7 +37,16 @@ function rowStart(col: ViewColumn, row: number, size: (data: Uint8Array, at: num
   return starts[row]!;
 }
 
-function checkSequences(c: Cursor, ctx: ColumnContext, type: 'NumberSequence' | 'ColorSequence', bytesEach: number, read: RowReader): Column {
+/** Rows of a variable-size family compared by their bytes. */
+function diffSized(size: (data: Uint8Array, at: number) => number): RowDiff {
+  return diffRows((col, a, b) => {
+    const i = rowStart(col, a, size), j = rowStart(col, b, size);
+    const length = size(col.data, i);
+    return length === size(col.data, j) && sameBytes(col.data, i, j, length);
+  });
+}
+
+function checkSequences(c: Cursor, ctx: ColumnContext, type: 'NumberSequence' | 'ColorSequence', bytesEach: number, read: RowReader, diff: RowDiff): Column {
   checkCount(c, ctx.count, 4, type);
   const at = c.pos;
   for (let i = 0; i < ctx.count; i++) {
@@ -45,11 +54,13 @@ function checkSequences(c: Cursor, ctx: ColumnContext, type: 'NumberSequence' | 
     checkCount(c, keypoints, bytesEach, `${type} keypoint`, ctx.maxSequenceLength);
     c.pos += keypoints * bytesEach;
   }
-  return new ViewColumn(type, ctx.count, c.bytes, at, c.pos, read);
+  return new ViewColumn(type, ctx.count, c.bytes, at, c.pos, read, diff);
 }
 
 const numberSequenceSize = (data: Uint8Array, at: number) => 4 + 12 * u32le(data, at);
 const colorSequenceSize = (data: Uint8Array, at: number) => 4 + 20 * u32le(data, at);
+const diffNumberSequence = diffSized(numberSequenceSize);
+const diffColorSequence = diffSized(colorSequenceSize);
 
 const numberSequence: RowReader = (col, row) => {
   const b = col.data;
@@ -72,11 +83,13 @@ const colorSequence: RowReader = (col, row) => {
   return { keypoints };
 };
 
-export const readNumberSequenceColumn = (c: Cursor, ctx: ColumnContext): Column => checkSequences(c, ctx, 'NumberSequence', 12, numberSequence);
-export const readColorSequenceColumn = (c: Cursor, ctx: ColumnContext): Column => checkSequences(c, ctx, 'ColorSequence', 20, colorSequence);
+export const readNumberSequenceColumn = (c: Cursor, ctx: ColumnContext): Column => checkSequences(c, ctx, 'NumberSequence', 12, numberSequence, diffNumberSequence);
+export const readColorSequenceColumn = (c: Cursor, ctx: ColumnContext): Column => checkSequences(c, ctx, 'ColorSequence', 20, colorSequence, diffColorSequence);
 
 /** Flag byte: bit 0 custom values follow, bit 1 they include AcousticAbsorption (else 1). */
 const physicalSize = (data: Uint8Array, at: number) => (data[at]! & 1 ? (data[at]! & 2 ? 25 : 21) : 1);
+
+const diffPhysical = diffSized(physicalSize);
 
 const physicalProperties: RowReader = (col, row): Value => {
   const b = col.data;
@@ -94,7 +107,7 @@ export function readPhysicalPropertiesColumn(c: Cursor, { count }: ColumnContext
     const flags = readU8(c);
     if (flags & 1) need(c, flags & 2 ? 24 : 20, 'PhysicalProperties');
   }
-  return new ViewColumn('PhysicalProperties', count, c.bytes, at, c.pos, physicalProperties);
+  return new ViewColumn('PhysicalProperties', count, c.bytes, at, c.pos, physicalProperties, diffPhysical);
 }
 
 /** Lower-case hex digits of four u32 words, as one flat string: the digits are put in a scratch buffer, read back natively. */

@@ -2,7 +2,7 @@
 import type { Column } from '../dom.js';
 import type { Cursor } from '../reader.js';
 import type { PropType, Value } from '../values.js';
-import { f32At, f32le, i32At, type ColumnContext, type RowReader } from './column.js';
+import { f32At, f32le, i32At, diffRecords, type ColumnContext, type RowReader } from './column.js';
 import { fixedColumn } from './numbers.js';
 
 /** Float plane set `plane` (each is four byte planes of `length` bytes) of row `row`. */
@@ -44,7 +44,7 @@ const ray: RowReader = (col, row): Value => {
 };
 
 export function readPlainFloatColumn(c: Cursor, { count }: ColumnContext, type: 'Ray' | 'NumberRange'): Column {
-  return type === 'Ray' ? fixedColumn(c, type, count, 24, ray) : fixedColumn(c, type, count, 8, numberRange);
+  return type === 'Ray' ? fixedColumn(c, type, count, 24, ray, type, diffRecords(24)) : fixedColumn(c, type, count, 8, numberRange, type, diffRecords(8));
 }
 
 /** Little-endian i16 triples in sequence. */
@@ -54,7 +54,7 @@ const vector3int16: RowReader = (col, row) => {
   return [i16(0), i16(2), i16(4)];
 };
 
-export const readVector3int16Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Vector3int16', count, 6, vector3int16);
+export const readVector3int16Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Vector3int16', count, 6, vector3int16, 'Vector3int16', diffRecords(6));
 
 /** Three consecutive byte arrays: all R, all G, all B. */
 const color3uint8: RowReader = (col, row) => {

@@ -53,6 +53,7 @@ const content: Decoder = (children, ctx) => {
     case 'none': return isContentStruct(ctx.propertyName) ? { type: 'Content', value: 'None' } : { type: 'String', value: '' };
     case 'unknown':
       warn(ctx.warnings, 'Content holding an unknown element, property skipped', `${ctx.className}.${ctx.propertyName} <${part.tag}>`);
+      ctx.skipped.add(ctx.className, ctx.propertyName, `a Content value the decoder cannot read (<${part.tag}>)`);
       return undefined;
   }
 };
@@ -62,6 +63,7 @@ const contentId: Decoder = (children, ctx) => {
   const part = contentPart(ctx, children);
   if (part.kind === 'unknown') {
     warn(ctx.warnings, 'ContentId holding an unknown element, property skipped', `${ctx.className}.${ctx.propertyName} <${part.tag}>`);
+    ctx.skipped.add(ctx.className, ctx.propertyName, `a ContentId value the decoder cannot read (<${part.tag}>)`);
     return undefined;
   }
   return { type: 'String', value: part.kind === 'none' ? '' : part.text };

@@ -8,6 +8,7 @@ import type { DecodeLimits } from '../limits.js';
 import type { Property } from '../values.js';
 import { startIndexOf, type XmlNode } from './tree.js';
 import type { WarningLog } from '../warnings.js';
+import type { SkipLog } from '../skipped.js';
 
 export interface DecodeContext {
   readonly limits: DecodeLimits;
@@ -16,6 +17,8 @@ export interface DecodeContext {
   /** SharedString md5 key → index into Dom.sharedStrings. */
   readonly sharedStringKeys: Map<string, number>;
   readonly warnings: WarningLog;
+  /** Properties skipped without a value, per class and name (the import report's "not imported"). */
+  readonly skipped: SkipLog;
   /** Byte offset in the file of a character index in the decoded text. */
   readonly byteOffset: (charIndex: number) => number;
   className: string;

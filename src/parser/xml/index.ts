@@ -9,6 +9,7 @@ import { DomBuilder } from '../dom-build.js';
 import { arrayColumn } from '../columns/column.js';
 import { DecodeError } from '../errors.js';
 import { resolveLimits, type DecodeLimits } from '../limits.js';
+import { SkipLog } from '../skipped.js';
 import type { Property, Value } from '../values.js';
 import { fail, warn, warningLines, type DecodeContext, type WarningLog } from './context.js';
 import { decodeProperties } from './properties.js';
@@ -43,7 +44,7 @@ function decodeDocument(bytes: Uint8Array, limits: DecodeLimits): XmlDom {
   const root = findRoot(parseTree(text, limits, byteOffset), bytes.length, byteOffset);
 
   const ctx: DecodeContext = {
-    limits, referents: new Map(), sharedStringKeys: new Map(), warnings: log, byteOffset,
+    limits, referents: new Map(), sharedStringKeys: new Map(), warnings: log, skipped: new SkipLog(), byteOffset,
     className: 'roblox', propertyName: '', element: root,
   };
   const version = attributeOf(root, 'version');
@@ -93,6 +94,7 @@ function decodeDocument(bytes: Uint8Array, limits: DecodeLimits): XmlDom {
     metadata,
     sharedStrings: shared.strings,
     warnings: warningLines(log),
+    skipped: ctx.skipped.list(),
     xmlReferents: items.map((item) => item.referent ?? ''),
   }) as XmlDom;
 }

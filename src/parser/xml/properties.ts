@@ -34,6 +34,7 @@ export function decodeProperties(propertiesElements: XmlNode[], ctx: DecodeConte
       const decoder = DECODERS.get(tag);
       if (!decoder) {
         warn(ctx.warnings, `property of unknown type <${tag}> skipped`, `${ctx.className}.${name}`);
+        ctx.skipped.add(ctx.className, name, `a property type the decoder does not know (XML <${tag}>)`);
         continue;
       }
       ctx.propertyName = name;

@@ -25,6 +25,7 @@ const sharedString: Decoder = (children, ctx) => {
   const index = ctx.sharedStringKeys.get(key);
   if (index !== undefined) return { type: 'SharedString', value: index };
   warn(ctx.warnings, 'SharedString key with no definition, property skipped', `${ctx.className}.${ctx.propertyName} = ${key.slice(0, 60)}`);
+  ctx.skipped.add(ctx.className, ctx.propertyName, 'a SharedString key the file does not define');
   return undefined;
 };
 

@@ -1,0 +1,116 @@
+/**
+ * `npm run bench:project`: the project document against the decode it starts from,
+ * side by side in one run, on the real places and a generated 200k-part place:
+ *
+ * - decode: the lazy decode the service runs (values stay in their columns);
+ * - build: from a freshly decoded DOM to the stored document, i.e. `projectJson`
+ *   through the Brotli compressor into a sink, as the worker writes it (the decode
+ *   itself is done before each timed run);
+ * - memory: peak RSS (VmHWM) of a child process that decodes, against one that decodes
+ *   and builds (each a fresh process reading the file);
+ * - sizes: JSON bytes, stored (compressed) bytes, and stored ÷ the file's size.
+ *
+ * Each input is measured in BENCH_ROUNDS rounds (default 3) of both tasks in turn; a
+ * task's time is its best per-round median, so a burst of load from the machine's
+ * other users costs one round, not the result.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { Bench } from 'tinybench';
+import { decode } from '../src/parser/index.js';
+import type { Dom } from '../src/parser/dom.js';
+import { documentCompressor } from '../src/project/compression.js';
+import { projectJson, type BuildProjectOptions } from '../src/project/document.js';
+import { fmt, generatedInput, machine, placeInputs, table, type Input } from './support.js';
+
+function options(input: { name: string; bytes: Uint8Array }): BuildProjectOptions {
+  return {
+    title: '', owner: 'bench', createdAt: '2026-01-01T00:00:00.000Z', previewHash: '0'.repeat(64),
+    fileName: input.name, fileSize: input.bytes.length, scriptsMode: 'disabled', assets: [],
+  };
+}
+
+/** Builds the stored document of `dom` into a counting sink; returns [JSON bytes, stored bytes]. */
+export async function buildStored(dom: Dom, input: { name: string; bytes: Uint8Array }): Promise<[number, number]> {
+  let jsonBytes = 0;
+  let storedBytes = 0;
+  const text = Readable.from((function* () {
+    for (const chunk of projectJson(dom, options(input))) {
+      jsonBytes += chunk.length;
+      yield chunk;
+    }
+  })());
+  const sink = new Writable({ write(chunk: Buffer, _encoding, done) { storedBytes += chunk.length; done(); } });
+  await pipeline(text, documentCompressor(input.bytes.length), sink);
+  return [jsonBytes, storedBytes];
+}
+
+const median = (task: { result: unknown }): number => (task.result as { latency: { p50: number } }).latency.p50;
+
+/** Peak RSS (MB) of a fresh process running `mode` on the file. */
+function peakRss(mode: 'decode' | 'build', file: string, name: string): number {
+  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', mode, file, name], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  return Number(out.trim()) / 1024;
+}
+
+async function child(mode: string, file: string, name: string): Promise<void> {
+  const bytes = readFileSync(file);
+  const dom = decode(bytes);
+  if (mode === 'build') await buildStored(dom, { name, bytes });
+  // VmHWM, not resourceUsage().maxRSS: Linux keeps ru_maxrss across fork and exec, so
+  // a child would report the (larger) RSS of the parent that spawned it.
+  const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+  process.stdout.write(`${hwm ? Number(hwm[1]) : process.resourceUsage().maxRSS}\n`);
+}
+
+async function main(): Promise<void> {
+  const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+  const sizes = (process.env.BENCH_PARTS ?? '200000').split(',').map(Number).filter((n) => n > 0);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-project-'));
+  const rows: (string | number)[][] = [];
+  try {
+    const inputs: Input[] = [...placeInputs(), ...sizes.map((parts) => generatedInput(parts))];
+    for (const input of inputs) {
+      const file = join(dir, input.name);
+      writeFileSync(file, input.bytes);
+      const big = input.bytes.length > 5e6;
+      const best = new Map<string, number>();
+      let dom: Dom | undefined;
+      for (let round = 0; round < rounds; round++) {
+        const bench = new Bench({ time: big ? 3000 : 800, iterations: big ? 3 : 10, warmupIterations: big ? 1 : 3 });
+        bench.add('decode', () => { decode(input.bytes); });
+        bench.add('build', async () => { await buildStored(dom!, input); }, { beforeEach() { dom = decode(input.bytes); } });
+        await bench.run();
+        for (const task of bench.tasks) best.set(task.name, Math.min(best.get(task.name) ?? Infinity, median(task)));
+        dom = undefined;
+      }
+      const [jsonBytes, storedBytes] = await buildStored(decode(input.bytes), input);
+      const decodeMs = best.get('decode')!;
+      const buildMs = best.get('build')!;
+      const decodePeak = peakRss('decode', file, input.name);
+      const buildPeak = peakRss('build', file, input.name);
+      rows.push([
+        input.name, fmt(input.bytes.length / 1e6, 2), decode(input.bytes).count.toLocaleString('en-US'),
+        fmt(decodeMs, 1), fmt(buildMs, 1), `${fmt(buildMs / decodeMs, 2)}×`,
+        fmt(jsonBytes / 1e6, 2), fmt(storedBytes / 1e6, 2), `${fmt(storedBytes / input.bytes.length, 2)}×`,
+        fmt(decodePeak, 0), fmt(buildPeak, 0), `${fmt(buildPeak / decodePeak, 2)}×`,
+      ]);
+      process.stderr.write(`${input.name}: decode ${fmt(decodeMs, 1)} ms, build ${fmt(buildMs, 1)} ms, stored ${fmt(storedBytes / 1e6, 2)} MB, peak ${fmt(decodePeak, 0)} → ${fmt(buildPeak, 0)} MB\n`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.stdout.write(`\nProject document benchmark on ${machine()}, best of ${rounds} rounds' medians\n\n`);
+  process.stdout.write(table([
+    'input', 'MB', 'instances', 'decode ms', 'build ms', 'build ÷ decode', 'JSON MB', 'stored MB', 'stored ÷ file',
+    'decode peak RSS MB', 'build peak RSS MB', 'build ÷ decode peak',
+  ], rows) + '\n');
+}
+
+if (process.argv[2] === '--child') await child(process.argv[3]!, process.argv[4]!, process.argv[5]!);
+else await main();

@@ -1,0 +1,319 @@
+/**
+ * The instance tree of a document (and of `rbxl-import dump`) as JSON pieces: every
+ * instance in parent-before-child order, its properties in the typed encoding of
+ * encoding.ts, with a type table per class so values need no type beside them.
+ *
+ *   "classes": {"Part": {"properties": {"Anchored": "Bool", ...},
+ *                        "defaults": {"Anchored": true, ...},     (optional)
+ *                        "partial": ["Foo"]},                     (optional, XML files)
+ *               ...},
+ *   "instances": [{"id": "7", "class": "Part", "name": "Door", "parent": "3",
+ *                  "properties": {"CFrame": [...], "size": [4, 7, 1]}}, ...]
+ *
+ * An instance's properties are, for each name of its class's `properties`: its own
+ * value when `properties` has it, else the class's default, else (for `Name`) its
+ * `name`. `defaults` hold, per property every instance of the class has, a value at
+ * least two of them share (found on a sample of rows); instances leave such values
+ * out, which is what keeps a 200k-part place small. `partial` names properties only
+ * some instances of the class have (XML items each keep their own list): those are
+ * never defaulted and are absent where an instance leaves them out. An instance whose
+ * property has another type than its class's entry (XML only) says so in its own
+ * `types`. Instances the import adds (`generated: true`) carry complete `properties`
+ * and `types` of their own; class tables do not apply to them.
+ *
+ * Everything is written in one pass over the DOM's columns: a default is compared
+ * with `Column.same` (the stored bytes, in binary files), so only values that differ
+ * from their class default are read and encoded.
+ */
+import type { Column, Dom } from '../parser/dom.js';
+import type { PropType, Value } from '../parser/values.js';
+import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
+import { instanceId } from './ids.js';
+import { type JsonWriter } from './json-writer.js';
+
+/** One class's entry of `classes`. */
+export interface ClassSchema {
+  properties: Record<string, PropType>;
+  /** Property name → the default's JSON text. */
+  defaults: Map<string, string>;
+  partial: Set<string>;
+}
+
+export interface InstanceTreeOptions {
+  /** Rows left out of the document, with their subtrees (1 = left out). */
+  excluded?: Uint8Array;
+  /** Properties not written as properties (script sources, PhysicsGrid): class, name and type. */
+  omit?: (className: string, property: string, type: PropType) => boolean;
+  /** Instances the import adds, written after the map's. */
+  generated?: readonly GeneratedInstance[];
+}
+
+/** An instance the import adds (a joint computed from surface types). */
+export interface GeneratedInstance {
+  id: string;
+  className: string;
+  name: string;
+  /** The parent's DOM row. */
+  parent: number;
+  /** Name → [type, value]; Ref values are DOM referents, as the decoder gives them. */
+  properties: [string, PropType, Value][];
+}
+
+/** Rows of a table read at most this often to find each column's default. */
+const SAMPLE_ROWS = 32;
+
+interface Plan {
+  /** `"Name":` */
+  key: string;
+  /** The key is ASCII (written byte by byte). */
+  asciiKey: boolean;
+  name: string;
+  column: Column;
+  encode: Encoder;
+  /** The class default's text, when the property has one. */
+  defaultText: string | undefined;
+  /** Rows that may differ from the default (Column.differing), null when unknown: then values are compared as text. */
+  differs: Uint8Array | null;
+  /** `"Name":"Type"` when this table's type differs from the class's. */
+  typeOverride: string;
+  /** The Name property, implied by the instance's `name` when it is text. */
+  isName: boolean;
+  /** Written even when equal to the default (the property is partial in its class). */
+  noDefault: boolean;
+}
+
+/** Class schemas and per-table write plans for the rows a document keeps. */
+export class InstanceTree {
+  readonly dom: Dom;
+  readonly excluded: Uint8Array | undefined;
+  readonly schemas = new Map<string, ClassSchema>();
+  readonly #plans: (Plan[] | null)[];
+  readonly #ctx: EncodeContext;
+  /** Per table, per property: each sampled value's text and the first row holding it. */
+  readonly #samples = new Map<number, Map<string, Map<string, number>>>();
+
+  constructor(dom: Dom, ctx: EncodeContext, options: InstanceTreeOptions = {}) {
+    this.dom = dom;
+    this.excluded = options.excluded;
+    this.#ctx = ctx;
+    const omit = options.omit ?? (() => false);
+    const kept = this.#keptRowsPerTable();
+
+    // Class schemas: names and types over every table of a class that has kept rows.
+    const counts = new Map<string, { rows: number; presence: Map<string, number> }>();
+    for (let t = 0; t < dom.tables.length; t++) {
+      const rows = kept[t]!;
+      if (rows === 0) continue;
+      const { className, columns } = dom.tables[t]!;
+      let schema = this.schemas.get(className);
+      let count = counts.get(className);
+      if (!schema || !count) {
+        schema = { properties: {}, defaults: new Map(), partial: new Set() };
+        count = { rows: 0, presence: new Map() };
+        this.schemas.set(className, schema);
+        counts.set(className, count);
+      }
+      count.rows += rows;
+      for (const [name, column] of columns) {
+        if (omit(className, name, column.type)) continue;
+        schema.properties[name] ??= column.type;
+        count.presence.set(name, (count.presence.get(name) ?? 0) + rows);
+      }
+    }
+    for (const [className, { rows, presence }] of counts) {
+      const schema = this.schemas.get(className)!;
+      for (const [name, present] of presence) if (present < rows) schema.partial.add(name);
+    }
+    this.#chooseDefaults(kept, counts, omit);
+
+    this.#plans = dom.tables.map((table, t) => {
+      if (kept[t] === 0) return null;
+      const schema = this.schemas.get(table.className)!;
+      const plans: Plan[] = [];
+      for (const [name, column] of table.columns) {
+        if (omit(table.className, name, column.type)) continue;
+        const classType = schema.properties[name];
+        const defaultText = classType === column.type ? schema.defaults.get(name) : undefined;
+        const defaultRow = defaultText === undefined || !column.differing ? -1 : this.#findRow(t, name, defaultText);
+        const key = JSON.stringify(name) + ':';
+        plans.push({
+          key,
+          asciiKey: /^[\x20-\x7e]*$/.test(key),
+          name,
+          column,
+          encode: ENCODERS[column.type],
+          defaultText,
+          differs: defaultRow === -1 ? null : column.differing!(defaultRow),
+          typeOverride: classType === column.type ? '' : `${JSON.stringify(name)}:${JSON.stringify(column.type)}`,
+          isName: name === 'Name' && column.type === 'String' && !schema.partial.has(name),
+          noDefault: schema.partial.has(name),
+        });
+      }
+      // A column whose every row equals the default is never written: leave it out of the per-row loop.
+      return plans.filter((plan) => plan.differs === null || plan.differs.some((byte) => byte !== 0));
+    });
+    this.#samples.clear();
+  }
+
+  /** Kept rows per table. */
+  #keptRowsPerTable(): number[] {
+    const { dom, excluded } = this;
+    if (!excluded) return dom.tables.map((table) => table.rows.length);
+    const kept = new Array<number>(dom.tables.length).fill(0);
+    for (let row = 0; row < dom.count; row++) if (!excluded[row]) kept[dom.tableOf(row)]!++;
+    return kept;
+  }
+
+  /**
+   * For each property every kept instance of a class has (Name aside: it is the
+   * instance's `name`), the value most common among up to SAMPLE_ROWS rows spread
+   * over the class's tables, if at least two share it.
+   */
+  #chooseDefaults(kept: number[], counts: Map<string, { rows: number }>, omit: (className: string, property: string, type: PropType) => boolean): void {
+    const { dom } = this;
+    const samples = new Map<string, Map<string, Map<string, number>>>();
+    for (let t = 0; t < dom.tables.length; t++) {
+      if (kept[t] === 0) continue;
+      const { className, columns, rows } = dom.tables[t]!;
+      if ((counts.get(className)?.rows ?? 0) < 2) continue;
+      const schema = this.schemas.get(className)!;
+      let byName = samples.get(className);
+      if (!byName) samples.set(className, (byName = new Map<string, Map<string, number>>()));
+      const step = Math.max(1, Math.floor(rows.length / SAMPLE_ROWS));
+      for (const [name, column] of columns) {
+        if (name === 'Name' || schema.partial.has(name) || schema.properties[name] !== column.type || omit(className, name, column.type)) continue;
+        let tally = byName.get(name);
+        if (!tally) byName.set(name, (tally = new Map<string, number>()));
+        let tableSamples = this.#samples.get(t);
+        if (!tableSamples) this.#samples.set(t, (tableSamples = new Map<string, Map<string, number>>()));
+        const firstRows = new Map<string, number>();
+        tableSamples.set(name, firstRows);
+        for (let at = 0; at < rows.length; at += step) {
+          if (this.excluded?.[rows[at]!]) continue;
+          const text = this.#encode(column, at);
+          tally.set(text, (tally.get(text) ?? 0) + 1);
+          if (!firstRows.has(text)) firstRows.set(text, at);
+        }
+      }
+    }
+    for (const [className, byName] of samples) {
+      const schema = this.schemas.get(className)!;
+      for (const [name, tally] of byName) {
+        let best: string | undefined;
+        let bestCount = 1;
+        for (const [text, count] of tally) if (count > bestCount) { best = text; bestCount = count; }
+        if (best !== undefined) schema.defaults.set(name, best);
+      }
+    }
+  }
+
+  /** A sampled row of table `t` whose property `name` encodes to `text`, -1 when none. */
+  #findRow(t: number, name: string, text: string): number {
+    return this.#samples.get(t)?.get(name)?.get(text) ?? -1;
+  }
+
+  #encode(column: Column, at: number): string {
+    return encodeValue(column.type, column.get(at), this.#ctx);
+  }
+
+  /** The `classes` object's JSON text (only the classes in `only`, when given). */
+  classesJson(only?: ReadonlySet<string>): string {
+    let out = '{';
+    let first = true;
+    for (const [className, schema] of this.schemas) {
+      if (only && !only.has(className)) continue;
+      out += `${first ? '' : ','}${JSON.stringify(className)}:{"properties":${JSON.stringify(schema.properties)}`;
+      first = false;
+      if (schema.defaults.size) {
+        let defaults = '';
+        for (const [name, text] of schema.defaults) defaults += `${defaults ? ',' : ''}${JSON.stringify(name)}:${text}`;
+        out += `,"defaults":{${defaults}}`;
+      }
+      if (schema.partial.size) out += `,"partial":${JSON.stringify([...schema.partial])}`;
+      out += '}';
+    }
+    return out + '}';
+  }
+
+  /** Writes one instance's JSON. */
+  writeInstance(w: JsonWriter, row: number): void {
+    const { dom } = this;
+    const plans = this.#plans[dom.tableOf(row)]!;
+    const at = dom.rowInTable(row);
+    const name = dom.name(row);
+    w.ascii('{"id":"');
+    w.ascii(instanceId(row));
+    w.ascii('","class":');
+    w.string(dom.className(row));
+    w.ascii(',"name":');
+    w.string(name);
+    const parent = dom.parent(row);
+    if (parent === -1) w.ascii(',"parent":null,"properties":{');
+    else { w.ascii(',"parent":"'); w.ascii(instanceId(parent)); w.ascii('","properties":{'); }
+    let first = true;
+    let types = '';
+    for (let i = 0; i < plans.length; i++) {
+      const plan = plans[i]!;
+      const differs = plan.differs;
+      if (differs !== null && (differs[at >> 3]! & (1 << (at & 7))) === 0) continue;
+      const value = plan.column.get(at);
+      if (plan.isName && typeof value === 'string' && value === name) continue;
+      // Without a bit set to tell, the default is compared as text (XML files, other columns).
+      if (differs === null && plan.defaultText !== undefined && encodeValue(plan.column.type, value, this.#ctx) === plan.defaultText) continue;
+      if (!first) w.byte(0x2c);
+      first = false;
+      if (plan.asciiKey) w.ascii(plan.key);
+      else w.text(plan.key);
+      plan.encode(w, value, this.#ctx);
+      if (plan.typeOverride) types += (types ? ',' : '') + plan.typeOverride;
+    }
+    w.byte(0x7d);
+    if (types) w.text(`,"types":{${types}}`);
+    w.byte(0x7d);
+  }
+
+  /** Writes a generated instance: complete properties and types of its own. */
+  writeGenerated(w: JsonWriter, instance: GeneratedInstance): void {
+    w.text(`{"id":${JSON.stringify(instance.id)},"class":${JSON.stringify(instance.className)},"name":${JSON.stringify(instance.name)},"parent":"${instanceId(instance.parent)}","generated":true,"properties":{`);
+    let types = '';
+    instance.properties.forEach(([name, type, value], i) => {
+      w.text(`${i ? ',' : ''}${JSON.stringify(name)}:`);
+      ENCODERS[type](w, value, this.#ctx);
+      types += `${i ? ',' : ''}${JSON.stringify(name)}:${JSON.stringify(type)}`;
+    });
+    w.text(`},"types":{${types}}}`);
+  }
+
+  /** Kept rows in parent-before-child order (pre-order, roots in order), skipping excluded subtrees. */
+  *rows(): Generator<number> {
+    const { dom, excluded } = this;
+    let row = dom.firstRoot;
+    while (row !== -1) {
+      if (excluded?.[row]) { row = dom.after(row); continue; }
+      yield row;
+      row = dom.next(row);
+    }
+  }
+}
+
+/**
+ * Writes the `instances` array: the map's instances in pre-order, then the generated
+ * ones. Yields the writer's full chunks as they fill; the caller flushes the rest.
+ */
+export function* instancesJson(w: JsonWriter, tree: InstanceTree, generated: readonly GeneratedInstance[] = []): Generator<Buffer> {
+  w.byte(0x5b);
+  let first = true;
+  for (const row of tree.rows()) {
+    if (!first) w.byte(0x2c);
+    first = false;
+    tree.writeInstance(w, row);
+    if (w.ready) yield* w.take();
+  }
+  for (const instance of generated) {
+    if (!first) w.byte(0x2c);
+    first = false;
+    tree.writeGenerated(w, instance);
+    if (w.ready) yield* w.take();
+  }
+  w.byte(0x5d);
+}

@@ -1,0 +1,423 @@
+/**
+ * Joints a place relies on without holding them: the surface joints Roblox made at
+ * load (`MakeJoints`) for places saved before joints were stored explicitly, and the
+ * connectivity of a place's parts through every joint it has.
+ *
+ * Which places: those whose Workspace does not say `ExplicitAutoJoints = true` (Studio
+ * has written that since automatic joints were saved as instances; 2006–2012 places
+ * lack it and hold their buildings together only by surface types).
+ *
+ * The rule, as Roblox documents MakeJoints and as its 2007 engine applied it: two parts
+ * in the Workspace are joined when a face of one and a face of the other touch:
+ * - the parts' axes are aligned with each other (within 0.01 rad; 0.05 for Glue);
+ * - the faces point at each other and lie in one plane (within 0.01 stud; 0.05 for
+ *   Glue; 0.05 and 0.025 rad for hinges);
+ * - the faces overlap by at least JOINT_OVERLAP_MIN studs along both of their axes;
+ * - their surface types join, checked in the engine's order, the first that applies:
+ *   Hinge / Motor / SteppingMotor on either face → Rotate / RotateV / RotateP (the part
+ *   with that surface is Part0, the axle; its face centre must lie on the other face);
+ *   Weld on either → Weld; Studs with Inlet or Universal, Inlet with Universal,
+ *   Universal with Universal → Snap; Glue on either → Glue. Smooth and the rest join
+ *   nothing.
+ * Balls have no flat faces; a Cylinder joins by its two end faces (±X), a Wedge by its
+ * bottom and back, a CornerWedge by its bottom. Mesh and CSG parts are not joined.
+ * Each pair of parts gets at most one joint (the first face pair that joins, faces in
+ * NormalId order of the earlier part), as the engine's JointBuilder does, and none
+ * where the file already joins the pair.
+ *
+ * A generated joint is parented to Part0 and named after its class; C0 is the joined
+ * face's centre in Part0's space with Z along the face's outward normal (the axis a
+ * Rotate joint turns about), and C1 = Part1.CFrame⁻¹ · Part0.CFrame · C0, so both
+ * frames meet in the world; components within 1e-5 of a multiple of 1e-4 are snapped
+ * onto it (float32 noise of the parts' coordinates, not geometry).
+ */
+import { findService, type Column, type Dom } from '../parser/dom.js';
+import type { CFrameValue, Matrix3, Value, Vec3 } from '../parser/values.js';
+import { BASE_PART_CLASSES, CSG_CLASSES } from './classes.js';
+import { asCFrame, asVec3 } from './geometry.js';
+
+export type SurfaceJointClass = 'Weld' | 'Snap' | 'Glue' | 'Rotate' | 'RotateV' | 'RotateP';
+
+export interface SurfaceJoint {
+  className: SurfaceJointClass;
+  /** DOM rows of the joined parts; Part0 is the joint's parent. */
+  part0: number;
+  part1: number;
+  c0: CFrameValue;
+  c1: CFrameValue;
+}
+
+/** The least overlap (studs, along each axis of the touching faces) for a joint. */
+export const JOINT_OVERLAP_MIN = 0.35;
+const TIGHT = { angle: 0.01, planar: 0.01 };
+const LOOSE = { angle: 0.05, planar: 0.05 };
+const ROTATE = { angle: 0.025, planar: 0.05 };
+/** Parts whose boxes are further apart than this are never joined. */
+const NEAR = 0.05;
+
+// Enum.SurfaceType
+const GLUE = 1, WELD = 2, STUDS = 3, INLET = 4, UNIVERSAL = 5, HINGE = 6, MOTOR = 7, STEPPING_MOTOR = 8;
+
+/** Face surface properties in Enum.NormalId order: Right (+X), Top (+Y), Back (+Z), Left (-X), Bottom (-Y), Front (-Z). */
+const SURFACE_PROPERTIES = ['RightSurface', 'TopSurface', 'BackSurface', 'LeftSurface', 'BottomSurface', 'FrontSurface'] as const;
+
+/** Whether the place relies on surface joints made at load: its Workspace does not say ExplicitAutoJoints = true. */
+export function reliesOnSurfaceJoints(dom: Dom): boolean {
+  const workspace = findService(dom, 'Workspace');
+  if (workspace === -1) return false;
+  const table = dom.table(dom.tableOf(workspace));
+  return table.columns.get('ExplicitAutoJoints')?.get(dom.rowInTable(workspace)) !== true;
+}
+
+interface Body {
+  row: number;
+  /** Centre. */
+  p: Float64Array;
+  /** The part's own axes in world space, axis j at [3j, 3j + 3) (the rotation's columns). */
+  axes: Float64Array;
+  half: Float64Array;
+  /** Surface type per NormalId; -1 for a face that cannot join (round or sloped). */
+  surfaces: Int8Array;
+  min: Float64Array;
+  max: Float64Array;
+}
+
+/** The surface joints `MakeJoints` would make among the Workspace's parts (none unless the place relies on them). */
+export function surfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoint[] {
+  if (!reliesOnSurfaceJoints(dom)) return [];
+  const bodies = collectBodies(dom, excluded);
+  const joined = existingPairs(dom);
+  bodies.sort((a, b) => a.min[0]! - b.min[0]!);
+  const joints: SurfaceJoint[] = [];
+  const pair = new PairGeometry();
+  // Sweep along X: a part meets only those whose X range starts before its own ends.
+  for (let i = 0; i < bodies.length; i++) {
+    const a = bodies[i]!;
+    for (let j = i + 1; j < bodies.length; j++) {
+      const b = bodies[j]!;
+      if (b.min[0]! > a.max[0]! + NEAR) break;
+      if (b.min[1]! > a.max[1]! + NEAR || a.min[1]! > b.max[1]! + NEAR || b.min[2]! > a.max[2]! + NEAR || a.min[2]! > b.max[2]! + NEAR) continue;
+      // The engine tries the earlier part's faces first; rows keep that order stable.
+      const [p, q] = a.row < b.row ? [a, b] : [b, a];
+      if (joined.size && joined.has(pairKey(p.row, q.row))) continue;
+      const joint = jointBetween(pair, p, q);
+      if (joint) joints.push(joint);
+    }
+  }
+  joints.sort((x, y) => x.part0 - y.part0 || x.part1 - y.part1);
+  return joints;
+}
+
+function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Body[] {
+  const workspace = findService(dom, 'Workspace');
+  const bodies: Body[] = [];
+  let table = -1;
+  let columns: { cframe?: Column; size?: Column; shape?: Column; surfaces: (Column | undefined)[] } | null = null;
+  for (let row = dom.firstChild(workspace); row !== -1;) {
+    if (excluded?.[row]) { row = dom.after(row, workspace); continue; }
+    const className = dom.className(row);
+    if (BASE_PART_CLASSES.has(className) && className !== 'MeshPart' && !CSG_CLASSES.has(className)) {
+      if (dom.tableOf(row) !== table) {
+        table = dom.tableOf(row);
+        const c = dom.table(table).columns;
+        columns = {
+          cframe: c.get('CFrame'), size: c.get('size') ?? c.get('Size'), shape: c.get('shape') ?? c.get('Shape'),
+          surfaces: SURFACE_PROPERTIES.map((name) => c.get(name)),
+        };
+      }
+      const at = dom.rowInTable(row);
+      const cframe = asCFrame(columns!.cframe?.get(at));
+      const size = asVec3(columns!.size?.get(at));
+      const faces = joinableFaces(className, columns!.shape?.get(at));
+      if (cframe && size && faces !== NO_FACES) {
+        const body = makeBody(row, cframe, size);
+        for (let face = 0; face < 6; face++) body.surfaces[face] = faces[face] ? numberOr(columns!.surfaces[face]?.get(at), 0) : -1;
+        if (body.min.every(Number.isFinite) && body.max.every(Number.isFinite)) bodies.push(body);
+      }
+    }
+    row = dom.next(row, workspace);
+  }
+  return bodies;
+}
+
+const ALL_FACES = [true, true, true, true, true, true] as const;
+const NO_FACES = [false, false, false, false, false, false] as const;
+const CYLINDER_FACES = [true, false, false, true, false, false] as const;
+const WEDGE_FACES = [false, false, true, false, true, false] as const;
+const CORNER_WEDGE_FACES = [false, false, false, false, true, false] as const;
+
+/** Faces that are flat rectangles covering the part's side, by class and Enum.PartType (0 Ball, 1 Block, 2 Cylinder, 3 Wedge, 4 CornerWedge). */
+function joinableFaces(className: string, shape: Value | undefined): readonly boolean[] {
+  if (className === 'WedgePart') return WEDGE_FACES;
+  if (className === 'CornerWedgePart') return CORNER_WEDGE_FACES;
+  switch (shape) {
+    case 0: return NO_FACES;
+    case 2: return CYLINDER_FACES;
+    case 3: return WEDGE_FACES;
+    case 4: return CORNER_WEDGE_FACES;
+    default: return ALL_FACES;
+  }
+}
+
+function numberOr(value: Value | undefined, fallback: number): number {
+  return typeof value === 'number' ? value : fallback;
+}
+
+function makeBody(row: number, cframe: CFrameValue, size: Vec3): Body {
+  const r = cframe.orientation;
+  const axes = new Float64Array(9);
+  for (let j = 0; j < 3; j++) for (let i = 0; i < 3; i++) axes[3 * j + i] = r[i]![j]!;
+  const half = Float64Array.of(Math.abs(size[0]) / 2, Math.abs(size[1]) / 2, Math.abs(size[2]) / 2);
+  const p = Float64Array.from(cframe.position);
+  const min = new Float64Array(3);
+  const max = new Float64Array(3);
+  for (let i = 0; i < 3; i++) {
+    const reach = Math.abs(r[i]![0]) * half[0]! + Math.abs(r[i]![1]) * half[1]! + Math.abs(r[i]![2]) * half[2]!;
+    min[i] = p[i]! - reach;
+    max[i] = p[i]! + reach;
+  }
+  return { row, p, axes, half, surfaces: new Int8Array(6), min, max };
+}
+
+/**
+ * What two parts' faces are checked with, in scalars (no allocation per pair): the
+ * dot products of their axes, and of their centres' offset with the first one's axes.
+ */
+class PairGeometry {
+  /** dots[3i + j] = a's axis i · b's axis j. */
+  readonly dots = new Float64Array(9);
+  /** offset[i] = (b.p - a.p) · a's axis i. */
+  readonly offset = new Float64Array(3);
+
+  load(a: Body, b: Body): void {
+    const A = a.axes, B = b.axes;
+    for (let i = 0; i < 3; i++) {
+      for (let j = 0; j < 3; j++) this.dots[3 * i + j] = A[3 * i]! * B[3 * j]! + A[3 * i + 1]! * B[3 * j + 1]! + A[3 * i + 2]! * B[3 * j + 2]!;
+      this.offset[i] = (b.p[0]! - a.p[0]!) * A[3 * i]! + (b.p[1]! - a.p[1]!) * A[3 * i + 1]! + (b.p[2]! - a.p[2]!) * A[3 * i + 2]!;
+    }
+  }
+
+  /** Each axis of a within `angle` of some axis of b (aligned up to right-angle turns). */
+  aligned(angle: number): boolean {
+    const cos = Math.cos(angle);
+    for (let i = 0; i < 3; i++) {
+      const d = this.dots;
+      if (Math.max(Math.abs(d[3 * i]!), Math.abs(d[3 * i + 1]!), Math.abs(d[3 * i + 2]!)) < cos) return false;
+    }
+    return true;
+  }
+
+  /** b's face closest to pointing against a's face (axis i, sign s): [axis j, sign t]. */
+  opposite(i: number, s: number): [number, number] {
+    let j = 0;
+    for (let k = 1; k < 3; k++) if (Math.abs(this.dots[3 * i + k]!) > Math.abs(this.dots[3 * i + j]!)) j = k;
+    // b's normal t·b_j must point along -s·a_i: t = -s · sign(a_i · b_j).
+    const t = this.dots[3 * i + j]! >= 0 ? -s : s;
+    return [j, t];
+  }
+
+  /**
+   * a's face (axis i, sign s) and b's face (axis j, sign t) lie in one plane (within
+   * `planar`) and overlap by at least JOINT_OVERLAP_MIN along both of a's face axes.
+   */
+  touching(a: Body, i: number, s: number, b: Body, j: number, t: number, planar: number): boolean {
+    const d = this.dots;
+    // b's face centre relative to a's face centre, along a's axis k.
+    const along = (k: number) => this.offset[k]! + t * b.half[j]! * d[3 * k + j]! - (k === i ? s * a.half[i]! : 0);
+    if (Math.abs(s * along(i)) > planar) return false;
+    const j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+    for (const k of [(i + 1) % 3, (i + 2) % 3]) {
+      const c = along(k);
+      const reach = Math.abs(d[3 * k + j1]!) * b.half[j1]! + Math.abs(d[3 * k + j2]!) * b.half[j2]!;
+      const overlap = Math.min(a.half[k]!, c + reach) - Math.max(-a.half[k]!, c - reach);
+      if (overlap < JOINT_OVERLAP_MIN) return false;
+    }
+    return true;
+  }
+
+  /** a's face centre (axis i, sign s) lies on b's face (axis j), seen along b's normal, within `tolerance`. */
+  centreOnFace(a: Body, i: number, s: number, b: Body, j: number, tolerance: number): boolean {
+    const d = this.dots;
+    for (const k of [(j + 1) % 3, (j + 2) % 3]) {
+      // (a's face centre - b.p) · b's axis k = -(offset along b_k) + s·half_a[i]·(a_i · b_k)
+      let along = 0;
+      for (let m = 0; m < 3; m++) along -= this.offset[m]! * d[3 * m + k]!;
+      along += s * a.half[i]! * d[3 * i + k]!;
+      if (Math.abs(along) > b.half[k]! + tolerance) return false;
+    }
+    return true;
+  }
+}
+
+const isRotate = (surface: number): boolean => surface === HINGE || surface === MOTOR || surface === STEPPING_MOTOR;
+const isSnap = (s: number, t: number): boolean =>
+  (s === STUDS && (t === INLET || t === UNIVERSAL)) || (s === INLET && (t === STUDS || t === UNIVERSAL)) || (s === UNIVERSAL && (t === STUDS || t === INLET || t === UNIVERSAL));
+
+/** NormalId of axis `axis` with sign `sign`: +X 0, +Y 1, +Z 2, -X 3, -Y 4, -Z 5. */
+const normalId = (axis: number, sign: number): number => (sign > 0 ? axis : axis + 3);
+
+function jointBetween(pair: PairGeometry, a: Body, b: Body): SurfaceJoint | null {
+  pair.load(a, b);
+  if (!pair.aligned(LOOSE.angle)) return null;
+  const tight = pair.aligned(TIGHT.angle);
+  const rotateAligned = pair.aligned(ROTATE.angle);
+  for (let face = 0; face < 6; face++) {
+    const s = a.surfaces[face]!;
+    if (s < 0) continue;
+    const i = face % 3, sign = face < 3 ? 1 : -1;
+    const [j, t] = pair.opposite(i, sign);
+    const other = normalId(j, t);
+    const u = b.surfaces[other]!;
+    if (u < 0) continue;
+    if (isRotate(s) || isRotate(u)) {
+      if (!rotateAligned || !pair.touching(a, i, sign, b, j, t, ROTATE.planar)) continue;
+      // The axle is the part with the hinge surface whose face centre lies on the other face.
+      if (isRotate(s) && pair.centreOnFace(a, i, sign, b, j, LOOSE.planar)) return joint(rotateClass(s), a, face, b);
+      if (isRotate(u) && centreOnFaceReverse(b, j, t, a, i)) return joint(rotateClass(u), b, other, a);
+      continue;
+    }
+    if ((s === WELD || u === WELD) && tight && pair.touching(a, i, sign, b, j, t, TIGHT.planar)) return joint('Weld', a, face, b);
+    if (isSnap(s, u) && tight && pair.touching(a, i, sign, b, j, t, TIGHT.planar)) return joint('Snap', a, face, b);
+    if ((s === GLUE || u === GLUE) && pair.touching(a, i, sign, b, j, t, LOOSE.planar)) return joint('Glue', a, face, b);
+  }
+  return null;
+}
+
+/** b's face centre (axis j, sign t) on a's face (axis i): the same check with the parts swapped. */
+function centreOnFaceReverse(b: Body, j: number, t: number, a: Body, i: number): boolean {
+  const swapped = new PairGeometry();
+  swapped.load(b, a);
+  return swapped.centreOnFace(b, j, t, a, i, LOOSE.planar);
+}
+
+function rotateClass(surface: number): SurfaceJointClass {
+  return surface === MOTOR ? 'RotateV' : surface === STEPPING_MOTOR ? 'RotateP' : 'Rotate';
+}
+
+/**
+ * A joint between `p0` (at its face `face`) and `p1`. C0, in p0's space: origin at the
+ * face centre, Z along the outward normal, X the next axis, Y = Z × X. C1 is the
+ * same world frame in p1's space: rotation p1ᵀ·(p0·C0), position p1ᵀ·(world - p1).
+ */
+function joint(className: SurfaceJointClass, p0: Body, face: number, p1: Body): SurfaceJoint {
+  const axis = face % 3;
+  const sign = face < 3 ? 1 : -1;
+  const xAxis = (axis + 1) % 3;
+  // Local frame columns (in p0's space): x = e[xAxis], z = sign·e[axis], y = z × x.
+  const x = [0, 0, 0], z = [0, 0, 0];
+  x[xAxis] = 1;
+  z[axis] = sign;
+  const y = [z[1]! * x[2]! - z[2]! * x[1]!, z[2]! * x[0]! - z[0]! * x[2]!, z[0]! * x[1]! - z[1]! * x[0]!];
+  const origin = [0, 0, 0];
+  origin[axis] = sign * p0.half[axis]!;
+  // The same frame in world space: p0's axes combined by the local columns.
+  const A = p0.axes, B = p1.axes;
+  const world = (v: number[]) => [0, 1, 2].map((i) => A[i]! * v[0]! + A[3 + i]! * v[1]! + A[6 + i]! * v[2]!);
+  const wx = world(x), wy = world(y), wz = world(z), wo = world(origin).map((v, i) => v + p0.p[i]! - p1.p[i]!);
+  // Into p1's space: dot with p1's axes.
+  const local = (v: number[], k: number) => B[3 * k]! * v[0]! + B[3 * k + 1]! * v[1]! + B[3 * k + 2]! * v[2]!;
+  // float32, as every CFrame a place holds, after snapping what float32 noise left next to a
+  // short decimal (1.4999999 from 4.5 - 0.6 - 2.4) back onto it; + 0: no negative zero.
+  const f = (v: number) => {
+    const snapped = Math.round(v * 1e4) / 1e4;
+    return Math.fround(Math.abs(snapped - v) < 1e-5 ? snapped : v) + 0;
+  };
+  const c0: CFrameValue = {
+    position: [f(origin[0]!), f(origin[1]!), f(origin[2]!)],
+    orientation: [0, 1, 2].map((i) => [f(x[i]!), f(y[i]!), f(z[i]!)]) as Matrix3,
+  };
+  const c1: CFrameValue = {
+    position: [f(local(wo, 0)), f(local(wo, 1)), f(local(wo, 2))],
+    orientation: [0, 1, 2].map((k) => [f(local(wx, k)), f(local(wy, k)), f(local(wz, k))]) as Matrix3,
+  };
+  return { className, part0: p0.row, part1: p1.row, c0, c1 };
+}
+
+// ---------------------------------------------------------------------------
+// What holds parts together
+
+const pairKey = (a: number, b: number): string => (a < b ? `${a},${b}` : `${b},${a}`);
+
+/** Pairs of parts the file already joins (Part0/Part1 of joints and WeldConstraints). */
+function existingPairs(dom: Dom): Set<string> {
+  const pairs = new Set<string>();
+  for (const [a, b] of jointLinks(dom)) pairs.add(pairKey(a, b));
+  return pairs;
+}
+
+/**
+ * Every link the file makes between two parts: Part0/Part1 of joints (JointInstance
+ * classes, WeldConstraint, NoCollisionConstraint excepted) and Attachment0/Attachment1
+ * of constraints (the attachments' parent parts). Rows; links to nothing are left out.
+ */
+export function* jointLinks(dom: Dom): Generator<[number, number]> {
+  for (const { className, columns, rows } of dom.tables) {
+    if (className === 'NoCollisionConstraint') continue;
+    const part0 = columns.get('Part0'), part1 = columns.get('Part1');
+    const attachment0 = columns.get('Attachment0'), attachment1 = columns.get('Attachment1');
+    const [first, second, viaAttachments] = part0?.type === 'Ref' && part1?.type === 'Ref'
+      ? [part0, part1, false]
+      : attachment0?.type === 'Ref' && attachment1?.type === 'Ref' ? [attachment0, attachment1, true] : [undefined, undefined, false];
+    if (!first || !second) continue;
+    for (let i = 0; i < rows.length; i++) {
+      let a = dom.rowOf(first.get(i) as number);
+      let b = dom.rowOf(second.get(i) as number);
+      if (viaAttachments) {
+        a = a === -1 ? -1 : dom.parent(a);
+        b = b === -1 ? -1 : dom.parent(b);
+      }
+      if (a !== -1 && b !== -1 && a !== b) yield [a, b];
+    }
+  }
+}
+
+export interface Assemblies {
+  /** Unanchored parts in the Workspace. */
+  unanchored: number;
+  /** Of those, parts joined (through any chain of joints) to an anchored part. */
+  held: number;
+  /** DOM rows of the unanchored Workspace parts joined to no anchored part: they fall or move when the game runs. */
+  free: number[];
+}
+
+/**
+ * Which unanchored Workspace parts are joined, through joints of the file and `extra`
+ * ones (the generated surface joints), to an anchored part. Links leading outside the
+ * Workspace's parts are followed too (a weld to a part in a model counts).
+ */
+export function assemblies(dom: Dom, extra: readonly SurfaceJoint[] = [], excluded?: Uint8Array): Assemblies {
+  const workspace = findService(dom, 'Workspace');
+  const parent = new Int32Array(dom.count);
+  for (let i = 0; i < parent.length; i++) parent[i] = i;
+  const find = (x: number): number => {
+    while (parent[x] !== x) { parent[x] = parent[parent[x]!]!; x = parent[x]!; }
+    return x;
+  };
+  const union = (a: number, b: number) => { const ra = find(a), rb = find(b); if (ra !== rb) parent[ra] = rb; };
+  for (const [a, b] of jointLinks(dom)) if (!excluded?.[a] && !excluded?.[b]) union(a, b);
+  for (const j of extra) union(j.part0, j.part1);
+
+  const parts: { row: number; anchored: boolean }[] = [];
+  if (workspace !== -1) {
+    let table = -1;
+    let anchoredColumn: Column | undefined;
+    for (let row = dom.firstChild(workspace); row !== -1;) {
+      if (excluded?.[row]) { row = dom.after(row, workspace); continue; }
+      if (BASE_PART_CLASSES.has(dom.className(row))) {
+        if (dom.tableOf(row) !== table) { table = dom.tableOf(row); anchoredColumn = dom.table(table).columns.get('Anchored'); }
+        parts.push({ row, anchored: anchoredColumn?.get(dom.rowInTable(row)) === true });
+      }
+      row = dom.next(row, workspace);
+    }
+  }
+  const anchoredRoots = new Set<number>();
+  for (const { row, anchored } of parts) if (anchored) anchoredRoots.add(find(row));
+  const free: number[] = [];
+  let unanchored = 0;
+  for (const { row, anchored } of parts) {
+    if (anchored) continue;
+    unanchored++;
+    if (!anchoredRoots.has(find(row))) free.push(row);
+  }
+  return { unanchored, held: unanchored - free.length, free };
+}

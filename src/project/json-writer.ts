@@ -1,0 +1,235 @@
+/**
+ * JSON text written straight into byte chunks: the project document and the dump
+ * are hundreds of thousands of small values, and building them as JavaScript strings
+ * (one per number, concatenated, then encoded to UTF-8) cost more than everything
+ * else together. Numbers are formatted from their digits into the buffer; ASCII
+ * strings are copied byte by byte with JSON's escapes; anything else goes through
+ * Buffer.write. Full chunks are handed out with `take()`, so a writer's memory is one
+ * chunk plus what the caller has not taken yet.
+ *
+ * Numbers follow encoding.ts: float32 values in the shortest decimal that reads back
+ * as the same float32, float64 values as JavaScript prints them, -0 as -0, NaN and
+ * the infinities as the strings "NaN", "Infinity", "-Infinity".
+ */
+import { Buffer } from 'node:buffer';
+
+/** 10^k for k = 0..54 (a float32's smallest magnitude is about 1.4e-45): a table, as Math.pow is slow. */
+const POWERS_OF_TEN = Array.from({ length: 55 }, (_, k) => Number(`1e${k}`));
+const QUOTE = 0x22, BACKSLASH = 0x5c, MINUS = 0x2d, DOT = 0x2e, ZERO = 0x30;
+const HEX = '0123456789abcdef';
+
+export class JsonWriter {
+  #buffer: Buffer;
+  #at = 0;
+  readonly #chunkBytes: number;
+  readonly #full: Buffer[] = [];
+  /** Bytes written so far (taken or not). */
+  written = 0;
+
+  constructor(chunkBytes = 1 << 16) {
+    this.#chunkBytes = chunkBytes;
+    this.#buffer = Buffer.allocUnsafe(chunkBytes);
+  }
+
+  /** Whether full chunks are waiting to be taken. */
+  get ready(): boolean {
+    return this.#full.length > 0;
+  }
+
+  /** The full chunks written so far (the caller owns them). */
+  take(): Buffer[] {
+    return this.#full.splice(0);
+  }
+
+  /** Everything not taken yet, the current partial chunk included; the writer starts a new chunk. */
+  flush(): Buffer[] {
+    if (this.#at > 0) {
+      this.#full.push(this.#buffer.subarray(0, this.#at));
+      this.#buffer = Buffer.allocUnsafe(this.#chunkBytes);
+      this.#at = 0;
+    }
+    return this.take();
+  }
+
+  /** Everything written since the last take, as text; the writer starts over (for small scratch values). */
+  takeText(): string {
+    if (this.#full.length === 0) {
+      const text = this.#buffer.toString('utf8', 0, this.#at);
+      this.#at = 0;
+      return text;
+    }
+    return Buffer.concat(this.flush()).toString('utf8');
+  }
+
+  /** Room for `bytes` more bytes in the current chunk (a new chunk when it has not). */
+  #room(bytes: number): void {
+    if (this.#at + bytes <= this.#buffer.length) return;
+    if (this.#at > 0) this.#full.push(this.#buffer.subarray(0, this.#at));
+    this.#buffer = Buffer.allocUnsafe(Math.max(this.#chunkBytes, bytes));
+    this.#at = 0;
+  }
+
+  byte(c: number): void {
+    if (this.#at === this.#buffer.length) this.#room(1);
+    this.#buffer[this.#at++] = c;
+    this.written++;
+  }
+
+  /** Text that is ASCII and needs no escaping (punctuation, keys known in advance). */
+  ascii(text: string): void {
+    const length = text.length;
+    this.#room(length);
+    const buffer = this.#buffer;
+    let at = this.#at;
+    for (let i = 0; i < length; i++) buffer[at++] = text.charCodeAt(i);
+    this.#at = at;
+    this.written += length;
+  }
+
+  /** Any text, UTF-8 encoded as is (already JSON, e.g. from JSON.stringify). */
+  text(text: string): void {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    this.#room(bytes);
+    this.#at += this.#buffer.write(text, this.#at, 'utf8');
+    this.written += bytes;
+  }
+
+  /** A JSON string. */
+  string(value: string): void {
+    const length = value.length;
+    // Worst case for ASCII: every character escaped as \u00XX (6 bytes), plus quotes.
+    if (length > 256) { this.text(JSON.stringify(value)); return; }
+    this.#room(length * 6 + 2);
+    const buffer = this.#buffer;
+    const start = this.#at;
+    let at = start;
+    buffer[at++] = QUOTE;
+    for (let i = 0; i < length; i++) {
+      const c = value.charCodeAt(i);
+      if (c >= 0x20 && c < 0x7f) {
+        if (c === QUOTE || c === BACKSLASH) buffer[at++] = BACKSLASH;
+        buffer[at++] = c;
+      } else if (c < 0x20) {
+        buffer[at++] = BACKSLASH;
+        switch (c) {
+          case 0x08: buffer[at++] = 0x62; break; // \b
+          case 0x09: buffer[at++] = 0x74; break; // \t
+          case 0x0a: buffer[at++] = 0x6e; break; // \n
+          case 0x0c: buffer[at++] = 0x66; break; // \f
+          case 0x0d: buffer[at++] = 0x72; break; // \r
+          default:
+            buffer[at++] = 0x75; buffer[at++] = ZERO; buffer[at++] = ZERO;
+            buffer[at++] = HEX.charCodeAt(c >> 4); buffer[at++] = HEX.charCodeAt(c & 15);
+        }
+      } else {
+        // Not ASCII (or DEL): JSON.stringify handles lone surrogates as JSON.stringify does.
+        this.#at = start;
+        this.text(JSON.stringify(value));
+        return;
+      }
+    }
+    buffer[at++] = QUOTE;
+    this.written += at - start;
+    this.#at = at;
+  }
+
+  /** An integer (any safe integer; other numbers as JavaScript prints them). */
+  int(value: number): void {
+    if (value >= 0 && value < 10) { this.byte(ZERO + value); return; }
+    if (!Number.isSafeInteger(value)) { this.float64(value); return; }
+    let n = value;
+    if (n < 0) { this.byte(MINUS); n = -n; }
+    this.#digits(n, 0);
+  }
+
+  /** Writes the digits of a non-negative safe integer, with a decimal point before the last `decimals` of them. */
+  #digits(n: number, decimals: number): void {
+    this.#room(40);
+    const buffer = this.#buffer;
+    // Digits from the right into the end of a small window, then copied forward.
+    let count = 0;
+    const scratch = DIGITS;
+    do {
+      const q = Math.floor(n / 10);
+      scratch[count++] = ZERO + (n - q * 10);
+      n = q;
+    } while (n > 0);
+    while (count <= decimals) scratch[count++] = ZERO; // 0.00ddd
+    let at = this.#at;
+    for (let i = count - 1; i >= 0; i--) {
+      buffer[at++] = scratch[i]!;
+      if (i === decimals && i > 0) buffer[at++] = DOT;
+    }
+    this.written += at - this.#at;
+    this.#at = at;
+  }
+
+  /**
+   * A float32 in the shortest decimal that reads back as the same float32. The fewest
+   * decimals k are found by rounding |x|·10^k (from the first significant digit on)
+   * and checking the quotient reads back as x; the digits of that integer (at most
+   * nine) are written with the point k places from the right, or in exponent form
+   * when more than four zeros would follow the point. Magnitudes of 10^7 and more go
+   * through toPrecision.
+   */
+  float32(x: number): void {
+    if (x === 0) { this.ascii(Object.is(x, -0) ? '-0' : '0'); return; }
+    if (x !== x || x === Infinity || x === -Infinity) { this.ascii(nonFinite(x)); return; }
+    if (Math.fround(x) !== x) { this.ascii(String(x)); return; }
+    if ((x | 0) === x) { this.int(x); return; } // whole numbers: positions on the grid, sizes, rotations' 0 and 1
+    const magnitude = x < 0 ? -x : x;
+    if (magnitude < 1e7) {
+      const first = magnitude >= 0.1 ? 0 : -Math.floor(Math.log10(magnitude));
+      const last = Math.min(first + 10, POWERS_OF_TEN.length);
+      for (let k = first; k < last; k++) {
+        const power = POWERS_OF_TEN[k]!;
+        const scaled = Math.round(magnitude * power);
+        if (Math.fround((x < 0 ? -scaled : scaled) / power) !== x) continue;
+        if (x < 0) this.byte(MINUS);
+        let digits = 1;
+        for (let p = 10; p <= scaled; p *= 10) digits++;
+        if (k - digits > 4) {
+          // d.ddde-n: the first digit, the rest after a point, the exponent.
+          this.#digits(scaled, digits - 1);
+          this.ascii(`e-${k - digits + 1}`);
+        } else {
+          this.#digits(scaled, k);
+        }
+        return;
+      }
+    }
+    this.ascii(shortFloat32(x));
+  }
+
+  float64(x: number): void {
+    if (x === 0) { this.ascii(Object.is(x, -0) ? '-0' : '0'); return; }
+    if (x !== x || x === Infinity || x === -Infinity) { this.ascii(nonFinite(x)); return; }
+    this.ascii(String(x));
+  }
+
+  bool(value: boolean): void {
+    this.ascii(value ? 'true' : 'false');
+  }
+}
+
+const DIGITS = new Uint8Array(40);
+
+function nonFinite(x: number): string {
+  return x !== x ? '"NaN"' : x > 0 ? '"Infinity"' : '"-Infinity"';
+}
+
+/** The shortest float32 text by toPrecision (the slow path, for very large and very small magnitudes). */
+function shortFloat32(x: number): string {
+  for (let digits = 1; digits < 9; digits++) {
+    const candidate = Number(x.toPrecision(digits));
+    if (Math.fround(candidate) === x) return String(candidate);
+  }
+  return String(Number(x.toPrecision(9)));
+}
+
+/** A float32's text as the writer writes it (for tests and the rare caller that needs a string). */
+export function float32Text(x: number): string {
+  const writer = new JsonWriter(64);
+  writer.float32(x);
+  return Buffer.concat(writer.flush()).toString('latin1');
+}

@@ -1,0 +1,486 @@
+// The project document, version 2: the whole map as an instance tree in the typed
+// encoding, read back through the one reader and compared with the decoder's DOM;
+// scripts linked to their instances; skip leaves no source; surface joints on the 2006
+// place; the stored (compressed) form; sizes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { brotliDecompressSync } from 'node:zlib';
+import { decode } from '../src/parser/index.js';
+import { encode } from '../src/parser/writer/index.js';
+import { getValue, type Dom } from '../src/parser/dom.js';
+import { valuesEqual, type CFrameValue, type PropType, type Value } from '../src/parser/values.js';
+import {
+  analyzeDom, buildProject, buildScene, decodeValue, encodeValue, float32Text, projectJson, readInstances, readScriptMeta,
+  packedSource, documentCompressor, acceptsDocumentEncoding, ENCODERS,
+  type BuildProjectOptions, type ProjectDocument, type ReadInstance, type SceneNode,
+} from '../src/project/index.js';
+import { readMapScripts } from '../src/project/map-scripts.js';
+import { isScriptClass, BASE_PART_CLASSES } from '../src/project/classes.js';
+import { JsonWriter } from '../src/project/json-writer.js';
+import { sceneJson } from '../src/project/scene.js';
+import { handDom, part } from './support/hand-dom.js';
+import { PLACES_DIR, TEST_FILES_DIR } from './support/paths.js';
+
+const PLACES = readdirSync(PLACES_DIR).filter((name) => /\.rbx[lm]x?$/.test(name)).sort();
+
+function options(fileName: string, fileSize: number, scriptsMode: 'disabled' | 'enabled' | 'skip' = 'enabled'): BuildProjectOptions {
+  return { title: '', owner: 'tester', createdAt: '2026-01-01T00:00:00.000Z', previewHash: '0'.repeat(64), fileName, fileSize, scriptsMode, assets: [] };
+}
+
+const cache = new Map<string, { bytes: Buffer; dom: Dom }>();
+function place(name: string): { bytes: Buffer; dom: Dom } {
+  let entry = cache.get(name);
+  if (!entry) {
+    const bytes = readFileSync(join(PLACES_DIR, name));
+    entry = { bytes, dom: decode(bytes) };
+    cache.set(name, entry);
+  }
+  return entry;
+}
+
+/** What the document may leave out of an instance's properties: script sources (in scripts[]) and PhysicsGrid. */
+const carriedElsewhere = (className: string, property: string) =>
+  (property === 'Source' && isScriptClass(className)) || (className === 'Terrain' && property === 'PhysicsGrid');
+
+/** A DOM value in the reader's shape: references as the id of their instance (null for none or unknown). */
+function expected(dom: Dom, type: PropType, value: Value): unknown {
+  const id = (referent: number) => {
+    const row = referent === -1 ? -1 : dom.rowOf(referent);
+    return row === -1 ? null : String(row);
+  };
+  if (type === 'Ref') return id(value as number);
+  if (type === 'Content' && typeof value === 'object' && value !== null && 'Object' in value) return { Object: id(value.Object) };
+  return value;
+}
+
+/** Compares every map instance of a document with the DOM through the reader; returns the property types met. */
+function compareWithDom(dom: Dom, doc: ProjectDocument, label: string): Set<PropType> {
+  const types = new Set<PropType>();
+  const read = [...readInstances(doc)];
+  const mapInstances = read.filter((instance) => !instance.generated);
+  assert.equal(mapInstances.length, dom.count, `${label}: every instance`);
+  const seen = new Set<string>();
+  for (const instance of read) {
+    // Parents first: an instance's parent is an earlier one.
+    if (instance.parent !== null) assert.ok(seen.has(instance.parent), `${label}: parent of ${instance.id} comes before it`);
+    assert.ok(!seen.has(instance.id), `${label}: id ${instance.id} once`);
+    seen.add(instance.id);
+    if (instance.generated) continue;
+    const row = Number(instance.id);
+    assert.equal(instance.class, dom.className(row), `${label} ${instance.id}: class`);
+    assert.equal(instance.name, dom.name(row), `${label} ${instance.id}: name`);
+    assert.equal(instance.parent, dom.parent(row) === -1 ? null : String(dom.parent(row)), `${label} ${instance.id}: parent`);
+    const { columns } = dom.table(dom.tableOf(row));
+    const kept = [...columns.keys()].filter((name) => !carriedElsewhere(instance.class, name));
+    assert.deepEqual([...instance.properties.keys()].sort(), kept.sort(), `${label} ${instance.id} (${instance.class}): property names`);
+    for (const name of kept) {
+      const column = columns.get(name)!;
+      const got = instance.properties.get(name)!;
+      assert.equal(got.type, column.type, `${label} ${instance.class}.${name}: type`);
+      const want = expected(dom, column.type, column.get(dom.rowInTable(row)));
+      assert.ok(valuesEqual(got.value as Value, want as Value), `${label} ${instance.class}.${name} of ${instance.id}: ${JSON.stringify(got.value)?.slice(0, 120)} ≠ ${JSON.stringify(want)?.slice(0, 120)}`);
+      types.add(column.type);
+    }
+  }
+  return types;
+}
+
+test('every real place: the document\'s instances are the DOM (ids, classes, names, parents, every property value) through the one reader', () => {
+  const types = new Set<PropType>();
+  for (const name of PLACES) {
+    const { bytes, dom } = place(name);
+    const doc = buildProject(dom, options(name, bytes.length));
+    assert.equal(doc.version, 2);
+    for (const type of compareWithDom(dom, doc, name)) types.add(type);
+    // SharedString values index the document's table, kept once.
+    assert.equal(doc.shared_strings.length, dom.sharedStrings.length, name);
+    dom.sharedStrings.forEach((bytes, i) => assert.ok(Buffer.from(doc.shared_strings[i]!, 'base64').equals(Buffer.from(bytes)), `${name}: shared string ${i}`));
+  }
+  // The real places between them hold these types; the hand-made DOM below covers the rest.
+  for (const type of ['String', 'Bool', 'Int32', 'Float32', 'Float64', 'Enum', 'Ref', 'CFrame', 'Vector3', 'Color3', 'Color3uint8', 'BrickColor', 'UDim2', 'NumberSequence', 'ColorSequence', 'NumberRange', 'PhysicalProperties', 'Int64', 'SharedString', 'UniqueId', 'Font', 'OptionalCFrame', 'SecurityCapabilities', 'Content', 'Vector2', 'UDim'] as PropType[]) {
+    assert.ok(types.has(type), `the corpus exercises ${type}`);
+  }
+});
+
+test('the binary/XML test files: documents of both copies read back as their DOMs', () => {
+  for (const name of readdirSync(TEST_FILES_DIR).filter((file) => /\.rbx[lm]x?$/.test(file))) {
+    const bytes = readFileSync(join(TEST_FILES_DIR, name));
+    const dom = decode(bytes);
+    compareWithDom(dom, buildProject(dom, options(name, bytes.length)), name);
+  }
+});
+
+/** One value of every type the decoder knows, with the awkward ones (non-finite, -0, 2^53+, non-UTF-8, dangling refs). */
+const EVERY_TYPE: Record<string, [PropType, Value]> = {
+  String: ['String', 'text with "quotes", \\ and \n and é'],
+  Binary: ['String', { base64: Buffer.from([0xff, 0x00, 0xfe]).toString('base64') }],
+  Bytecode: ['Bytecode', { base64: Buffer.from([0x1b, 0x4c, 0x75, 0x61, 0xff]).toString('base64') }],
+  Bool: ['Bool', true],
+  Int32: ['Int32', -2147483648],
+  Float32: ['Float32', Math.fround(0.1)],
+  NegativeZero: ['Float32', -0],
+  NaN: ['Float32', NaN],
+  Float64: ['Float64', 0.1 + 0.2],
+  Infinite: ['Float64', -Infinity],
+  UDim: ['UDim', [Math.fround(0.5), -12]],
+  UDim2: ['UDim2', [[Math.fround(0.25), 4], [1, -8]]],
+  Ray: ['Ray', { origin: [1, 2, 3], direction: [Math.fround(0.6), 0, Math.fround(-0.8)] }],
+  Faces: ['Faces', ['Right', 'Top', 'Front']],
+  Axes: ['Axes', ['X', 'Z']],
+  BrickColor: ['BrickColor', 194],
+  Color3: ['Color3', [Math.fround(0.2), Math.fround(0.4), 1]],
+  Vector2: ['Vector2', [Math.fround(1.5), -2]],
+  Vector3: ['Vector3', [Math.fround(37.8), Math.fround(1e-7), Math.fround(-3.4e38)]],
+  CFrame: ['CFrame', { position: [10, Math.fround(4.2), -3], orientation: [[0, 0, 1], [0, 1, 0], [-1, 0, 0]] }],
+  Enum: ['Enum', 4294967295],
+  Ref: ['Ref', 0],
+  Dangling: ['Ref', 123456],
+  NoRef: ['Ref', -1],
+  Vector3int16: ['Vector3int16', [-32768, 0, 32767]],
+  NumberSequence: ['NumberSequence', { keypoints: [{ time: 0, value: 1, envelope: 0 }, { time: 1, value: Math.fround(0.3), envelope: Math.fround(0.1) }] }],
+  ColorSequence: ['ColorSequence', { keypoints: [{ time: 0, color: [1, 0, 0] }, { time: 1, color: [0, 0, 1] }] }],
+  NumberRange: ['NumberRange', [Math.fround(-20.2), Math.fround(10.1)]],
+  Rect: ['Rect', [[0, 0], [Math.fround(1.5), 2]]],
+  Physical: ['PhysicalProperties', { density: Math.fround(0.7), friction: Math.fround(0.3), elasticity: Math.fround(0.5), frictionWeight: 1, elasticityWeight: 1, acousticAbsorption: 1 }],
+  DefaultPhysical: ['PhysicalProperties', 'Default'],
+  Color3uint8: ['Color3uint8', [255, 128, 0]],
+  Int64: ['Int64', '-9223372036854775808'],
+  SmallInt64: ['Int64', -1],
+  SharedString: ['SharedString', 0],
+  Bytecode2: ['Bytecode', 'print(1)'],
+  OptionalCFrame: ['OptionalCFrame', { position: [1, 2, 3], orientation: [[1, 0, 0], [0, 1, 0], [0, 0, 1]] }],
+  NoCFrame: ['OptionalCFrame', null],
+  UniqueId: ['UniqueId', '44b188dace632b4702e9c68d0048309a'],
+  Font: ['Font', { family: 'rbxasset://fonts/families/SourceSansPro.json', weight: 'Bold', style: 'Italic', cachedFaceId: null }],
+  SecurityCapabilities: ['SecurityCapabilities', '18446744073709551615'],
+  ContentUri: ['Content', { Uri: 'rbxassetid://1' }],
+  ContentObject: ['Content', { Object: 0 }],
+  ContentNone: ['Content', 'None'],
+};
+
+test('every one of the decoder\'s 32 types round-trips through the encoding and the reader', () => {
+  const dom = handDom([{ class: 'Folder', name: 'Everything', props: EVERY_TYPE }]);
+  const doc = buildProject(dom, options('hand.rbxl', 1));
+  const types = compareWithDom(dom, doc, 'hand');
+  assert.equal(types.size, 32, [...types].join(','));
+  // The dangling reference is null, and named.
+  const [instance] = readInstances(doc);
+  assert.equal(instance!.properties.get('Dangling')!.value, null);
+  assert.ok(doc.import.not_imported.some((entry) => entry.class === 'Folder' && entry.property === 'Dangling' && /not in the file/.test(entry.reason)));
+  // Values in natural shapes: a CFrame is GetComponents() order, a Vector3 an array, a Ref an id.
+  const raw = doc.instances[0]!.properties;
+  assert.deepEqual(raw.CFrame, [10, 4.2, -3, 0, 0, 1, 0, 1, 0, -1, 0, 0]);
+  assert.deepEqual(raw.Vector3, [37.8, 1e-7, -3.4e38]);
+  assert.equal(raw.Ref, '0');
+  assert.equal(raw.NaN, 'NaN');
+  assert.ok(Object.is(raw.NegativeZero, -0));
+  assert.deepEqual(raw.Binary, { base64: '/wD+' });
+  assert.equal(raw.ContentUri, 'rbxassetid://1');
+  assert.deepEqual(raw.ContentObject, { object: '0' });
+});
+
+test('float32 values are written in their shortest form and read back exactly', () => {
+  const view = new Float32Array(1);
+  const bits = new Uint32Array(view.buffer);
+  let seed = 7;
+  for (let i = 0; i < 200_000; i++) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    bits[0] = seed;
+    const x = view[0]!;
+    if (!Number.isFinite(x)) continue;
+    const text = float32Text(x);
+    assert.ok(Object.is(Math.fround(JSON.parse(text)), x), `${x} → ${text}`);
+    // As short as JavaScript's own text of the shortest decimal that reads back (a notation may differ).
+    let digits = 1;
+    while (Math.fround(Number(x.toPrecision(digits))) !== x) digits++;
+    const shortest = String(Number(x.toPrecision(digits)));
+    assert.ok(text.length <= shortest.length, `${x} → ${text}, ${shortest} is shorter`);
+  }
+  for (const [x, text] of [[Math.fround(37.8), '37.8'], [Math.fround(0.1), '0.1'], [-0, '-0'], [Math.fround(9.094947e-13), '9.094947e-13'], [1e-45, '1e-45'], [NaN, '"NaN"']] as const) {
+    assert.equal(float32Text(x), text);
+  }
+});
+
+test('the JSON writer escapes strings as JSON.stringify does', () => {
+  const samples = ['', 'plain', 'quote " and \\ slash', 'ctrl \u0000\u0001\u001f\b\f\n\r\t', 'é ü 漢字', '😀', 'lone \ud800 surrogate', 'x'.repeat(300) + '\u2028'];
+  for (const sample of samples) {
+    const w = new JsonWriter(8);
+    w.string(sample);
+    assert.equal(Buffer.concat(w.flush()).toString('utf8'), JSON.stringify(sample));
+  }
+});
+
+test('class tables: a default is a value at least two instances share; a lone instance keeps its own values; XML items with their own property lists are partial', () => {
+  const dom = handDom([
+    { class: 'Folder', name: 'Lonely', props: { Extra: ['Int32', 5] } },
+    { class: 'IntValue', name: 'A', props: { Value: ['Int32', 1] } },
+    { class: 'IntValue', name: 'B', props: { Value: ['Int32', 1] } },
+    { class: 'IntValue', name: 'C', props: { Value: ['Int32', 7] } },
+    { class: 'StringValue', name: 'S', props: { Value: ['String', 'x'] } },
+    { class: 'StringValue', name: 'T', props: { Value: ['String', 'y'], Other: ['Bool', true] } },
+  ], 'xml');
+  const doc = buildProject(dom, options('classes.rbxlx', 1));
+  assert.deepEqual(doc.classes.IntValue!.defaults, { Value: 1 });
+  assert.equal(doc.classes.Folder!.defaults, undefined);
+  assert.deepEqual(doc.classes.StringValue!.partial, ['Other']);
+  const byName = new Map(doc.instances.map((i) => [i.name, i]));
+  assert.deepEqual(byName.get('A')!.properties, {});
+  assert.deepEqual(byName.get('C')!.properties, { Value: 7 });
+  assert.deepEqual(byName.get('Lonely')!.properties, { Extra: 5 });
+  compareWithDom(dom, doc, 'classes');
+});
+
+test('scripts: each entry is a script instance of the tree (id in the entry and in metadata line 2), each script instance has its entry', () => {
+  for (const name of PLACES) {
+    const { bytes, dom } = place(name);
+    const mapScripts = readMapScripts(dom);
+    for (const mode of ['enabled', 'disabled'] as const) {
+      const doc = buildProject(dom, options(name, bytes.length, mode));
+      const byId = new Map(doc.instances.map((i) => [i.id, i]));
+      const scriptInstances = doc.instances.filter((i) => isScriptClass(i.class));
+      assert.equal(doc.scripts.length, scriptInstances.length, `${name} ${mode}`);
+      assert.deepEqual(new Set(doc.scripts.map((s) => s.id)), new Set(scriptInstances.map((i) => i.id)), `${name} ${mode}`);
+      for (const script of doc.scripts) {
+        const instance = byId.get(script.id)!;
+        assert.equal(instance.class, script.class);
+        assert.equal(instance.name, script.name);
+        assert.ok(!('Source' in instance.properties), `${name}: the tree has no Source`);
+        const meta = readScriptMeta(script.code);
+        assert.equal(meta.id, script.id);
+        const original = mapScripts.find((s) => String(s.row) === script.id)!;
+        assert.equal(packedSource(script.code), original.source);
+        assert.equal(meta.enabled, mode === 'enabled' ? original.enabled : false, `${name} ${mode} ${script.path}`);
+      }
+    }
+  }
+});
+
+test('skip: scripts[] is empty and no script source remains anywhere; script instances and what is inside them are left out and named', () => {
+  for (const name of PLACES) {
+    const { bytes, dom } = place(name);
+    const sources = readMapScripts(dom).map((s) => s.source.trim()).filter((source) => source.length >= 24);
+    const doc = buildProject(dom, options(name, bytes.length, 'skip'));
+    assert.deepEqual(doc.scripts, [], name);
+    const text = JSON.stringify(doc);
+    for (const source of sources) {
+      // A line of each script that is long enough to be its own (not a common snippet).
+      const line = source.split('\n').map((l) => l.trim()).filter((l) => l.length >= 24).sort((a, b) => b.length - a.length)[0];
+      if (line) assert.ok(!text.includes(JSON.stringify(line).slice(1, -1)), `${name}: a line of a script remains: ${line.slice(0, 60)}`);
+    }
+    assert.ok(doc.instances.every((i) => !isScriptClass(i.class) && !('Source' in i.properties)), name);
+    const ids = new Set(doc.instances.map((i) => i.id));
+    for (const instance of doc.instances) if (instance.parent !== null) assert.ok(ids.has(instance.parent), `${name}: ${instance.id}'s parent is kept`);
+    const scripts = readMapScripts(dom).length;
+    const named = doc.import.not_imported.filter((e) => isScriptClass(e.class)).reduce((sum, e) => sum + e.count, 0);
+    assert.equal(named, scripts, `${name}: every left-out script is named`);
+    assert.equal(doc.import.imported.scripts, 0);
+    // The scene keeps only what the tree keeps.
+    const stack: SceneNode[] = [...doc.scene.children];
+    while (stack.length) {
+      const node = stack.pop()!;
+      assert.ok(ids.has(node.id), `${name}: scene node ${node.id} is an instance`);
+      stack.push(...(node.children ?? []));
+    }
+  }
+});
+
+/** Joints of a document (Part0/Part1 ids), its anchored Workspace parts, and its unanchored ones. */
+function jointGraph(doc: ProjectDocument) {
+  const read = new Map<string, ReadInstance>();
+  for (const instance of readInstances(doc)) read.set(instance.id, instance);
+  const workspace = [...read.values()].find((i) => i.class === 'Workspace' && i.parent === null)!;
+  const inWorkspace = (id: string): boolean => {
+    for (let at: string | null = id; at !== null; at = read.get(at)!.parent) if (at === workspace.id) return true;
+    return false;
+  };
+  const links: [string, string][] = [];
+  for (const instance of read.values()) {
+    const p0 = instance.properties.get('Part0')?.value, p1 = instance.properties.get('Part1')?.value;
+    if (typeof p0 === 'string' && typeof p1 === 'string') links.push([p0, p1]);
+  }
+  const parts = [...read.values()].filter((i) => BASE_PART_CLASSES.has(i.class) && inWorkspace(i.id));
+  return { read, links, parts };
+}
+
+test('rocket-arena-2006: the joints Roblox made at load are generated, and every unanchored part is joined to an anchored one', () => {
+  const name = 'rocket-arena-2006.rbxl';
+  const { bytes, dom } = place(name);
+  const doc = buildProject(dom, options(name, bytes.length));
+  const generated = doc.instances.filter((i) => i.generated);
+  assert.ok(generated.length > 1000, `${generated.length} generated joints`);
+  assert.equal(doc.import.imported.joints_generated, generated.length);
+  const { read, links, parts } = jointGraph(doc);
+  for (const joint of generated) {
+    assert.match(joint.id, /^g\d+$/);
+    assert.ok(['Snap', 'Weld', 'Glue', 'Rotate', 'RotateV', 'RotateP'].includes(joint.class), joint.class);
+    const instance = read.get(joint.id)!;
+    const part0 = read.get(instance.properties.get('Part0')!.value as string)!;
+    const part1 = read.get(instance.properties.get('Part1')!.value as string)!;
+    assert.equal(joint.parent, part0.id, 'parented to Part0');
+    // Part0.CFrame * C0 = Part1.CFrame * C1: the two frames meet in the world.
+    const world0 = compose(part0.properties.get('CFrame')!.value as CFrameValue, instance.properties.get('C0')!.value as CFrameValue);
+    const world1 = compose(part1.properties.get('CFrame')!.value as CFrameValue, instance.properties.get('C1')!.value as CFrameValue);
+    for (let i = 0; i < 3; i++) {
+      assert.ok(Math.abs(world0.position[i]! - world1.position[i]!) < 1e-3, `${joint.id}: positions meet`);
+      for (let j = 0; j < 3; j++) assert.ok(Math.abs(world0.orientation[i]![j]! - world1.orientation[i]![j]!) < 1e-5, `${joint.id}: rotations meet`);
+    }
+  }
+  const held = heldParts(links, parts);
+  const unanchored = parts.filter((p) => p.properties.get('Anchored')?.value !== true);
+  assert.ok(unanchored.length > 1000);
+  const loose = unanchored.filter((p) => !held.has(p.id));
+  assert.deepEqual(loose.map((p) => p.id), [], 'every unanchored part reaches an anchored part');
+  assert.equal(doc.import.imported.unanchored_parts, unanchored.length);
+  assert.equal(doc.import.imported.unanchored_parts_joined_to_anchored, unanchored.length);
+});
+
+test('modern places: no joints are generated, and loose parts are reported as such', () => {
+  for (const name of ['booga.rbxl', 'roblox-statemachine-demo.rbxl']) {
+    const { bytes, dom } = place(name);
+    const doc = buildProject(dom, options(name, bytes.length));
+    assert.equal(doc.instances.filter((i) => i.generated).length, 0, name);
+    const { links, parts } = jointGraph(doc);
+    const held = heldParts(links, parts);
+    const unanchored = parts.filter((p) => p.properties.get('Anchored')?.value !== true);
+    assert.equal(doc.import.imported.unanchored_parts, unanchored.length, name);
+    assert.equal(doc.import.imported.unanchored_parts_joined_to_anchored, unanchored.filter((p) => held.has(p.id)).length, name);
+  }
+});
+
+/** Parts joined (through any chain of links) to an anchored one. */
+function heldParts(links: [string, string][], parts: ReadInstance[]): Set<string> {
+  const neighbours = new Map<string, string[]>();
+  for (const [a, b] of links) {
+    (neighbours.get(a) ?? neighbours.set(a, []).get(a)!).push(b);
+    (neighbours.get(b) ?? neighbours.set(b, []).get(b)!).push(a);
+  }
+  const held = new Set<string>();
+  const queue = parts.filter((p) => p.properties.get('Anchored')?.value === true).map((p) => p.id);
+  for (const id of queue) held.add(id);
+  while (queue.length) {
+    for (const next of neighbours.get(queue.pop()!) ?? []) if (!held.has(next)) { held.add(next); queue.push(next); }
+  }
+  return held;
+}
+
+function compose(a: CFrameValue, b: CFrameValue): CFrameValue {
+  const r = a.orientation, s = b.orientation;
+  const orientation = [0, 1, 2].map((i) => [0, 1, 2].map((j) => r[i]![0] * s[0][j]! + r[i]![1] * s[1][j]! + r[i]![2] * s[2][j]!)) as CFrameValue['orientation'];
+  const position = [0, 1, 2].map((i) => r[i]![0] * b.position[0] + r[i]![1] * b.position[1] + r[i]![2] * b.position[2] + a.position[i]!) as CFrameValue['position'];
+  return { position, orientation };
+}
+
+test('the scene: each node is the instance of its id (class, name), and the streamed scene is buildScene\'s', () => {
+  for (const name of PLACES) {
+    const { bytes, dom } = place(name);
+    const doc = buildProject(dom, options(name, bytes.length));
+    const byId = new Map(doc.instances.map((i) => [i.id, i]));
+    const stack: SceneNode[] = [...doc.scene.children];
+    let nodes = 0;
+    while (stack.length) {
+      const node = stack.pop()!;
+      nodes++;
+      const instance = byId.get(node.id);
+      assert.ok(instance, `${name}: node ${node.id}`);
+      assert.equal(instance.class, node.class);
+      assert.equal(instance.name, node.name);
+      stack.push(...(node.children ?? []));
+    }
+    assert.equal(nodes, doc.scene.parts + doc.scene.groups, name);
+    assert.deepEqual(doc.scene, buildScene(dom), name);
+  }
+  // Small chunks: the scene is the same JSON however it is cut.
+  const { dom } = place('rocket-arena-2006.rbxl');
+  const w = new JsonWriter(512);
+  const chunks = [...sceneJson(w, dom), ...w.flush()];
+  assert.ok(chunks.length > 100);
+  assert.deepEqual(JSON.parse(Buffer.concat(chunks).toString('utf8')), buildScene(dom));
+});
+
+test('the report says what arrives: parts in the Workspace and in storage, categories, and what is left out', () => {
+  const { bytes, dom } = place('booga.rbxl');
+  const { report } = analyzeDom(dom, { fileName: 'booga.rbxl', fileSize: bytes.length });
+  assert.equal(report.scripts_total, 29);
+  assert.equal(report.imported.parts_in_workspace + report.imported.parts_in_storage, report.parts_total);
+  assert.equal(report.imported.instances, dom.count);
+  assert.equal(report.imported.scripts, report.scripts_total);
+  assert.equal(report.imported.joints, 1302 + 481 + 41, 'ManualWelds, Motor6Ds and Welds');
+  assert.equal(report.imported.body_movers, 190 + 179 + 18);
+  assert.equal(report.imported.terrain, true);
+  assert.equal(report.imported.unions, report.unions_total);
+  assert.deepEqual(report.not_imported.map((e) => `${e.class}.${e.property}`), ['Terrain.PhysicsGrid']);
+  // The decoder's skipped properties (an XML type it does not know) are named.
+  const xml = decode(readFileSync(join(TEST_FILES_DIR, 'xml-unknown-type.rbxmx')));
+  const unknown = analyzeDom(xml, { fileName: 'x.rbxmx', fileSize: 1 }).report.not_imported;
+  assert.deepEqual(unknown, [{ class: 'NumberValue', property: 'hello', count: 1, reason: 'a property type the decoder does not know (XML <Baloney>)' }]);
+});
+
+test('a binary property of a type the decoder does not know is named with its class, name and count', () => {
+  const dom = decode(readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl')));
+  assert.deepEqual(dom.skipped, []);
+  // The writer's own files name only known types; a type id 0x7f is patched into one PROP chunk (stored raw).
+  const bytes = Buffer.from(encode(decode(readFileSync(join(TEST_FILES_DIR, 'three-unique-parts.rbxm'))), { compress: false }));
+  const patched = patchFirstPropType(bytes, 'Anchored', 0x7f);
+  const damaged = decode(patched);
+  const entry = damaged.skipped.find((e) => e.property === 'Anchored');
+  assert.deepEqual(entry, { className: 'Part', property: 'Anchored', count: 3, reason: 'a property type the decoder does not know (type id 0x7f)' });
+  const doc = buildProject(damaged, options('p.rbxm', patched.length));
+  assert.ok(doc.import.not_imported.some((e) => e.class === 'Part' && e.property === 'Anchored' && e.count === 3));
+  assert.ok(doc.instances.every((i) => !('Anchored' in i.properties)));
+});
+
+/** The file again with the type byte of the PROP chunk named `name` replaced (chunks stored raw). */
+function patchFirstPropType(bytes: Buffer, name: string, typeId: number): Buffer {
+  const out = Buffer.from(bytes);
+  let pos = 32;
+  while (pos + 16 <= out.length) {
+    const chunkName = out.toString('latin1', pos, pos + 4);
+    const compressed = out.readUInt32LE(pos + 4);
+    const size = out.readUInt32LE(pos + 8);
+    if (chunkName === 'PROP' && compressed === 0) {
+      const data = pos + 16;
+      const nameLength = out.readUInt32LE(data + 4);
+      if (out.toString('utf8', data + 8, data + 8 + nameLength) === name) {
+        out[data + 8 + nameLength] = typeId;
+        return out;
+      }
+    }
+    pos += 16 + (compressed || size);
+  }
+  throw new Error(`no raw PROP chunk named ${name}`);
+}
+
+test('the stored document: Brotli round-trips to the same JSON, at most 3× the uploaded file on every real place', async () => {
+  for (const name of PLACES) {
+    const { bytes, dom } = place(name);
+    const json = Buffer.concat([...projectJson(dom, options(name, bytes.length, 'disabled'))]);
+    const stored: Buffer[] = [];
+    await pipeline(Readable.from(projectJson(dom, options(name, bytes.length, 'disabled'))), documentCompressor(bytes.length), async (source) => {
+      for await (const chunk of source) stored.push(chunk as Buffer);
+    });
+    const compressed = Buffer.concat(stored);
+    assert.ok(brotliDecompressSync(compressed).equals(json), `${name}: decompresses to the document`);
+    assert.ok(compressed.length <= 3 * bytes.length, `${name}: stored ${compressed.length} bytes for a ${bytes.length}-byte file (${(compressed.length / bytes.length).toFixed(2)}×)`);
+  }
+});
+
+test('Accept-Encoding: br is accepted unless refused with q=0', () => {
+  for (const [header, accepted] of [['gzip, deflate, br', true], ['br;q=0.5', true], ['gzip', false], ['', false], ['br;q=0', false], ['*', true], ['BR', true], ['identity', false]] as const) {
+    assert.equal(acceptsDocumentEncoding(header), accepted, header);
+  }
+});
+
+test('encodeValue and decodeValue are inverse for each encoder', () => {
+  const ctx = { refId: (referent: number) => (referent === 0 ? '0' : null) };
+  for (const [key, [type, value]] of Object.entries(EVERY_TYPE)) {
+    assert.ok(type in ENCODERS);
+    const back = decodeValue(type, JSON.parse(encodeValue(type, value, ctx)));
+    const want = type === 'Ref' ? (value === 0 ? '0' : null) : type === 'Content' && typeof value === 'object' && value !== null && 'Object' in value ? { Object: '0' } : value;
+    assert.ok(valuesEqual(back as Value, want as Value), `${key}: ${JSON.stringify(back)}`);
+  }
+  assert.equal(getValue(handDom([part('P', [0, 0, 0], [1, 1, 1])]), 0, 'Name'), 'P');
+});
