@@ -30,6 +30,8 @@ export interface GenerateOptions {
   seed?: number;
   /** Approximate lines per script (default 200). */
   scriptLines?: number;
+  /** Share of parts made UnionOperations (collision hulls in PhysicalConfigData, an AssetId when there are assets); default 0. */
+  unionShare?: number;
   /**
    * Extra copies of one old free-model Script (a spinner whose loop never yields) in the
    * Workspace's models, every fourth disabled, as maps built from free models have
@@ -290,6 +292,11 @@ const SCHEMAS: Record<string, Schema> = {
     HasJointOffset: ['Bool', false], HasSkinnedMesh: ['Bool', false], InitialSize: ['Vector3', [1, 1, 1]],
     JointOffset: ['Vector3', ZERO3], LODData: ['String', ''], MeshId: ['String', ''], PhysicalConfigData: ['SharedString', 0],
     PhysicsData: ['String', ''], RenderFidelity: ['Enum', 1], TextureID: ['String', ''], VertexCount: ['Int32', 0],
+  },
+  UnionOperation: {
+    ...BASE_PART, AssetId: ['String', ''], ChildData: ['String', ''], CollisionFidelity: ['Enum', 0], FluidFidelityInternal: ['Enum', 0],
+    FormFactor: ['Enum', 3], InitialSize: ['Vector3', [1, 1, 1]], MeshData: ['String', ''], PhysicalConfigData: ['SharedString', 0],
+    PhysicsData: ['String', ''], RenderFidelity: ['Enum', 1], SmoothingAngle: ['Float32', 0], UsePartColor: ['Bool', false],
   },
   Model: {
     ...INSTANCE, LevelOfDetail: ['Enum', 0], ModelMeshCFrame: ['CFrame', ORIGIN], ModelMeshData: ['SharedString', 0],
@@ -661,7 +668,13 @@ export function generatePlace(options: GenerateOptions): Dom {
       };
       if (chance(rng, 0.02)) common.CustomPhysicalProperties = { density: f(0.7), friction: f(0.3), elasticity: f(0.5), frictionWeight: 1, elasticityWeight: 1, acousticAbsorption: 1 };
       let part: number;
-      if (mesh) {
+      if (!mesh && options.unionShare && chance(rng, options.unionShare)) {
+        // A union: its collision hulls (two boxes side by side, in its space at InitialSize) in the file, its model an asset.
+        part = add('UnionOperation', pick(rng, ['Union', 'Arch', 'Window', 'Wheel']), model, {
+          ...common, InitialSize: partSize, PhysicalConfigData: sharedStrings.push(unionHulls(partSize)) - 1,
+          AssetId: uniqueAssets > 0 ? pool.uri() : '', UsePartColor: chance(rng, 0.5),
+        });
+      } else if (mesh) {
         const meshId = pool.uri();
         part = add('MeshPart', pick(rng, ['MeshPart', 'Trunk', 'Leaves', 'Wheel', 'Handle', 'Body']), model, {
           ...common, InitialSize: partSize, MeshId: meshId, TextureID: chance(rng, 0.7) ? pool.uri() : '',
@@ -745,6 +758,35 @@ export function generatePlace(options: GenerateOptions): Dom {
     for (const id of unused) add('Decal', 'Decal', preload, { Texture: `rbxassetid://${id}` });
   }
   return place.finish(sharedStrings);
+}
+
+/**
+ * CSGPHS version 3 with two box hulls filling the box of `size` (its left and right
+ * halves), as a union's PhysicalConfigData holds them: local space, at InitialSize.
+ */
+function unionHulls(size: Vec3): Uint8Array {
+  const [hx, hy, hz] = [size[0] / 2, size[1] / 2, size[2] / 2];
+  const boxes: [number, number][] = [[-hx, 0], [0, hx]];
+  const parts: number[] = [];
+  const bytes: Uint8Array[] = [new TextEncoder().encode('CSGPHS'), u32(3)];
+  for (const [x0, x1] of boxes) {
+    const points: number[] = [];
+    for (let i = 0; i < 8; i++) points.push(i & 1 ? x1 : x0, i & 2 ? hy : -hy, i & 4 ? hz : -hz);
+    const faces = [0, 2, 1, 1, 2, 3, 4, 5, 6, 5, 7, 6, 0, 1, 4, 1, 5, 4, 2, 6, 3, 3, 6, 7, 0, 4, 2, 2, 4, 6, 1, 3, 5, 3, 7, 5];
+    bytes.push(u32(16), new Uint8Array(16), u32(16), new Uint8Array(16), u32(points.length), u32(4), new Uint8Array(Float32Array.from(points).buffer));
+    bytes.push(u32(faces.length), new Uint8Array(Uint32Array.from(faces).buffer));
+    parts.push(points.length);
+  }
+  const out = new Uint8Array(bytes.reduce((sum, b) => sum + b.length, 0));
+  let at = 0;
+  for (const b of bytes) { out.set(b, at); at += b.length; }
+  return out;
+}
+
+function u32(value: number): Uint8Array {
+  const out = new Uint8Array(4);
+  new DataView(out.buffer).setUint32(0, value, true);
+  return out;
 }
 
 // ---------------------------------------------------------------------------

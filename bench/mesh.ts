@@ -1,6 +1,7 @@
 /**
- * `npm run bench:mesh`: decode throughput (MB/s, triangles/s) of every mesh and union
- * format, side by side in one run: each corpus file of ../shared/corpus/meshes, and
+ * `npm run bench:mesh`: decode and conversion (to the glTF mesh create stores, see
+ * src/scene/convert.ts) throughput (MB/s, triangles/s) of every mesh and union format,
+ * side by side in one run: each corpus file of ../shared/corpus/meshes, and
  * larger generated inputs (a ~100k-triangle sphere written in each mesh and union
  * format by test/support/mesh-writer, collision blobs of many hulls, and hulls stored
  * as points only, whose triangles the decoder computes).
@@ -9,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Bench } from 'tinybench';
 import { decodeMeshAsset } from '../src/mesh/index.js';
+import { convertMeshAsset } from '../src/scene/convert.js';
 import {
   cubeHull, encodeDraco, writeCsgmdl, writeCsgmdl5, writeCsgphs, writeMeshChunked, writeMeshText, writeMeshV2, writeMeshV4,
   type HullModel, type MeshModel,
@@ -100,8 +102,11 @@ async function main(): Promise<void> {
     const big = input.bytes.length > 1e6;
     const bench = new Bench({ time: big ? 1500 : 500, iterations: big ? 5 : 20, warmupIterations: big ? 2 : 10 });
     bench.add('decode', () => { decodeMeshAsset(input.bytes); });
+    const converts = convertMeshAsset(input.bytes).ok;
+    if (converts) bench.add('convert', () => { convertMeshAsset(input.bytes); });
     await bench.run();
     const ms = (bench.tasks[0]!.result as { latency: { mean: number } }).latency.mean;
+    const convertMs = converts ? (bench.tasks[1]!.result as { latency: { mean: number } }).latency.mean : NaN;
     rows.push([
       input.name,
       format(input.bytes),
@@ -110,11 +115,14 @@ async function main(): Promise<void> {
       fmt(ms, 3),
       fmt(input.bytes.length / 1e6 / (ms / 1000), 1),
       Math.round(triangles / (ms / 1000)).toLocaleString('en-US'),
+      converts ? fmt(convertMs, 3) : 'not converted',
+      converts ? fmt(input.bytes.length / 1e6 / (convertMs / 1000), 1) : '',
+      converts ? Math.round(triangles / (convertMs / 1000)).toLocaleString('en-US') : '',
     ]);
     process.stderr.write(`${input.name}: ${fmt(ms, 3)} ms\n`);
   }
   process.stdout.write(`\nMesh decoder benchmark on ${machine()}\n\n`);
-  process.stdout.write(table(['input', 'format', 'KB', 'triangles', 'decode ms', 'MB/s', 'triangles/s'], rows) + '\n');
+  process.stdout.write(table(['input', 'format', 'KB', 'triangles', 'decode ms', 'MB/s', 'triangles/s', 'convert ms', 'convert MB/s', 'convert triangles/s'], rows) + '\n');
 }
 
 await main();

@@ -140,7 +140,15 @@ createForm.addEventListener('change', syncSkipNote);
 async function showPicture(report) {
   const url = pictureUrl(report);
   $('picture').hidden = true;
-  if (url && (await loadPicture(session, url, $('picture-image')))) $('picture').hidden = false;
+  const image = $('picture-image');
+  if (isNumber(report.picture?.width) && isNumber(report.picture?.height)) {
+    image.width = report.picture.width;
+    image.height = report.picture.height;
+  }
+  if (url && (await loadPicture(session, url, image))) {
+    $('picture-link').href = image.src;
+    $('picture').hidden = false;
+  }
 }
 
 function showDecision(report) {
@@ -241,6 +249,8 @@ function watchCreate(createId) {
     if (phase === 'assets') {
       const fraction = total > 0 ? done / total : 1;
       show(Math.round(fraction * 850), `Downloading assets: ${number(done)} of ${number(total)}${failed ? ` (${number(failed)} failed)` : ''}`);
+    } else if (phase === 'converting') {
+      show(870, `Assets done (${number(total - failed)} downloaded, ${number(failed)} failed); converting meshes to glTF…`);
     } else if (phase === 'building') {
       show(900, `Assets done (${number(total - failed)} downloaded, ${number(failed)} failed); building the project…`);
     } else if (phase === 'storing') {

@@ -300,15 +300,10 @@ export function arrivalElement(report, { skipNote = true } = {}) {
   return box;
 }
 
-/** The URL of the analysis picture, when the report has one (served to the preview's uploaders). */
+/** The URL of the analysis picture (`report.picture.url`, served to the preview's uploaders), or null when it has none. */
 export function pictureUrl(report) {
-  const candidates = [report.picture, report.image, report.picture_url, report.image_url, report.preview_image];
-  for (const value of Object.values(report)) candidates.push(value);
-  for (const candidate of candidates) {
-    const url = typeof candidate === 'string' ? candidate : typeof candidate?.url === 'string' ? candidate.url : null;
-    if (url && /\/previews\/[^/]+\/image\.png$/.test(url)) return url;
-  }
-  return null;
+  const url = report.picture?.url;
+  return typeof url === 'string' && /\/previews\/[^/]+\/image\.png$/.test(url) ? url : null;
 }
 
 /** Loads the picture with the user's credentials (it is not public) into `img`; false when it cannot. */

@@ -1,8 +1,8 @@
 // The project page (where create's `redirect` points when REDIRECT_TEMPLATE is not set): the
 // project's title and counts, its assets downloaded and failed grouped by reason with what
 // to do about each, its scripts with their mode and findings, a download of the project
-// document, and the map in 3D when the service can draw it. The page itself is public; what
-// it shows is read with the owner's credentials.
+// document, and the map in 3D (its scene.glb in three.js: public/viewer.js). The page itself
+// is public; what it shows is read with the owner's credentials.
 import {
   $, el, importPageUrl, number, plural, isNumber, formatBytes, openSession, showFailure, hideFailure, arrivalElement,
   decideScripts, describeAssetReason, riskSummaryElement, scriptFactsText, riskListElement, findingTableElement,
@@ -66,6 +66,44 @@ function render(project) {
   renderAssets(project);
   renderScripts(project, report);
   $('project').hidden = false;
+  showScene();
+}
+
+// ---------------------------------------------------------------------------------------
+// The map in 3D
+
+let sceneShown = null;
+
+/** Fetches the project's scene.glb (built by the service on first request) and opens it in the viewer. */
+async function showScene() {
+  sceneShown?.dispose();
+  sceneShown = null;
+  const section = $('scene-view');
+  const status = $('scene-status');
+  section.hidden = false;
+  section.dataset.state = 'loading';
+  $('scene-download').hidden = true;
+  status.textContent = 'Building the 3D view of the map…';
+  const canvas = el('canvas', { id: 'viewer', attrs: { 'aria-label': '3D view of the map: drag to turn, right-drag to move, scroll to zoom' } });
+  $('scene-slot').replaceChildren(canvas);
+  try {
+    const bytes = await session.client().download(`/api-rbxl/projects/${encodeURIComponent(projectId)}/scene.glb`);
+    status.textContent = `Opening scene.glb (${formatBytes(bytes.byteLength)})…`;
+    const viewer = await import('./viewer.js');
+    sceneShown = await viewer.showScene(canvas, bytes);
+    section.dataset.nodes = String(sceneShown.nodes);
+    section.dataset.state = 'shown';
+    status.textContent = `${plural(sceneShown.nodes, 'node')} (${formatBytes(bytes.byteLength)}). Drag to turn, right-drag to move, scroll to zoom. `
+      + 'Meshes that could not be downloaded or converted stand as grey boxes of their size.';
+    const link = $('scene-download');
+    link.href = URL.createObjectURL(new Blob([bytes], { type: 'model/gltf-binary' }));
+    link.download = `${fileStem(summary?.title) || projectId}.glb`;
+    link.hidden = false;
+  } catch (error) {
+    section.dataset.state = 'failed';
+    canvas.remove();
+    status.textContent = `The 3D view could not be shown: ${error?.message ?? error}`;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -103,10 +141,45 @@ function renderAssets(project) {
       el('details', {}, el('summary', { text: 'Which assets' }), ids)));
   }
 
+  // Downloaded meshes and union models that did not become glTF: boxes in the 3D view.
+  const notConverted = downloaded.filter((asset) => asset.conversion && !asset.conversion.converted);
+  const byConversion = new Map();
+  for (const asset of notConverted) {
+    const reason = String(asset.conversion.reason ?? 'unknown');
+    if (!byConversion.has(reason)) byConversion.set(reason, []);
+    byConversion.get(reason).push(asset);
+  }
+  for (const [reason, list] of [...byConversion].sort((a, b) => b[1].length - a[1].length)) {
+    const ids = el('ul', { className: 'ids' }, ...list.slice(0, 500).map((asset) =>
+      el('li', { text: `${asset.kind} ${asset.id}: ${asset.conversion.message ?? ''}` })));
+    if (list.length > 500) ids.append(el('li', { text: `and ${number(list.length - 500)} more` }));
+    box.append(el('div', { className: 'reason', attrs: { 'data-conversion': reason } },
+      el('h3', { text: `Downloaded but not converted to glTF (${CONVERSION_REASONS[reason] ?? reason}): ${plural(list.length, 'asset')}` }),
+      el('p', { className: 'reason-action', text: 'What to do: these stand as boxes of their size in the 3D view and scene.glb; re-export them from Studio (or replace them) and import the map again.' }),
+      el('details', {}, el('summary', { text: 'Which assets' }), ids)));
+  }
+
   const list = $('assets-downloaded').querySelector('ul');
   list.replaceChildren(...downloaded.slice(0, 1000).map((asset) =>
-    el('li', { text: `${asset.kind} ${asset.id}${isNumber(asset.size) ? `, ${formatBytes(asset.size)}` : ''}` })));
+    el('li', { text: `${asset.kind} ${asset.id}${isNumber(asset.size) ? `, ${formatBytes(asset.size)}` : ''}${conversionText(asset.conversion)}` })));
   $('assets-downloaded').hidden = downloaded.length === 0;
+}
+
+const CONVERSION_REASONS = {
+  not_a_mesh: 'not a mesh or union model',
+  unknown_version: 'a format version the importer does not know',
+  unsupported_feature: 'a feature the importer does not read',
+  corrupt: 'damaged or cut short',
+  too_large: 'too large to convert',
+  no_geometry: 'holds no geometry',
+  unreadable: 'could not be read back from the store',
+};
+
+function conversionText(conversion) {
+  if (!conversion) return '';
+  return conversion.converted
+    ? ` · glTF: ${conversion.format}, ${plural(conversion.triangles, 'triangle')}`
+    : ` · not converted (${CONVERSION_REASONS[conversion.reason] ?? conversion.reason})`;
 }
 
 // ---------------------------------------------------------------------------------------

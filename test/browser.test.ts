@@ -2,7 +2,7 @@
  * The import page and the project page in a real headless Chromium (Debian's package,
  * driven by playwright-core) against the real service on loopback, with a slow asset host
  * on loopback. Screenshots of each state are kept in test-artifacts/screenshots (ignored by
- * git). Without /usr/bin/chromium the tests report themselves skipped.
+ * git), the 3D view's among them. Without /usr/bin/chromium the tests report themselves skipped.
  */
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
 import { PLACES_DIR, REPO_ROOT, TEST_FILES_DIR } from './support/paths.js';
 import { startTestService, tokenFor, type TestService } from './support/server.js';
+import { authHeaders } from '../src/client/auth.js';
 import { startSlowAssetHost, writeBigPlace, type BigPlace } from './support/big-place.js';
 import type { AssetServer } from './support/asset-server.js';
 
@@ -104,6 +105,36 @@ describe('import page', () => {
       const box = element.getBoundingClientRect();
       return window.scrollY === 0 && box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
     });
+  }
+
+  /** The 3D view's canvas holds a drawing: many colours, not one flat fill of its background. */
+  async function assertCanvasDrawn(page: Page): Promise<void> {
+    const seen = await page.evaluate(() => {
+      const canvas = document.getElementById('viewer') as HTMLCanvasElement;
+      const copy = document.createElement('canvas');
+      copy.width = 160; copy.height = 90;
+      const context = copy.getContext('2d')!;
+      context.drawImage(canvas, 0, 0, 160, 90);
+      const data = context.getImageData(0, 0, 160, 90).data;
+      const colours = new Set<number>();
+      let background = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        colours.add((data[i]! >> 3) << 10 | (data[i + 1]! >> 3) << 5 | (data[i + 2]! >> 3));
+        if (Math.abs(data[i]! - 0xb9) < 6 && Math.abs(data[i + 1]! - 0xd4) < 6 && Math.abs(data[i + 2]! - 0xee) < 6) background++;
+      }
+      return { colours: colours.size, background: background / (data.length / 4) };
+    });
+    assert.ok(seen.colours > 20, `the view has ${seen.colours} colours`);
+    assert.ok(seen.background < 0.9, `the view is ${Math.round(seen.background * 100)}% background`);
+  }
+
+  /** The glTF JSON chunk's node count of the project's scene.glb, fetched as its owner. */
+  async function glbNodeCount(projectId: string, token: string): Promise<number> {
+    const response = await fetch(`${service!.url}/api-rbxl/projects/${projectId}/scene.glb`, { headers: authHeaders(token, '127.0.0.1') });
+    assert.equal(response.status, 200);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const jsonLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true);
+    return (JSON.parse(Buffer.from(bytes.subarray(20, 20 + jsonLength)).toString('utf8')) as { nodes: unknown[] }).nodes.length;
   }
 
   function assertStayedOnService(session: Session): void {
@@ -223,10 +254,16 @@ describe('import page', () => {
     assertStayedOnService(session);
   });
 
-  test('the project page shows a project to its owner only', async (t) => {
-    const owner = await open(t, tokenFor({ id: 'page-owner' }));
+  test('the project page shows a project to its owner only, with the analysis picture before and the map in 3D after', async (t) => {
+    const token = tokenFor({ id: 'page-owner' });
+    const owner = await open(t, token);
     if (!owner) return;
     await analyse(owner.page, WITH_SCRIPTS);
+    // The analysis's picture beside what the map holds, fetched with the user's credentials.
+    await owner.page.waitForSelector('#picture:not([hidden])');
+    assert.equal(await owner.page.$eval('#picture-image', (image) => (image as HTMLImageElement).naturalWidth), 1024);
+    assert.ok(await inFirstScreen(owner.page, '#picture'), 'the picture is in the first screen');
+    await owner.page.locator('#picture').screenshot({ path: join(SCREENSHOTS, 'picture-rocket-arena.png') });
     // What arrives, in words, in the first section, before anything is created: the 2006 map's joints come from its surfaces.
     const arrives = (await owner.page.textContent('#map-arrives')) ?? '';
     assert.match(arrives, /What arrives in the project: all of it, every instance with its properties: [\d,]+ parts in the Workspace.*all 15 scripts in their places/);
@@ -242,6 +279,18 @@ describe('import page', () => {
     assert.match((await owner.page.textContent('#scripts-mode')) ?? '', /Imported as the map has them \(Enabled\): 14 run, 1 stay/);
     assert.match((await owner.page.textContent('#assets-summary')) ?? '', /^18 assets: \d+ downloaded, \d+ failed\.$/);
     const pagePath = new URL(owner.page.url()).pathname;
+
+    // The project's scene.glb in the viewer: every node of the file in three.js's scene, drawn.
+    await owner.page.waitForSelector('#scene-view[data-state="shown"], #scene-view[data-state="failed"]', { timeout: 120_000 });
+    assert.equal(await owner.page.getAttribute('#scene-view', 'data-state'), 'shown', (await owner.page.textContent('#scene-status')) ?? '');
+    const projectId = pagePath.split('/').at(-2)!;
+    const nodes = await glbNodeCount(projectId, token);
+    assert.equal(nodes, 1790, 'the arena\'s 1,790 parts');
+    assert.equal(Number(await owner.page.getAttribute('#scene-view', 'data-nodes')), nodes, 'every node of scene.glb is in the viewer\'s scene');
+    await assertCanvasDrawn(owner.page);
+    await owner.page.locator('#viewer').screenshot({ path: join(SCREENSHOTS, 'viewer-rocket-arena.png') });
+    assert.ok(await owner.page.isVisible('#scene-download'));
+    assertStayedOnService(owner);
 
     const stranger = await open(t, tokenFor({ id: 'someone-else' }), pagePath);
     if (!stranger) return;

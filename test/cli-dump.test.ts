@@ -195,20 +195,21 @@ test('indentJson lays out JSON split anywhere, even inside a UTF-8 character, as
 test('help: the overview lists every command with its options; every command takes --help', async () => {
   const overview = await cli('help');
   assert.equal(overview.code, 0);
-  for (const text of ['rbxl-import import FILE...', '--scripts MODE', '--json', '--dev-user ID', 'rbxl-import dump FILE', '--pretty', '--class NAME', '--path PREFIX', '--chunks', 'rbxl-import project FILE [--scripts MODE]', 'rbxl-import mesh FILE', 'rbxl-import serve', 'rbxl-import help']) {
+  for (const text of ['rbxl-import import FILE...', '--scripts MODE', '--json', '--dev-user ID', 'rbxl-import dump FILE', '--pretty', '--class NAME', '--path PREFIX', '--chunks', 'rbxl-import project FILE [--scripts MODE]', 'rbxl-import mesh FILE', '--gltf OUT.glb', 'rbxl-import gltf FILE OUT.glb', 'rbxl-import serve', 'rbxl-import help']) {
     assert.ok(overview.stdout.includes(text), `the overview names ${text}`);
   }
   assert.equal((await cli('--help')).stdout, overview.stdout);
   const bare = await cli();
   assert.equal(bare.code, 2, 'no command is a usage error');
   assert.equal(bare.stderr, overview.stdout);
-  for (const command of ['import', 'dump', 'project', 'mesh', 'serve']) {
+  for (const command of ['import', 'dump', 'project', 'gltf', 'mesh', 'serve']) {
     const own = await cli(command, '--help');
     assert.equal(own.code, 0, `${command} --help: ${own.stderr}`);
     assert.match(own.stdout, new RegExp(`^Usage: rbxl-import ${command}\\b`));
     assert.equal((await cli('help', command)).stdout, own.stdout);
   }
   assert.match((await cli('dump', '-h')).stdout, /--path PREFIX/);
+  assert.match((await cli('mesh', '--help')).stdout, /--gltf OUT\.glb/);
   const unknown = await cli('help', 'frobnicate');
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown command "frobnicate"/);

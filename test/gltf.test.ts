@@ -14,7 +14,7 @@ import {
 } from '../src/gltf/index.js';
 import { encodePng, newRaster } from '../src/render/png.js';
 import { meshTerrain, readSmoothGrid, terrainPalette } from '../src/terrain/index.js';
-import { terrainOf } from '../bench/dom-adapter.js';
+import { terrainBlobs } from '../src/scene/index.js';
 import { PLACES_DIR } from './support/paths.js';
 
 const validator = createRequire(import.meta.url)('gltf-validator') as {
@@ -229,7 +229,7 @@ test('glb: a real place (parts of every shape, booga terrain chunks with per-mat
 
 /** Terrain chunks near the middle of booga: one node per chunk, a primitive per material. */
 function addTerrain(doc: GltfDocument, dom: ReturnType<typeof decode>): void {
-  const blobs = terrainOf(dom)!;
+  const blobs = terrainBlobs(dom)!;
   const full = readSmoothGrid(blobs.smoothGrid);
   const keep: number[] = [];
   for (let i = 0; i < full.count; i++) if (Math.abs(full.coords[i * 3]!) <= 1 && Math.abs(full.coords[i * 3 + 2]!) <= 1) keep.push(i);

@@ -81,7 +81,10 @@ test('bad mesh input: exit code 2 and one line naming the format, what and where
     }
     const usage = await cli('mesh', '--gltf', 'out.glb');
     assert.equal(usage.code, 2);
-    assert.match(usage.stderr, /unknown option --gltf/);
+    assert.match(usage.stderr, /mesh takes exactly one FILE/);
+    const unknown = await cli('mesh', join(dir, 'junk'), '--frob');
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown option --frob/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -169,6 +169,10 @@ test('CSGPHS 0 (BLOCK), 6 and 7 written here decode: no hulls for BLOCK, mass pr
   assert.equal(six.hulls.length, 1);
   assert.deepEqual(six.hulls[0]!.indices, cube.indices);
   assertClose([six.header.physics!.volume, ...six.header.physics!.centerOfGravity, ...six.header.physics!.inertia], PHYSICS_VALUES, 1e-6, 'physics');
+  // Real places (booga) store up to 19 hulls after version 6's mass properties.
+  const sixMany = decodeMeshAsset(writeCsgphs([cube, cubeHull(1, [5, 5, 5]), cubeHull(0.5)], 6)) as UnionPhysicsAsset;
+  assert.equal(sixMany.hulls.length, 3);
+  assert.equal(sixMany.geometry!.positions.length, 72);
 
   const seven = decodeMeshAsset(writeCsgphs([cube, cubeHull(1, [5, 5, 5])], 7, 2)) as UnionPhysicsAsset;
   assert.equal(seven.header.geomType, 2);

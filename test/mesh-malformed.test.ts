@@ -176,10 +176,10 @@ test('targeted lies in union blobs name what is wrong', () => {
   // CSGMDL 2: a vertex size that is not 84, written in clear and obfuscated again.
   const clear = deobfuscate(deobfuscate(new Bytes().text('CSGMDL').u32(2).bytes(new Uint8Array(32)).u32(1).u32(80).bytes(new Uint8Array(80)).u32(0).done()));
   rejects(deobfuscate(clear), 'CSGMDL 2', /vertex size 80 is not 84/);
-  // CSGPHS: indices past the hull's points, a float count that is not whole points, trailing bytes after version 6's hull.
+  // CSGPHS: indices past the hull's points, a float count that is not whole points, a stray byte after version 6's hulls.
   rejects(writeCsgphs([{ positions: cubeHull().positions, indices: Uint32Array.of(0, 1, 8) }], 3), 'CSGPHS 3', /hull 0 triangle 0 names vertex 8, but there are 8/);
   rejects(writeCsgphs([{ positions: new Float32Array(4), indices: new Uint32Array(0) }], 5), 'CSGPHS 5', /hull 0 has 4 floats, not whole points/);
-  rejects(new Bytes().bytes(writeCsgphs([cubeHull()], 6)).u8(0).done(), 'CSGPHS 6', /1 bytes after the hull/);
+  rejects(new Bytes().bytes(writeCsgphs([cubeHull()], 6)).u8(0).done(), 'CSGPHS 6', /hull 1's first block size/);
   rejects(new TextEncoder().encode('CSGPHS\0\0\0\0BLOCKS'), 'CSGPHS 0', /holds only the text "BLOCK"/);
   rejects(new TextEncoder().encode('CSGPHS\x03\0\0\0'), 'CSGPHS 3', /no hulls/);
   rejects(new TextEncoder().encode('CSGK039c79a787bce5e0a0576d6a374a0d1g'), 'CSGK', /key byte 31 is not a hexadecimal digit/);

@@ -7,7 +7,9 @@ import type { Matrix3, Vec3 } from '../src/parser/values.js';
 import { meshObjectShape, partShape } from '../src/geometry/shapes.js';
 import { addPart, createRenderScene, renderPicture, type RenderScene } from '../src/render/index.js';
 import { readSmoothGrid, terrainPalette } from '../src/terrain/index.js';
-import { renderSceneOf } from '../bench/dom-adapter.js';
+import { assembleScene, PICTURE_DETAIL, renderInput } from '../src/scene/index.js';
+
+const renderSceneOf = (dom: ReturnType<typeof decode>) => renderInput(assembleScene(dom, { detail: PICTURE_DETAIL }));
 import { makeChunk, writeSmoothGrid } from './support/smooth-grid.js';
 import { pixel, readPng, type Image } from './support/png.js';
 import { PLACES_DIR } from './support/paths.js';

@@ -23,6 +23,9 @@ function script(className: string, name: string, source: string, props: HandNode
 
 const OPTIONS = { fileName: 'hand.rbxl', fileSize: 99 };
 
+/** The report's terrain fields when no voxel can be read. */
+const NO_VOXELS = { chunks: 0, voxels_per_material: {}, solid_voxels: 0, water_voxels: 0, solid_volume: 0, water_volume: 0, bounds: null };
+
 test('analyzeDom: exactly the report fields, with counts per class', () => {
   const dom = handDom([
     {
@@ -53,8 +56,12 @@ test('analyzeDom: exactly the report fields, with counts per class', () => {
   assert.equal(report.parts_total, 6); // Terrain is not a part here
   assert.equal(report.meshes_total, 2); // the MeshPart and the SpecialMesh that names a file
   assert.equal(report.unions_total, 2);
-  assert.deepEqual(report.terrain, { present: true, smooth_grid_bytes: 6, physics_grid_bytes: 3 });
-  assert.deepEqual(report.warnings, ['decoder said hello']);
+  // A SmoothGrid cut short after its header: terrain is there, but none of its voxels can be read.
+  assert.deepEqual(report.terrain, { present: true, smooth_grid_bytes: 6, physics_grid_bytes: 3, ...NO_VOXELS });
+  assert.deepEqual(report.warnings, [
+    'decoder said hello',
+    'terrain: the SmoothGrid cannot be read (truncated chunk header: 4 bytes left, a header is 12 (property Terrain.SmoothGrid, byte offset 2)); its voxels are not counted or drawn',
+  ]);
   assert.equal(report.scripts_total, 0);
   assert.deepEqual(assets, [{ id: '1', kind: 'mesh' }, { id: '2', kind: 'union' }, { id: '3', kind: 'mesh' }]);
   assert.equal(report.assets_total, 3);
@@ -63,9 +70,9 @@ test('analyzeDom: exactly the report fields, with counts per class', () => {
 
 test('analyzeDom: an empty SmoothGrid is not terrain; no Terrain at all is not either', () => {
   const empty = analyzeDom(handDom([{ class: 'Workspace', children: [{ class: 'Terrain', props: { SmoothGrid: ['String', '\u0001\u0005'] } }] }]), OPTIONS);
-  assert.deepEqual(empty.report.terrain, { present: false, smooth_grid_bytes: 2, physics_grid_bytes: 0 });
+  assert.deepEqual(empty.report.terrain, { present: false, smooth_grid_bytes: 2, physics_grid_bytes: 0, ...NO_VOXELS });
   const none = analyzeDom(handDom([{ class: 'Workspace' }]), OPTIONS);
-  assert.deepEqual(none.report.terrain, { present: false, smooth_grid_bytes: 0, physics_grid_bytes: 0 });
+  assert.deepEqual(none.report.terrain, { present: false, smooth_grid_bytes: 0, physics_grid_bytes: 0, ...NO_VOXELS });
   assert.equal(none.report.bounds, null);
 });
 

@@ -139,6 +139,20 @@ describe('three instances sharing one S3 store', () => {
       // The owner only, on every instance.
       for (const instance of [a, b, c]) await expectError(await fetch(`${instance.url}/api-rbxl/projects/${created.project_id}`, { headers: as('mallory') }), 404, 'not_found');
     }
+    // The analysis's picture and the project's scene.glb, from instances that made neither.
+    const picture = await fetch(`${c.url}/api-rbxl/previews/${analysis.preview_hash}/image.png`, { headers: as('ann') });
+    assert.equal(picture.status, 200);
+    assert.deepEqual((await bytesOfResponse(picture)).subarray(0, 8), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    for (const instance of [a, b, c]) await expectError(await fetch(`${instance.url}/api-rbxl/previews/${analysis.preview_hash}/image.png`, { headers: as('mallory') }), 404, 'not_found');
+    const project = (await create(b, { preview_hash: analysis.preview_hash, scripts_mode: 'skip' }, as('ann'))).project_id;
+    const scene = await fetch(`${c.url}/api-rbxl/projects/${project}/scene.glb`, { headers: as('ann') });
+    assert.equal(scene.status, 200);
+    const glb = await bytesOfResponse(scene);
+    assert.equal(glb.subarray(0, 4).toString('latin1'), 'glTF');
+    assert.ok((await keys(fleet.objects, `projects/${project}/`)).includes(`projects/${project}/scene.glb`), 'built once, stored for every instance');
+    const again = await fetch(`${a.url}/api-rbxl/projects/${project}/scene.glb`, { headers: as('ann') });
+    assert.deepEqual(await bytesOfResponse(again), glb);
+    await expectError(await fetch(`${a.url}/api-rbxl/projects/${project}/scene.glb`, { headers: as('mallory') }), 404, 'not_found');
     // A create on another instance finds every asset in the store: the fleet downloaded each once.
     const onC = await create(c, { preview_hash: analysis.preview_hash }, as('ann'));
     assert.equal(onC.assets_downloaded, ids.length);
@@ -159,7 +173,7 @@ describe('three instances sharing one S3 store', () => {
     assert.equal(second.report.file_name, 'from-b.rbxl');
     const hash = first.preview_hash;
     const stored = await keys(fleet.objects, `previews/${hash}/`);
-    assert.deepEqual(stored.filter((key) => !key.includes('/uploaders/')), [`previews/${hash}/analysis.json`, `previews/${hash}/place`]);
+    assert.deepEqual(stored.filter((key) => !key.includes('/uploaders/')), ['analysis.json', 'picture.png', 'place'].map((name) => `previews/${hash}/${name}`));
     assert.deepEqual(await storedUploaders(fleet.objects, hash), ['ann', 'ben']);
     assert.deepEqual(await uploadsIn(a), []);
     assert.deepEqual(await uploadsIn(b), []);
@@ -280,7 +294,7 @@ describe('faults: the store stopped and started again', () => {
     const analysis = await analyze(a, bytes, 'big.rbxl', as('ann'));
     assert.equal(analysis.preview_hash, hash);
     assert.deepEqual(await keys(fleet.objects, `previews/${hash}/`).then((found) => found.filter((key) => !key.includes('/uploaders/'))),
-      [`previews/${hash}/analysis.json`, `previews/${hash}/place`]);
+      ['analysis.json', 'picture.png', 'place'].map((name) => `previews/${hash}/${name}`));
     const created = await create(b, { preview_hash: hash, scripts_mode: 'skip' }, as('ann'));
     assert.equal((await getJson(a, `/api-rbxl/projects/${created.project_id}`, as('ann'))).status, 200);
   });

@@ -8,7 +8,7 @@ import {
   AIR, WATER, decodeChunk, meshTerrain, newChunkVoxels, newRuns, readRuns, readSmoothGrid, terrainHeightfield,
   terrainPalette, terrainStats, DEFAULT_MATERIAL_COLORS, type SmoothGrid,
 } from '../src/terrain/index.js';
-import { terrainOf } from '../bench/dom-adapter.js';
+import { terrainBlobs } from '../src/scene/index.js';
 import { closure, makeChunk, writeSmoothGrid } from './support/smooth-grid.js';
 import { PLACES_DIR, REPO_ROOT } from './support/paths.js';
 
@@ -16,7 +16,7 @@ const ROCK = 8, GRASS = 2;
 let booga: { grid: SmoothGrid; blob: Uint8Array; colors: Uint8Array | null } | null = null;
 function boogaTerrain(): { grid: SmoothGrid; blob: Uint8Array; colors: Uint8Array | null } {
   if (!booga) {
-    const terrain = terrainOf(decode(readFileSync(join(PLACES_DIR, 'booga.rbxl'))))!;
+    const terrain = terrainBlobs(decode(readFileSync(join(PLACES_DIR, 'booga.rbxl'))))!;
     booga = { grid: readSmoothGrid(terrain.smoothGrid), blob: terrain.smoothGrid, colors: terrain.materialColors };
   }
   return booga;

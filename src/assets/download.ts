@@ -19,6 +19,7 @@ import { createSemaphore, createSingleFlight } from '../concurrency/index.js';
 import { AssetFetchError, AssetStoreError, type AssetFailureReason } from './errors.js';
 import { createAssetSource, fillTemplate, isHttpUrl } from './open-cloud.js';
 import type { AssetKind } from './refs.js';
+import type { AssetConversion } from './converted.js';
 import { withRetries } from './retry.js';
 import { createDiskStore } from '../store/backends/disk.js';
 import type { ObjectStore } from '../store/backends/types.js';
@@ -35,7 +36,7 @@ export interface AssetRequest {
 }
 
 export type AssetOutcome =
-  | { id: string; kind: AssetKind; ok: true; sha256: string; size: number; contentType: string; cached: boolean }
+  | { id: string; kind: AssetKind; ok: true; sha256: string; size: number; contentType: string; cached: boolean; conversion?: AssetConversion }
   | { id: string; kind: AssetKind; ok: false; reason: AssetFailureReason; status?: number };
 
 export interface AssetDownloaderOptions {

@@ -57,6 +57,17 @@ export const COMMANDS: CommandHelp[] = [
     ],
   },
   {
+    name: 'gltf',
+    synopsis: 'FILE OUT.glb',
+    summary: 'write a map\'s Workspace and terrain as one binary glTF file (scene.glb), offline',
+    details:
+      'Every BasePart with its shape, colour and material, unions from their collision hulls, terrain and\n'
+      + 'water; nothing is downloaded, so MeshParts and meshes are boxes of their size marked as placeholders\n'
+      + '(a project\'s scene.glb from the service has the converted meshes). Studs, +Y up; each node\'s\n'
+      + 'extras.id is the instance\'s id in the project document. Prints the node and triangle counts.',
+    options: [['-h, --help', 'show this help']],
+  },
+  {
     name: 'project',
     synopsis: 'FILE [--scripts MODE]',
     summary: 'print the project document (version 2) the service would store for a map, offline',
@@ -71,10 +82,13 @@ export const COMMANDS: CommandHelp[] = [
   },
   {
     name: 'mesh',
-    synopsis: 'FILE [--json]',
-    summary: 'decode a Roblox mesh, CSGMDL, CSGPHS or CSGK file',
+    synopsis: 'FILE [--json | --gltf OUT.glb]',
+    summary: 'decode a Roblox mesh (1.00 to 7.00), CSGMDL, CSGPHS or CSGK file, or convert it to glTF',
+    details:
+      'Without options prints a one-line summary; a file that cannot be decoded exits 2 with the reason.',
     options: [
       ['--json', 'every position and the counts, as JSON (default: a one-line summary)'],
+      ['--gltf OUT.glb', 'write the mesh as binary glTF (what create stores for scene.glb): LOD 0, normals, UVs, vertex colours, bones'],
       ['-h, --help', 'show this help'],
     ],
   },

@@ -462,6 +462,7 @@ function createTerminal(io: ImportIO): Terminal {
     const { phase, assets_done: done, assets_total: total, assets_failed: failed } = progress;
     const name = basename(key);
     if (phase === 'assets') return `creating ${name} ${bar(total > 0 ? (done / total) * 0.85 : 0.85)} assets ${number(done)}/${number(total)}${failed ? ` (${number(failed)} failed)` : ''}`;
+    if (phase === 'converting') return `creating ${name} ${bar(0.87)} converting meshes`;
     if (phase === 'building') return `creating ${name} ${bar(0.9)} building the project`;
     if (phase === 'storing') return `creating ${name} ${bar(0.97)} saving`;
     return `creating ${name} ${bar(0)} starting`;

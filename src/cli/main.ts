@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * The `rbxl-import` command: `dump` decodes a file to JSON, `project` writes the
- * project document of a file offline, `mesh` decodes a mesh or union blob, `import`
+ * project document of a file offline, `gltf` writes a map as scene.glb, `mesh`
+ * decodes a mesh or union blob (or converts it to glTF), `import`
  * uploads maps to a running service, `serve` runs the service, `help` explains them
  * (help.ts; every command also takes --help).
  * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
 import { stringifyDump } from '../parser/dump.js';
 import { DecodeError } from '../parser/errors.js';
@@ -78,8 +79,53 @@ function help(command?: string): number {
   return 0;
 }
 
+/** `gltf FILE OUT.glb`: the map offline (nothing downloaded: meshes are placeholder boxes, unions their hulls). */
+async function gltf(args: string[]): Promise<number> {
+  if (wantsHelp(args)) return help('gltf');
+  const files = args.filter((arg) => !arg.startsWith('-'));
+  const unknown = args.find((arg) => arg.startsWith('-'));
+  if (unknown) throw new UsageError(`unknown option ${unknown}`, 'gltf');
+  if (files.length !== 2) throw new UsageError('gltf takes FILE and OUT.glb', 'gltf');
+  const [file, out] = files as [string, string];
+  const dom = decode(await readInput(file));
+  const { assembleScene, writeSceneGlbFile } = await import('../scene/index.js');
+  const { bytes, stats } = await writeOutput(out, (path) => writeSceneGlbFile(assembleScene(dom), path));
+  const placeholders = Object.entries(stats.placeholders).map(([reason, count]) => `${count} ${reason}`);
+  const terrain = stats.terrain ? `, terrain ${stats.terrain.solid + stats.terrain.water} triangles (step ${stats.terrain.step})` : '';
+  await writeOut(`${out}: ${stats.parts} parts, ${stats.nodes} nodes${terrain}, ${bytes} bytes${placeholders.length ? `; placeholders: ${placeholders.join(', ')}` : ''}\n`);
+  return 0;
+}
+
+/** Writes through `write`; a failed write leaves no partial file. */
+async function writeOutput<T>(path: string, write: (path: string) => Promise<T>): Promise<T> {
+  try {
+    return await write(path);
+  } catch (error) {
+    await rm(path, { force: true });
+    if ((error as NodeJS.ErrnoException).code) throw new UsageError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code}`);
+    throw error;
+  }
+}
+
 async function mesh(args: string[]): Promise<number> {
   if (wantsHelp(args)) return help('mesh');
+  const gltfAt = args.indexOf('--gltf');
+  if (gltfAt !== -1) {
+    const out = args[gltfAt + 1];
+    if (!out || out.startsWith('-')) throw new UsageError('--gltf needs an output file', 'mesh');
+    const { file } = fileAndFlags('mesh', [...args.slice(0, gltfAt), ...args.slice(gltfAt + 2)], []);
+    const { convertMeshAsset } = await import('../scene/convert.js');
+    const converted = convertMeshAsset(await readInput(file));
+    if (!converted.ok) {
+      process.stderr.write(`rbxl-import: not converted (${converted.reason}): ${converted.message}\n`);
+      return 2;
+    }
+    const { writeFile } = await import('node:fs/promises');
+    await writeOutput(out, (path) => writeFile(path, converted.glb));
+    const { format, vertices, triangles, bones } = converted.info;
+    await writeOut(`${out}: ${format}, ${vertices} vertices, ${triangles} triangles${bones ? `, ${bones} bones` : ''}, ${converted.glb.length} bytes\n`);
+    return 0;
+  }
   const { file, flags } = fileAndFlags('mesh', args, ['--json']);
   const json = flags.has('--json');
   const bytes = await readInput(file);
@@ -113,6 +159,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'dump': return await dump(args);
+      case 'gltf': return await gltf(args);
       case 'project': return await project(args);
       case 'mesh': return await mesh(args);
       case 'import': {

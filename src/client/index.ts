@@ -119,7 +119,7 @@ export interface CreateOptions {
 /** A create's progress (GET /api-rbxl/import/rbxl/create/{create_id}). */
 export interface CreateProgress {
   create_id: string;
-  phase: 'starting' | 'assets' | 'building' | 'storing' | 'done' | 'failed';
+  phase: 'starting' | 'assets' | 'converting' | 'building' | 'storing' | 'done' | 'failed';
   assets_done: number;
   assets_total: number;
   assets_failed: number;
@@ -141,6 +141,11 @@ export interface Client {
   create(previewHash: string, options?: CreateOptions): Promise<CreateResult>;
   /** The health route's JSON (its shape is the service's own). */
   health(options?: { signal?: AbortSignal }): Promise<unknown>;
+  /**
+   * A binary resource of the service with the user's credentials: the report's picture
+   * (`report.picture.url`) or a project's scene (`/api-rbxl/projects/{id}/scene.glb`).
+   */
+  download(path: string, options?: { signal?: AbortSignal }): Promise<ArrayBuffer>;
   /** The progress of one of this user's creates named with `createId`; null while the service does not know it (not started yet, or gone). */
   createProgress(createId: string, options?: { signal?: AbortSignal }): Promise<CreateProgress | null>;
   /** What the service tells its pages: how users sign in, the largest map. */
@@ -199,6 +204,14 @@ export function createClient(options: ClientOptions = {}): Client {
       if (createId !== undefined) headers['X-Create-Id'] = createId;
       const answer = await fetchAnswer({ operation, method: 'POST', url: endpoint('/import/rbxl/create'), headers, body, signal });
       return json<CreateResult>(operation, answer);
+    },
+
+    async download(path, { signal } = {}) {
+      const operation = 'download';
+      if (!path.startsWith(`${API_PREFIX}/`)) throw new TypeError(`not a path of the service: ${path}`);
+      const response = await fetchResponse(operation, `${baseUrl}${path}`, { headers: authHeaders(token, hostname), signal });
+      if (!response.ok) throw refused(operation, response.status, await response.text().catch(() => ''));
+      return response.arrayBuffer();
     },
 
     async health({ signal } = {}) {

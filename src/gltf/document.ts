@@ -17,6 +17,7 @@
  */
 import type { MeshGeometry, MeshSkin } from '../geometry/mesh.js';
 import { geometryBounds } from '../geometry/mesh.js';
+import { imageMimeType, type ImageMimeType } from './images.js';
 
 export type Vec3 = [number, number, number];
 export type Quat = [number, number, number, number];
@@ -34,6 +35,12 @@ export interface GltfMaterial {
   doubleSided?: boolean;
   /** Index from `addTexture`, multiplied by baseColor. */
   baseColorTexture?: number;
+  /** Tangent-space normal map (OpenGL convention, +Y up, as Roblox's SurfaceAppearance). */
+  normalTexture?: number;
+  /** Roughness in green, metalness in blue (glTF's packing), multiplied by the factors. */
+  metallicRoughnessTexture?: number;
+  /** Alpha below this is cut away (MASK only). */
+  alphaCutoff?: number;
   extras?: Record<string, unknown>;
 }
 
@@ -207,16 +214,24 @@ export function addMaterial(doc: GltfDocument, material: GltfMaterial): number {
   const pbr: Record<string, unknown> = { baseColorFactor: material.baseColor.map(clamp01) };
   if (material.metallic !== undefined) pbr.metallicFactor = clamp01(material.metallic);
   if (material.roughness !== undefined) pbr.roughnessFactor = clamp01(material.roughness);
-  if (material.baseColorTexture !== undefined) {
-    if (!(material.baseColorTexture >= 0 && material.baseColorTexture < doc.textures.length)) throw new RangeError(`no texture ${material.baseColorTexture}`);
-    pbr.baseColorTexture = { index: material.baseColorTexture };
-  }
+  const texture = (index: number | undefined): { index: number } | undefined => {
+    if (index === undefined) return undefined;
+    if (!(index >= 0 && index < doc.textures.length)) throw new RangeError(`no texture ${index}`);
+    return { index };
+  };
+  const baseColorTexture = texture(material.baseColorTexture);
+  if (baseColorTexture) pbr.baseColorTexture = baseColorTexture;
+  const metallicRoughnessTexture = texture(material.metallicRoughnessTexture);
+  if (metallicRoughnessTexture) pbr.metallicRoughnessTexture = metallicRoughnessTexture;
   const json: Record<string, unknown> = {};
   if (material.name !== undefined) json.name = material.name;
   json.pbrMetallicRoughness = pbr;
+  const normalTexture = texture(material.normalTexture);
+  if (normalTexture) json.normalTexture = normalTexture;
   if (material.emissive && material.emissive.some((c) => c > 0)) json.emissiveFactor = material.emissive.map(clamp01);
   const alphaMode = material.alphaMode ?? (material.baseColor[3] < 1 ? 'BLEND' : 'OPAQUE');
   if (alphaMode !== 'OPAQUE') json.alphaMode = alphaMode;
+  if (alphaMode === 'MASK' && material.alphaCutoff !== undefined) json.alphaCutoff = Math.max(0, material.alphaCutoff);
   if (material.doubleSided) json.doubleSided = true;
   if (material.extras) json.extras = material.extras;
   const text = JSON.stringify(json);
@@ -225,7 +240,7 @@ export function addMaterial(doc: GltfDocument, material: GltfMaterial): number {
   doc.materials.push(text);
   const index = doc.materials.length - 1;
   doc.materialIndex.set(text, index);
-  if (material.baseColorTexture !== undefined) doc.texturedMaterials.add(index);
+  if (baseColorTexture || normalTexture || metallicRoughnessTexture) doc.texturedMaterials.add(index);
   return index;
 }
 
@@ -238,33 +253,36 @@ function clamp01(x: number): number {
  * Meshes sharing a geometry share its accessors.
  */
 export function addMesh(doc: GltfDocument, geometry: number, materials: number | number[], name?: string): number {
-  const record = doc.geometries[geometry];
-  if (!record) throw new RangeError(`no geometry ${geometry}`);
-  const list = typeof materials === 'number' ? record.indexAccessors.map(() => materials) : materials;
-  if (list.length !== record.indexAccessors.length) throw new RangeError(`${list.length} materials for ${record.indexAccessors.length} groups`);
-  const primitives = record.indexAccessors.map((indices, i) => {
-    const material = list[i]!;
-    if (!(material >= 0 && material < doc.materials.length)) throw new RangeError(`no material ${material}`);
-    if (doc.texturedMaterials.has(material) && !record.hasUvs) throw new RangeError(`material ${material} has a texture but the geometry has no UVs`);
-    return { attributes: record.attributes, indices, material };
+  return addMeshOf(doc, [{ geometry, materials }], name);
+}
+
+/** A mesh drawing several geometries (a part and the decals on its faces), each with its materials. */
+export function addMeshOf(doc: GltfDocument, parts: { geometry: number; materials: number | number[] }[], name?: string): number {
+  const primitives = parts.flatMap(({ geometry, materials }) => {
+    const record = doc.geometries[geometry];
+    if (!record) throw new RangeError(`no geometry ${geometry}`);
+    const list = typeof materials === 'number' ? record.indexAccessors.map(() => materials) : materials;
+    if (list.length !== record.indexAccessors.length) throw new RangeError(`${list.length} materials for ${record.indexAccessors.length} groups`);
+    return record.indexAccessors.map((indices, i) => {
+      const material = list[i]!;
+      if (!(material >= 0 && material < doc.materials.length)) throw new RangeError(`no material ${material}`);
+      if (doc.texturedMaterials.has(material) && !record.hasUvs) throw new RangeError(`material ${material} has a texture but the geometry has no UVs`);
+      return { attributes: record.attributes, indices, material };
+    });
   });
+  if (primitives.length === 0) throw new RangeError('a mesh needs at least one primitive');
   doc.meshes.push(name === undefined ? { primitives } : { name, primitives });
   return doc.meshes.length - 1;
 }
 
 /** An embedded PNG or JPEG image and a texture sampling it (repeat, linear/mipmapped). */
-export function addTexture(doc: GltfDocument, bytes: Uint8Array, mimeType: 'image/png' | 'image/jpeg', name?: string): number {
-  if (!isImage(bytes, mimeType)) throw new RangeError(`the bytes are not a ${mimeType} image`);
+export function addTexture(doc: GltfDocument, bytes: Uint8Array, mimeType: ImageMimeType, name?: string): number {
+  if (imageMimeType(bytes) !== mimeType) throw new RangeError(`the bytes are not a ${mimeType} image`);
   const image: Record<string, unknown> = { bufferView: addView(doc, bytes), mimeType };
   if (name !== undefined) image.name = name;
   doc.images.push(image);
   doc.textures.push({ source: doc.images.length - 1, sampler: 0 });
   return doc.textures.length - 1;
-}
-
-function isImage(bytes: Uint8Array, mimeType: string): boolean {
-  if (mimeType === 'image/png') return bytes.length > 8 && bytes[0] === 0x89 && bytes[1] === 0x50 && bytes[2] === 0x4e && bytes[3] === 0x47;
-  return bytes.length > 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
 }
 
 /** A node; with `parent` it becomes that node's child, else a root of the scene. */
@@ -316,10 +334,15 @@ function unitQuat(q: Quat): number[] {
 /**
  * A skin from a MeshSkin: one joint node per bone (its hierarchy from `parent`, each
  * placed relative to its parent from the rest matrices), inverse bind matrices from
- * the rest poses. The bones hang under `parent` (a node) or the scene root. Returns
- * the skin index for the node that carries the skinned mesh.
+ * the rest poses. The bones hang under one root node (with `root`'s transform: where
+ * the mesh stands, since a skinned mesh is placed by its joints, not by its own node)
+ * under `parent` (a node) or the scene root. Returns the skin index for the node that
+ * carries the skinned mesh.
  */
-export function addSkin(doc: GltfDocument, skin: MeshSkin, parent?: number, name?: string): number {
+export function addSkin(
+  doc: GltfDocument, skin: MeshSkin, parent?: number, name?: string,
+  root: Pick<GltfNode, 'translation' | 'rotation' | 'scale' | 'extras'> = {},
+): number {
   const count = skin.bones.length;
   if (count === 0) throw new RangeError('a skin needs at least one bone');
   const joints = new Array<number>(count);
@@ -340,16 +363,16 @@ export function addSkin(doc: GltfDocument, skin: MeshSkin, parent?: number, name
   };
   for (let b = 0; b < count; b++) visit(b, 0);
   // A common root keeps every joint under one node (the validator requires a common root).
-  const root = addNode(doc, { name: name ? `${name} bones` : 'bones' }, parent);
+  const rootNode = addNode(doc, { ...root, name: name ? `${name} bones` : 'bones' }, parent);
   for (const b of order) {
     const bone = skin.bones[b]!;
     if (bone.matrix.length !== 16) throw new RangeError(`skin: bone ${b} needs a 4x4 matrix`);
     const local = bone.parent >= 0 ? multiply(invert(skin.bones[bone.parent]!.matrix), bone.matrix) : Float64Array.from(bone.matrix);
-    joints[b] = addNode(doc, { name: bone.name, matrix: local }, bone.parent >= 0 ? joints[bone.parent] : root);
+    joints[b] = addNode(doc, { name: bone.name, matrix: local }, bone.parent >= 0 ? joints[bone.parent] : rootNode);
     inverse.set(invert(bone.matrix), b * 16);
   }
   const accessor = addAccessor(doc, { bufferView: addView(doc, bytesOf(inverse)), componentType: FLOAT, count, type: 'MAT4' });
-  doc.skins.push({ joints, inverseBindMatrices: accessor, skeleton: root, ...(name !== undefined ? { name } : {}) });
+  doc.skins.push({ joints, inverseBindMatrices: accessor, skeleton: rootNode, ...(name !== undefined ? { name } : {}) });
   return doc.skins.length - 1;
 }
 

@@ -15,6 +15,7 @@ import { analyzeRoute } from './routes/analyze.js';
 import { createProgressRoute, createRoute } from './routes/create.js';
 import { healthRoute } from './routes/health.js';
 import { deleteProjectRoute, projectAssetRoute, projectRoute, projectSummaryRoute } from './routes/projects.js';
+import { pictureRoute, sceneRoute, vendorRoute } from './routes/scene.js';
 import { clientModuleRoute, configRoute, pageRoute, projectPageRoute, staticRoute } from './routes/static.js';
 
 export const PREFIX = '/api-rbxl';
@@ -76,6 +77,9 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   add('get', `${PREFIX}/projects/:id`, projectRoute(ctx));
   add('del', `${PREFIX}/projects/:id`, deleteProjectRoute(ctx));
   add('get', `${PREFIX}/projects/:id/assets/:sha256`, projectAssetRoute(ctx));
+  add('get', `${PREFIX}/projects/:id/scene.glb`, sceneRoute(ctx));
+  add('get', `${PREFIX}/previews/:hash/image.png`, pictureRoute(ctx));
+  add('get', `${PREFIX}/vendor/three/*`, vendorRoute(ctx), { auth: false });
   add('get', `${PREFIX}/projects/:id/summary`, projectSummaryRoute(ctx));
   add('get', `${PREFIX}/projects/:id/page`, projectPageRoute, { auth: false });
   add('get', `${PREFIX}/`, pageRoute, { auth: false });

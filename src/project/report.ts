@@ -14,6 +14,9 @@ import { BASE_PART_CLASSES, CSG_CLASSES, MESH_OBJECT_CLASSES, SCRIPT_CLASSES, ty
 import { addPartBox, asCFrame, asVec3, finishBounds, newBounds, type Bounds } from './geometry.js';
 import { readMapScripts, stringByteLength, type MapScript } from './map-scripts.js';
 import { scanMapScripts } from './script-findings.js';
+import { readTerrainGrid } from '../scene/terrain.js';
+import { terrainStats } from '../terrain/stats.js';
+import type { SmoothGrid } from '../terrain/smooth-grid.js';
 import { summariseImport, type Imported, type NotImported } from './imported.js';
 import { assemblies, surfaceJoints } from './joints.js';
 
@@ -35,6 +38,18 @@ export interface TerrainSummary {
   present: boolean;
   smooth_grid_bytes: number;
   physics_grid_bytes: number;
+  /** 128-stud chunks in the SmoothGrid. */
+  chunks: number;
+  /** Voxels (4 studs a side) per terrain material, Water included, Air not. */
+  voxels_per_material: Record<string, number>;
+  solid_voxels: number;
+  /** Voxels holding water (Water voxels and solid ones sharing their cell with water). */
+  water_voxels: number;
+  /** Cubic studs, occupancy-weighted. */
+  solid_volume: number;
+  water_volume: number;
+  /** Studs: the box around every voxel holding solid or water; null without voxels. */
+  bounds: { min: Vec3; max: Vec3 } | null;
 }
 
 export interface ScriptAtRisk {
@@ -107,6 +122,8 @@ export interface Report {
   /** What the project will not hold, whatever the script mode: `[{class, property?, count, reason}]`. */
   not_imported: NotImported[];
   warnings: string[];
+  /** The picture of the map the analysis drew (set by the service, which knows where it is served); null when none. */
+  picture?: { url: string; width: number; height: number } | null;
 }
 
 export interface AnalysisAsset {
@@ -133,9 +150,19 @@ export interface ScriptCodes {
 export interface AnalyzeOptions {
   fileName: string;
   fileSize: number;
+  /** The terrain already read (src/scene/terrain.ts), so the picture and the report read the SmoothGrid once. */
+  terrain?: TerrainRead;
 }
 
-export function analyzeDom(dom: Dom, { fileName, fileSize }: AnalyzeOptions): Analysis {
+/** A map's terrain as read once for the report and the picture. */
+export interface TerrainRead {
+  row: number;
+  grid: SmoothGrid | null;
+  /** Why the SmoothGrid could not be read. */
+  error?: string;
+}
+
+export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead }: AnalyzeOptions): Analysis {
   const warnings: string[] = [...dom.warnings];
 
   // Counted per table (a binary file has one per class); only mesh objects are read row by row.
@@ -185,7 +212,7 @@ export function analyzeDom(dom: Dom, { fileName, fileSize }: AnalyzeOptions): An
     parts_total: partsTotal,
     meshes_total: meshesTotal,
     unions_total: unionsTotal,
-    terrain: summariseTerrain(dom, terrainRow),
+    terrain: summariseTerrain(dom, terrainRow, terrainRead, warnings),
     scripts: scripts.byClass,
     scripts_disabled: scripts.disabled,
     scripts_by_run_context: scripts.byRunContext,
@@ -336,14 +363,23 @@ export function isScriptCodes(value: unknown, scriptCount: number): value is Scr
     && bits.every((entry) => Number.isInteger(entry) && entry >= 0 && entry <= all);
 }
 
-function summariseTerrain(dom: Dom, terrain: number): TerrainSummary {
-  if (terrain === -1) return { present: false, smooth_grid_bytes: 0, physics_grid_bytes: 0 };
+/** The terrain's bytes and, from its SmoothGrid, voxels per material, volumes and bounds. */
+function summariseTerrain(dom: Dom, terrain: number, read: TerrainRead | undefined, warnings: string[]): TerrainSummary {
+  const empty = { chunks: 0, voxels_per_material: {}, solid_voxels: 0, water_voxels: 0, solid_volume: 0, water_volume: 0, bounds: null };
+  if (terrain === -1) return { present: false, smooth_grid_bytes: 0, physics_grid_bytes: 0, ...empty };
   const smooth = stringByteLength(getValue(dom, terrain, 'SmoothGrid'));
-  return {
+  const summary: TerrainSummary = {
     present: smooth > EMPTY_SMOOTH_GRID_BYTES,
     smooth_grid_bytes: smooth,
     physics_grid_bytes: stringByteLength(getValue(dom, terrain, 'PhysicsGrid')),
+    ...empty,
   };
+  if (!summary.present) return summary;
+  const { grid, error } = read?.row === terrain ? read : readTerrainGrid(dom, terrain);
+  if (error) warnings.push(`terrain: the SmoothGrid cannot be read (${error}); its voxels are not counted or drawn`);
+  if (!grid) return summary;
+  const { chunks, voxels_per_material, solid_voxels, water_voxels, solid_volume, water_volume, bounds } = terrainStats(grid);
+  return { ...summary, chunks, voxels_per_material, solid_voxels, water_voxels, solid_volume, water_volume, bounds };
 }
 
 /** A mesh object's MeshId (else MeshContent) names a mesh file. */

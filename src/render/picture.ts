@@ -17,8 +17,9 @@
 import { terrainHeightfield } from '../terrain/heightfield.js';
 import { WATER } from '../terrain/materials.js';
 import { VOXEL_STUDS } from '../terrain/smooth-grid.js';
-import { encodePng, newRaster } from './png.js';
-import { clearSky, fillConvex, fillRect, fillTriangle, newCanvas, type Canvas } from './rasterizer.js';
+import { blendIndex, blendTable, colorIndex, newPalette, resetPalette, toIndexed, type BlendTable } from './palette.js';
+import { encodeIndexedPng } from './png.js';
+import { clearBands, fillParallelogram, fillRect, fillTriangle, hidden, markNearest, newCanvas, type Canvas } from './rasterizer.js';
 import { EMISSIVE, type RenderScene } from './scene.js';
 
 export interface PictureOptions {
@@ -33,16 +34,24 @@ export interface Picture {
   height: number;
   /** Studs: the framed box (min x, y, z, max x, y, z). */
   frame: number[];
-  /** Parts drawn as shapes, as single pixels, and not drawn (off the picture). */
-  parts: { shaded: number; points: number; culled: number };
+  /** Parts drawn as shapes, as single pixels, not drawn (off the picture), and not drawn (behind nearer ones). */
+  parts: { shaded: number; points: number; culled: number; hidden: number };
   /** Terrain heightfield cells drawn (solid and water). */
   terrainCells: number;
+  /** Colours drawn (the PNG's palette holds at most 256 of them: more are reduced by median cut). */
+  colors: number;
 }
 
 const YAW = Math.PI / 4;
 const PITCH = (35 * Math.PI) / 180;
 const SKY_TOP = [118, 170, 228];
 const SKY_BOTTOM = [206, 226, 244];
+/** The sky's gradient in this many bands (palette entries). */
+const SKY_BANDS = 24;
+/** Light levels a face can take (shading is rounded to them, so a map needs few palette entries). */
+const SHADES = 24;
+/** A mesh smaller than this on screen (radius, px) is drawn as its box: the triangles would not show. */
+const MESH_AS_BOX_PX = 5;
 /** Towards the sun (world space). */
 const SUN = normalize([-0.35, 1, 0.45]);
 const AMBIENT = 0.5;
@@ -71,8 +80,16 @@ export function renderPicture(scene: RenderScene, options: PictureOptions = {}):
   const camera: Camera = { ...view, scale, ox: width / 2 - centreU * scale, oy: height / 2 + centreV * scale };
 
   const canvas = canvasOf(width, height);
-  clearSky(canvas, SKY_TOP, SKY_BOTTOM);
-  const stats = { shaded: 0, points: 0, culled: 0 };
+  const palette = canvas.palette;
+  resetPalette(palette);
+  const bands: number[] = [];
+  for (let k = 0; k < SKY_BANDS; k++) {
+    const t = k / (SKY_BANDS - 1);
+    bands.push(colorIndex(palette, SKY_TOP[0]! + (SKY_BOTTOM[0]! - SKY_TOP[0]!) * t, SKY_TOP[1]! + (SKY_BOTTOM[1]! - SKY_TOP[1]!) * t, SKY_TOP[2]! + (SKY_BOTTOM[2]! - SKY_TOP[2]!) * t));
+  }
+  clearBands(canvas, bands);
+  const stats = { shaded: 0, points: 0, culled: 0, hidden: 0 };
+  const bounds = geometryBoxes(scene);
   let terrainCells = 0;
   let water: WaterLayer | null = null;
   if (scene.terrain) {
@@ -80,23 +97,50 @@ export function renderPicture(scene: RenderScene, options: PictureOptions = {}):
     terrainCells = drawn.cells;
     water = drawn.water;
   }
-  drawParts(canvas, camera, scene, false, stats);
+  drawParts(canvas, camera, scene, bounds, false, stats);
   if (water) blendWater(canvas, water);
-  drawParts(canvas, camera, scene, true, stats);
-  return { png: encodePng(canvas.raster), width, height, frame, parts: stats, terrainCells };
+  drawParts(canvas, camera, scene, bounds, true, stats);
+  const indexed = toIndexed(palette, canvas.pixels, canvas.stride);
+  const png = encodeIndexedPng(indexed.scanlines, width, height, indexed.rgb, indexed.colors);
+  return { png, width, height, frame, parts: stats, terrainCells, colors: palette.count };
 }
 
 /**
  * The last picture's buffers, reused while the size stays the same: a worker renders
- * one picture at a time, and fresh 2–4 MB buffers per picture cost more in page faults
- * and collection than the drawing. (The PNG is a copy, so nothing drawn leaks out.)
+ * one picture at a time, and fresh buffers per picture cost more in page faults and
+ * collection than the drawing. (The PNG is a copy, so nothing drawn leaks out.)
  */
 let cached: { canvas: Canvas; water: Float32Array } | null = null;
 function canvasOf(width: number, height: number): Canvas {
   if (!cached || cached.canvas.width !== width || cached.canvas.height !== height) {
-    cached = { canvas: newCanvas(newRaster(width, height)), water: new Float32Array(width * height) };
+    cached = { canvas: newCanvas(width, height, newPalette()), water: new Float32Array(width * height) };
   }
   return cached.canvas;
+}
+
+/** A palette entry for a colour at light level k (rounded to SHADES levels). */
+function shaded(canvas: Canvas, r: number, g: number, b: number, k: number): number {
+  const q = Math.round(k * SHADES) / SHADES;
+  return colorIndex(canvas.palette, r * q, g * q, b * q);
+}
+
+/** Each geometry's bounding box (centre, half extent), for meshes drawn as boxes when small. */
+function geometryBoxes(scene: RenderScene): Float64Array {
+  const boxes = new Float64Array(scene.geometries.length * 6);
+  scene.geometries.forEach((geometry, g) => {
+    const p = geometry.positions;
+    let x0 = Infinity, y0 = Infinity, z0 = Infinity, x1 = -Infinity, y1 = -Infinity, z1 = -Infinity;
+    for (let i = 0; i + 2 < p.length; i += 3) {
+      const x = p[i]!, y = p[i + 1]!, z = p[i + 2]!;
+      if (!(Number.isFinite(x) && Number.isFinite(y) && Number.isFinite(z))) continue;
+      if (x < x0) x0 = x; if (x > x1) x1 = x;
+      if (y < y0) y0 = y; if (y > y1) y1 = y;
+      if (z < z0) z0 = z; if (z > z1) z1 = z;
+    }
+    if (!(x0 <= x1)) { x0 = y0 = z0 = -0.5; x1 = y1 = z1 = 0.5; }
+    boxes.set([(x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2, (x1 - x0) / 2, (y1 - y0) / 2, (z1 - z0) / 2], g * 6);
+  });
+  return boxes;
 }
 
 interface Camera {
@@ -198,59 +242,114 @@ function shade(nx: number, ny: number, nz: number): number {
   return AMBIENT + (1 - AMBIENT) * (d > 0 ? d : 0);
 }
 
-const corners = new Float64Array(24);
-const FX = new Float64Array(4), FY = new Float64Array(4), FZ = new Float64Array(4);
 const QX = new Float64Array(4), QZ = new Float64Array(4), SX = new Float64Array(4), SY = new Float64Array(4), SZ = new Float64Array(4);
 let transformed = new Float64Array(3 * 1024);
 
-function drawParts(canvas: Canvas, cam: Camera, scene: RenderScene, translucentPass: boolean, stats: Picture['parts']): void {
+function drawParts(canvas: Canvas, cam: Camera, scene: RenderScene, boxes: Float64Array, translucentPass: boolean, stats: Picture['parts']): void {
   const parts = scene.parts;
   const { f, r, u, scale, ox, oy } = cam;
   const box = scene.geometryKeys.get('box') ?? -1;
   const t = parts.transforms, s = parts.scales, col = parts.colors;
   // Opaque parts near to far (what is hidden then fails the depth test instead of being
   // drawn over), translucent ones far to near (so they blend in order).
-  const order = depthOrder(parts, f, !translucentPass);
+  const order = translucentPass ? depthOrder(parts, f, false) : nearFirstOrder(parts, cam, canvas);
+  const blends = new Map<number, BlendTable>();
   for (let n = 0; n < order.length; n++) {
     const i = order[n]!;
     const alpha = col[i * 4 + 3]! / 255;
     const translucent = alpha < 0.98;
     if (translucent !== translucentPass || alpha <= 0.02) continue;
-    const px = t[i * 12]!, py = t[i * 12 + 1]!, pz = t[i * 12 + 2]!;
+    const geometry = parts.geometry[i]!;
     const sx = s[i * 3]!, sy = s[i * 3 + 1]!, sz = s[i * 3 + 2]!;
+    // The part's box in part space: the unit box for primitives, the geometry's own box for meshes.
+    const g6 = geometry * 6;
+    const bx = boxes[g6 + 3]! * 2, by = boxes[g6 + 4]! * 2, bz = boxes[g6 + 5]! * 2;
+    const m = i * 12 + 3;
+    const cxl = boxes[g6]! * sx, cyl = boxes[g6 + 1]! * sy, czl = boxes[g6 + 2]! * sz;
+    const px = t[i * 12]! + t[m]! * cxl + t[m + 1]! * cyl + t[m + 2]! * czl;
+    const py = t[i * 12 + 1]! + t[m + 3]! * cxl + t[m + 4]! * cyl + t[m + 5]! * czl;
+    const pz = t[i * 12 + 2]! + t[m + 6]! * cxl + t[m + 7]! * cyl + t[m + 8]! * czl;
     const cx = (px * r[0]! + py * r[1]! + pz * r[2]!) * scale + ox;
     const cy = oy - (px * u[0]! + py * u[1]! + pz * u[2]!) * scale;
-    const radius = 0.5 * Math.sqrt(sx * sx + sy * sy + sz * sz) * scale;
+    const radius = 0.5 * Math.sqrt(sx * sx * bx * bx + sy * sy * by * by + sz * sz * bz * bz) * scale;
     if (!(cx + radius >= 0 && cx - radius < canvas.width && cy + radius >= 0 && cy - radius < canvas.height)) {
       stats.culled++;
       continue;
     }
     const emissive = (parts.flags[i]! & EMISSIVE) !== 0;
     const red = col[i * 4]!, green = col[i * 4 + 1]!, blue = col[i * 4 + 2]!;
+    let blend: BlendTable | null = null;
+    if (translucent) {
+      const key = (red << 16 | green << 8 | blue) * 256 + col[i * 4 + 3]!;
+      blend = blends.get(key) ?? null;
+      if (!blend) blends.set(key, (blend = blendTable(red, green, blue, alpha)));
+    }
     const cz = px * f[0]! + py * f[1]! + pz * f[2]!;
+    // Behind what nearer parts (and the terrain) already drew: skipped whole.
+    if (hidden(canvas, cx - radius, cy - radius, cx + radius, cy + radius, cz - radius / scale)) {
+      stats.hidden++;
+      continue;
+    }
     if (radius < 0.75) {
       // Smaller than a pixel: one pixel, lit as a top face.
       stats.points++;
       const x = Math.floor(cx), y = Math.floor(cy);
       if (x < 0 || y < 0 || x >= canvas.width || y >= canvas.height) continue;
       const k = emissive ? 1 : shade(0, 1, 0);
-      if (translucentPass) fillTriangle(canvas, x, y, cz, x + 1, y, cz, x, y + 1, cz, red * k, green * k, blue * k, alpha);
-      else fillRect(canvas, x, y, x + 1, y + 1, cz, red * k, green * k, blue * k);
+      if (translucent) fillTriangle(canvas, x, y, cz, x + 1, y, cz, x, y + 1, cz, 0, shadeBlend(canvas, blend!, k, blends));
+      else fillRect(canvas, x, y, x + 1, y + 1, cz, shaded(canvas, red, green, blue, k));
       continue;
     }
     stats.shaded++;
-    // Part axes in world space (the rotation's columns), scaled.
-    const m = i * 12 + 3;
-    const ax = [t[m]! * sx, t[m + 3]! * sx, t[m + 6]! * sx];
-    const ay = [t[m + 1]! * sy, t[m + 4]! * sy, t[m + 7]! * sy];
-    const az = [t[m + 2]! * sz, t[m + 5]! * sz, t[m + 8]! * sz];
-    if (parts.geometry[i] === box) {
-      drawBox(canvas, cam, px, py, pz, ax, ay, az, red, green, blue, translucent ? alpha : 1, emissive);
+    const look = LOOK;
+    look.canvas = canvas; look.red = red; look.green = green; look.blue = blue; look.emissive = emissive; look.blend = blend; look.blends = blends;
+    if (geometry === box || radius < MESH_AS_BOX_PX) {
+      // The box's axes in world space (the rotation's columns), at its size.
+      drawBox(cam, cx, cy, cz,
+        t[m]! * sx * bx, t[m + 3]! * sx * bx, t[m + 6]! * sx * bx,
+        t[m + 1]! * sy * by, t[m + 4]! * sy * by, t[m + 7]! * sy * by,
+        t[m + 2]! * sz * bz, t[m + 5]! * sz * bz, t[m + 8]! * sz * bz, look);
     } else {
-      drawMesh(canvas, cam, scene.geometries[parts.geometry[i]!]!.positions, scene.geometries[parts.geometry[i]!]!.indices,
-        px, py, pz, ax, ay, az, red, green, blue, translucent ? alpha : 1, emissive);
+      const ax = [t[m]! * sx, t[m + 3]! * sx, t[m + 6]! * sx];
+      const ay = [t[m + 1]! * sy, t[m + 4]! * sy, t[m + 7]! * sy];
+      const az = [t[m + 2]! * sz, t[m + 5]! * sz, t[m + 8]! * sz];
+      const g = scene.geometries[geometry]!;
+      drawMesh(cam, g.positions, g.indices, t[i * 12]!, t[i * 12 + 1]!, t[i * 12 + 2]!, ax, ay, az, look);
     }
   }
+}
+
+/** Reused for every part (one object, not one per part). */
+const LOOK: Look = { canvas: null as unknown as Canvas, red: 0, green: 0, blue: 0, emissive: false, blend: null, blends: new Map() };
+
+/** How a part's faces are coloured: its colour shaded per face, or its blend table shaded. */
+interface Look {
+  canvas: Canvas;
+  red: number;
+  green: number;
+  blue: number;
+  emissive: boolean;
+  blend: BlendTable | null;
+  blends: Map<number, BlendTable>;
+}
+
+/** The blend table of a translucent colour at light level k. */
+function shadeBlend(canvas: Canvas, base: BlendTable, k: number, blends: Map<number, BlendTable>): BlendTable {
+  const q = Math.round(k * SHADES);
+  const r = Math.round((base.r * q) / SHADES), g = Math.round((base.g * q) / SHADES), b = Math.round((base.b * q) / SHADES);
+  const key = -((r << 16 | g << 8 | b) * 256 + Math.round(base.alpha * 255)) - 1;
+  let table = blends.get(key);
+  if (!table) blends.set(key, (table = blendTable(r, g, b, base.alpha)));
+  void canvas;
+  return table;
+}
+
+/** The colour of a face at light level k, left in FACE (one object, not one per face). */
+const FACE: { color: number; blend: BlendTable | null } = { color: 0, blend: null };
+function faceColor(look: Look, k: number): void {
+  if (look.emissive) k = 1;
+  if (look.blend) { FACE.color = 0; FACE.blend = shadeBlend(look.canvas, look.blend, k, look.blends); }
+  else { FACE.color = shaded(look.canvas, look.red, look.green, look.blue, k); FACE.blend = null; }
 }
 
 /**
@@ -283,12 +382,44 @@ function depthOrder(parts: RenderScene['parts'], f: number[], nearFirst: boolean
   return order;
 }
 
-/** Box faces: the corner bits (x, y, z) of each face's four corners, counter-clockwise from outside. */
-const BOX_FACES = [
-  [1, 3, 7, 5], [0, 4, 6, 2], // +x, -x
-  [2, 6, 7, 3], [0, 1, 5, 4], // +y, -y
-  [4, 5, 7, 6], [0, 2, 3, 1], // +z, -z
-];
+/**
+ * Opaque parts in 16 layers of depth, near first, and within a layer by screen cell
+ * (a 16 × 16 grid): near-to-far enough that hidden parts fail the occlusion and depth
+ * tests, while parts drawn one after another touch the same few rows of the buffers
+ * (in plain depth order they jump across the picture, and memory latency dominates).
+ */
+function nearFirstOrder(parts: RenderScene['parts'], cam: Camera, canvas: Canvas): Uint32Array {
+  const count = parts.count;
+  const t = parts.transforms;
+  const { f, r, u, scale, ox, oy } = cam;
+  const depth = new Float32Array(count);
+  let min = Infinity, max = -Infinity;
+  for (let i = 0; i < count; i++) {
+    depth[i] = t[i * 12]! * f[0]! + t[i * 12 + 1]! * f[1]! + t[i * 12 + 2]! * f[2]!;
+    const d = depth[i]!;
+    if (d < min) min = d;
+    if (d > max) max = d;
+  }
+  const layers = 16, cells = 16;
+  const starts = new Uint32Array(layers * cells * cells + 1);
+  const bucket = new Uint16Array(count);
+  const span = max > min ? (layers - 1e-9) / (max - min) : 0;
+  for (let i = 0; i < count; i++) {
+    const px = t[i * 12]!, py = t[i * 12 + 1]!, pz = t[i * 12 + 2]!;
+    const sx = (px * r[0]! + py * r[1]! + pz * r[2]!) * scale + ox, sy = oy - (px * u[0]! + py * u[1]! + pz * u[2]!) * scale;
+    const layer = Number.isFinite(depth[i]!) ? Math.min(layers - 1, Math.floor((depth[i]! - min) * span)) : layers - 1;
+    const cx = Math.max(0, Math.min(cells - 1, Math.floor((sx / canvas.width) * cells)));
+    const cy = Math.max(0, Math.min(cells - 1, Math.floor((sy / canvas.height) * cells)));
+    const b = (layer * cells + cy) * cells + (cy & 1 ? cells - 1 - cx : cx);
+    bucket[i] = Number.isFinite(b) ? b : layers * cells * cells - 1;
+    starts[bucket[i]! + 1]!++;
+  }
+  for (let b = 0; b < starts.length - 1; b++) starts[b + 1]! += starts[b]!;
+  const order = new Uint32Array(count);
+  for (let i = 0; i < count; i++) order[starts[bucket[i]!]!++] = i;
+  return order;
+}
+
 
 /**
  * Part-space point (lx, ly, lz) of a part at (px, py, pz) with scaled axes ax, ay, az:
@@ -308,35 +439,44 @@ function project(
   if (world) { out[at + 3] = wx; out[at + 4] = wy; out[at + 5] = wz; }
 }
 
+/**
+ * A box centred at screen (cx, cy) and depth cz with world axes A, B, C (its full
+ * edges): each axis on screen once, then the faces that look at the camera (the ones
+ * whose outward axis points against the view) as parallelograms.
+ */
 function drawBox(
-  canvas: Canvas, cam: Camera, px: number, py: number, pz: number, ax: number[], ay: number[], az: number[],
-  red: number, green: number, blue: number, alpha: number, emissive: boolean,
+  cam: Camera, cx: number, cy: number, cz: number,
+  ax: number, ay: number, az: number, bx: number, by: number, bz: number, qx: number, qy: number, qz: number, look: Look,
 ): void {
-  const f = cam.f;
-  for (let k = 0; k < 8; k++) {
-    project(cam, px, py, pz, ax, ay, az, (k & 1) ? 0.5 : -0.5, (k & 2) ? 0.5 : -0.5, (k & 4) ? 0.5 : -0.5, corners, k * 3);
-  }
-  for (let face = 0; face < 6; face++) {
-    const axis = face >> 1 === 0 ? ax : face >> 1 === 1 ? ay : az;
-    const sign = face & 1 ? -1 : 1;
-    const length = Math.sqrt(axis[0]! * axis[0]! + axis[1]! * axis[1]! + axis[2]! * axis[2]!) || 1;
-    const nx = (axis[0]! * sign) / length, ny = (axis[1]! * sign) / length, nz = (axis[2]! * sign) / length;
-    // Facing the camera when the normal points against the view direction.
-    if (nx * f[0]! + ny * f[1]! + nz * f[2]! >= 0) continue;
-    const k = emissive ? 1 : shade(nx, ny, nz);
-    const q = BOX_FACES[face]!;
-    for (let v = 0; v < 4; v++) {
-      FX[v] = corners[q[v]! * 3]!;
-      FY[v] = corners[q[v]! * 3 + 1]!;
-      FZ[v] = corners[q[v]! * 3 + 2]!;
-    }
-    fillConvex(canvas, FX, FY, FZ, 4, red * k, green * k, blue * k, alpha);
-  }
+  const { f, r, u, scale } = cam;
+  // Each axis on screen: x, y (pixels) and depth.
+  const Ax = (ax * r[0]! + ay * r[1]! + az * r[2]!) * scale, Ay = -(ax * u[0]! + ay * u[1]! + az * u[2]!) * scale, Az = ax * f[0]! + ay * f[1]! + az * f[2]!;
+  const Bx = (bx * r[0]! + by * r[1]! + bz * r[2]!) * scale, By = -(bx * u[0]! + by * u[1]! + bz * u[2]!) * scale, Bz = bx * f[0]! + by * f[1]! + bz * f[2]!;
+  const Cx = (qx * r[0]! + qy * r[1]! + qz * r[2]!) * scale, Cy = -(qx * u[0]! + qy * u[1]! + qz * u[2]!) * scale, Cz = qx * f[0]! + qy * f[1]! + qz * f[2]!;
+  // The face on the side of each axis that faces the camera (depth decreasing outwards).
+  if (Az !== 0) boxFace(look, cx, cy, cz, Ax, Ay, Az, Bx, By, Bz, Cx, Cy, Cz, ax, ay, az);
+  if (Bz !== 0) boxFace(look, cx, cy, cz, Bx, By, Bz, Cx, Cy, Cz, Ax, Ay, Az, bx, by, bz);
+  if (Cz !== 0) boxFace(look, cx, cy, cz, Cx, Cy, Cz, Ax, Ay, Az, Bx, By, Bz, qx, qy, qz);
+}
+
+/** The face of a box across axis N (screen Nx, Ny, Nz; world nx, ny, nz), spanned by the other two axes. */
+function boxFace(
+  look: Look, cx: number, cy: number, cz: number, Nx: number, Ny: number, Nz: number,
+  Ux: number, Uy: number, Uz: number, Vx: number, Vy: number, Vz: number, nx: number, ny: number, nz: number,
+): void {
+  const s = Nz < 0 ? 0.5 : -0.5;
+  const length = Math.sqrt(nx * nx + ny * ny + nz * nz) || 1;
+  const k = shade((nx * s * 2) / length, (ny * s * 2) / length, (nz * s * 2) / length);
+  faceColor(look, k);
+  // The face's corner at −U/2 − V/2, and its two edges.
+  fillParallelogram(look.canvas,
+    cx + Nx * s - (Ux + Vx) / 2, cy + Ny * s - (Uy + Vy) / 2, cz + Nz * s - (Uz + Vz) / 2,
+    Ux, Uy, Uz, Vx, Vy, Vz, FACE.color, FACE.blend);
 }
 
 function drawMesh(
-  canvas: Canvas, cam: Camera, positions: Float32Array, indices: Uint32Array, px: number, py: number, pz: number,
-  ax: number[], ay: number[], az: number[], red: number, green: number, blue: number, alpha: number, emissive: boolean,
+  cam: Camera, positions: Float32Array, indices: Uint32Array, px: number, py: number, pz: number,
+  ax: number[], ay: number[], az: number[], look: Look,
 ): void {
   const vertices = positions.length / 3;
   if (transformed.length < vertices * 6) transformed = new Float64Array(vertices * 6);
@@ -348,16 +488,13 @@ function drawMesh(
     const a = indices[k]! * 6, b = indices[k + 1]! * 6, c = indices[k + 2]! * 6;
     // Front faces are counter-clockwise seen from the camera: clockwise on the y-down screen.
     const area = (out[b]! - out[a]!) * (out[c + 1]! - out[a + 1]!) - (out[c]! - out[a]!) * (out[b + 1]! - out[a + 1]!);
-    if (area >= 0) continue;
-    let k2 = 1;
-    if (!emissive) {
-      const ux = out[b + 3]! - out[a + 3]!, uy = out[b + 4]! - out[a + 4]!, uz = out[b + 5]! - out[a + 5]!;
-      const vx = out[c + 3]! - out[a + 3]!, vy = out[c + 4]! - out[a + 4]!, vz = out[c + 5]! - out[a + 5]!;
-      const nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
-      const length = Math.sqrt(nx * nx + ny * ny + nz * nz) || 1;
-      k2 = shade(nx / length, ny / length, nz / length);
-    }
-    fillTriangle(canvas, out[a]!, out[a + 1]!, out[a + 2]!, out[b]!, out[b + 1]!, out[b + 2]!, out[c]!, out[c + 1]!, out[c + 2]!, red * k2, green * k2, blue * k2, alpha);
+    if (!(area < 0)) continue;
+    const ux = out[b + 3]! - out[a + 3]!, uy = out[b + 4]! - out[a + 4]!, uz = out[b + 5]! - out[a + 5]!;
+    const vx = out[c + 3]! - out[a + 3]!, vy = out[c + 4]! - out[a + 4]!, vz = out[c + 5]! - out[a + 5]!;
+    const nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
+    const length = Math.sqrt(nx * nx + ny * ny + nz * nz) || 1;
+    faceColor(look, shade(nx / length, ny / length, nz / length));
+    fillTriangle(look.canvas, out[a]!, out[a + 1]!, out[a + 2]!, out[b]!, out[b + 1]!, out[b + 2]!, out[c]!, out[c + 1]!, out[c + 2]!, FACE.color, FACE.blend);
   }
 }
 
@@ -394,6 +531,7 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
   const stepX = cs * r[0]! * scale, stepBase = -cs * u[0]! * scale, stepDepth = cs * f[0]!;
   const rise = u[1]! * scale, depthRise = f[1]!;
   const inv2cs = 1 / (2 * cs);
+  const colors = new Int32Array(256 * (SHADES + 1)).fill(-1);
   for (let j = 0; j < rows; j++) {
     const wz = field.originZ + (j + 0.5) * cs;
     const wx0 = field.originX + 0.5 * cs;
@@ -421,9 +559,15 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
       const nx = ((left === -Infinity ? h : left) - (right === -Infinity ? h : right)) * inv2cs;
       const nz = ((back === -Infinity ? h : back) - (front === -Infinity ? h : front)) * inv2cs;
       const length = Math.sqrt(nx * nx + 1 + nz * nz);
-      const k = shade(nx / length, 1 / length, nz / length);
-      const m = field.material[at]! * 3;
-      fillRect(canvas, Math.ceil(sx - halfW - 0.5), y0, Math.floor(sx + halfW - 0.5) + 1, y1, zBase + h * depthRise, palette[m]! * k, palette[m + 1]! * k, palette[m + 2]! * k);
+      // The colour of this material at this light level: looked up once per pair, not per cell.
+      const level = Math.round(shade(nx / length, 1 / length, nz / length) * SHADES);
+      const key = field.material[at]! * (SHADES + 1) + level;
+      let color = colors[key]!;
+      if (color < 0) {
+        const m = field.material[at]! * 3;
+        color = colors[key] = shaded(canvas, palette[m]!, palette[m + 1]!, palette[m + 2]!, level / SHADES);
+      }
+      fillRect(canvas, Math.ceil(sx - halfW - 0.5), y0, Math.floor(sx + halfW - 0.5) + 1, y1, zBase + h * depthRise, color);
       cells++;
     }
     // Water: runs of one height along the row as one quad each (an ocean is a few
@@ -443,7 +587,7 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
         SY[k] = oy - (QX[k]! * u[0]! + w * u[1]! + QZ[k]! * u[2]!) * scale;
         SZ[k] = QX[k]! * f[0]! + w * f[1]! + QZ[k]! * f[2]!;
       }
-      fillConvex(canvas, SX, SY, SZ, 4, 0, 0, 0, 1, waterDepth);
+      markNearest(canvas, SX, SY, SZ, waterDepth);
       cells += end - i;
       i = end;
     }
@@ -459,23 +603,17 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
 function blendWater(canvas: Canvas, water: WaterLayer): void {
   const { depth, color, alpha } = water;
   const k = shade(0, 1, 0);
-  const r = color[0]! * k, g = color[1]! * k, b = color[2]! * k;
-  const keep = 1 - alpha;
-  const data = canvas.raster.data, stride = canvas.raster.stride;
+  const table = blendTable(color[0]! * k, color[1]! * k, color[2]! * k, alpha);
+  // Nothing under the water in the file: drawn as deep water, not as tinted sky.
+  const deep = colorIndex(canvas.palette, color[0]! * k * 0.8, color[1]! * k * 0.8, color[2]! * k * 0.8);
+  const pixels = canvas.pixels, stride = canvas.stride, palette = canvas.palette;
   for (let y = 0; y < canvas.height; y++) {
     for (let x = 0; x < canvas.width; x++) {
       const p = y * canvas.width + x;
       const z = depth[p]!;
       if (z === Infinity || z >= canvas.depth[p]!) continue;
-      const o = y * stride + 1 + x * 3;
-      if (canvas.depth[p] === Infinity) {
-        // Nothing under the water in the file: draw it as deep water, not as tinted sky.
-        data[o] = r * 0.8; data[o + 1] = g * 0.8; data[o + 2] = b * 0.8;
-      } else {
-        data[o] = data[o]! * keep + r * alpha;
-        data[o + 1] = data[o + 1]! * keep + g * alpha;
-        data[o + 2] = data[o + 2]! * keep + b * alpha;
-      }
+      const o = y * stride + 1 + x;
+      pixels[o] = canvas.depth[p] === Infinity ? deep : blendIndex(palette, table, pixels[o]!);
       canvas.depth[p] = z;
     }
   }

@@ -1,8 +1,8 @@
 /**
- * PNG output for the preview picture: 8-bit RGB, no interlace. The renderer draws
- * straight into PNG scanline layout (a filter byte, 0, before each row of RGB), so
- * encoding is one zlib deflate (node:zlib, level 1: the picture's flat colours and
- * gradient sky compress well even at the fastest level) plus the chunk framing.
+ * PNG output: the preview picture as an 8-bit palette image (the renderer draws palette
+ * indices straight into PNG scanline layout, a filter byte, 0, before each row, so
+ * encoding is one zlib deflate at level 1 plus the chunk framing: the flat colours
+ * compress well even at the fastest level), and RGB images (textures made for glTF).
  */
 import { Buffer } from 'node:buffer';
 import { crc32, deflateSync } from 'node:zlib';
@@ -35,6 +35,20 @@ export function encodePng(raster: Raster, level = 1): Uint8Array {
   // compression, filter and interlace methods: 0
   const idat = deflateSync(raster.data, { level });
   return Buffer.concat([SIGNATURE, chunk('IHDR', header), chunk('IDAT', idat), chunk('IEND', new Uint8Array(0))]);
+}
+
+/** A palette image from scanlines already in PNG layout (`width + 1` bytes a row, filter byte 0 first). */
+export function encodeIndexedPng(scanlines: Uint8Array, width: number, height: number, palette: Uint8Array, colors: number, level = 1): Uint8Array {
+  if (scanlines.length !== (width + 1) * height) throw new RangeError(`${scanlines.length} bytes are not ${height} rows of ${width} pixels`);
+  if (!(colors >= 1 && colors <= 256 && palette.length >= colors * 3)) throw new RangeError(`a palette of ${colors} colours`);
+  const header = new Uint8Array(13);
+  const view = new DataView(header.buffer);
+  view.setUint32(0, width);
+  view.setUint32(4, height);
+  header[8] = 8; // bit depth
+  header[9] = 3; // colour type: palette
+  const idat = deflateSync(scanlines, { level });
+  return Buffer.concat([SIGNATURE, chunk('IHDR', header), chunk('PLTE', palette.subarray(0, colors * 3)), chunk('IDAT', idat), chunk('IEND', new Uint8Array(0))]);
 }
 
 function chunk(type: string, body: Uint8Array): Uint8Array {

@@ -5,6 +5,7 @@
  * with the name they gave the file. Refusals are ServiceErrors.
  */
 import { createSingleFlight } from '../concurrency/index.js';
+import type { ObjectStream } from '../store/backends/types.js';
 import type { PreviewStore, Preview } from '../store/previews.js';
 import { isDiskFull, QuotaExceededError, StorageFullError, type DiskQuota } from '../store/quota.js';
 import { PoolBusyError, type WorkerPool } from '../workers/pool.js';
@@ -21,12 +22,19 @@ export interface UploadedFile {
 export interface AnalysisService {
   /** The preview of an upload; the temp file at `upload.path` is the caller's to remove (the store moved it when it kept it). */
   analyze(upload: UploadedFile): Promise<Preview>;
+  /** The picture of a preview, for one of its uploaders; not_found for anyone else, or when it has none. */
+  picture(user: string, hash: string): Promise<ObjectStream>;
 }
 
 export interface AnalysisDeps {
   previews: PreviewStore;
   pool: WorkerPool;
   quota: DiskQuota;
+}
+
+/** Where a preview's picture is served (to its uploaders only). */
+export function pictureUrl(hash: string): string {
+  return `/api-rbxl/previews/${hash}/image.png`;
 }
 
 /** The name this user gave the file (the first uploader's only as a fallback for old previews). */
@@ -40,10 +48,14 @@ export function createAnalysisService({ previews, pool, quota }: AnalysisDeps): 
   async function decodeAndStore(upload: UploadedFile): Promise<Preview> {
     const result = await pool.analyze({ path: upload.path, fileName: upload.fileName, fileSize: upload.size }).catch(busyToServiceError);
     if (!result.ok) throw new ServiceError(result.reason === 'too_large' ? 'map_too_large' : 'not_a_place', result.message);
+    const { picture } = result;
+    // The report names the picture by the preview's hash: the same URL for every uploader, each checked on read.
+    const report = { ...result.report, picture: picture ? { url: pictureUrl(upload.sha256), width: picture.width, height: picture.height } : null };
     const preview = await previews.put({
-      hash: upload.sha256, report: result.report, assets: result.assets, scriptCodes: result.scriptCodes, fileName: upload.fileName,
+      hash: upload.sha256, report, assets: result.assets, scriptCodes: result.scriptCodes, fileName: upload.fileName,
       fileSize: upload.size, format: result.format, uploaders: [upload.user], fileNames: { [upload.user]: upload.fileName },
-    }, upload.path).catch(diskToServiceError);
+      ...(picture ? { picture: { width: picture.width, height: picture.height } } : {}),
+    }, upload.path, picture?.png).catch(diskToServiceError);
     const bytes = await previews.diskBytes(preview.hash);
     quota.add(bytes);
     quota.track('preview', preview.hash, bytes, preview.uploaders, preview.expiresAt);
@@ -67,7 +79,14 @@ export function createAnalysisService({ previews, pool, quota }: AnalysisDeps): 
     return preview;
   }
 
-  return { analyze };
+  async function picture(user: string, hash: string): Promise<ObjectStream> {
+    const preview = await previews.getFor(hash, user);
+    const stream = preview?.picture ? await previews.openPicture(hash) : undefined;
+    if (stream === undefined) throw new ServiceError('not_found', 'picture not found');
+    return stream;
+  }
+
+  return { analyze, picture };
 }
 
 /** Runs a quota check, turning its refusal into a ServiceError. */

@@ -17,6 +17,7 @@ import { openObjectStore } from '../store/backends/index.js';
 import { isStoreUnavailable } from '../store/backends/errors.js';
 import { acquireLease } from '../store/backends/lease.js';
 import { migrateLegacyLayout } from '../store/legacy.js';
+import { createLocalMirror } from '../store/mirror.js';
 import type { ObjectStore, Reachability } from '../store/backends/types.js';
 import { createPreviewStore, STALE_TEMP_MS, type PreviewStore } from '../store/previews.js';
 import { createProjectStore } from '../store/projects.js';
@@ -103,6 +104,8 @@ export async function createService(config: Config): Promise<Service> {
     if (moved > 0) process.stderr.write(JSON.stringify({ level: 'info', t: new Date().toISOString(), msg: 'moved projects and assets of the layout before the object store', files: moved }) + '\n');
   }
   const objects = openObjectStore(storeConfig);
+  // The workers read maps, assets and converted meshes as files: on disk the store's own, on S3 local copies.
+  const mirror = createLocalMirror(objects, join(config.dataDir, 'mirror'));
   // Local files (uploads arriving, maps copied for a worker, documents being built) stay in uploadDir.
   const previews = createPreviewStore({ objects, workDir: uploadDir, cacheBytes: config.previewCacheBytes, ttlSeconds: config.previewTtlSeconds });
   const projects = createProjectStore({ objects, workDir: uploadDir });
@@ -136,6 +139,7 @@ export async function createService(config: Config): Promise<Service> {
       await objects.sweepIncomplete(staleMs);
     }
     await assets.sweep(staleMs);
+    await mirror.prune(staleMs);
     for (const name of await readdir(uploadDir).catch(() => [] as string[])) {
       const path = join(uploadDir, name);
       const info = await stat(path).catch(() => null);
@@ -172,7 +176,7 @@ export async function createService(config: Config): Promise<Service> {
     budget,
     uploadDir,
     analyses: createAnalysisService({ previews, pool, quota }),
-    projects: createProjectService({ objects, previews, projects, pool, assets, quota }),
+    projects: createProjectService({ objects, mirror, workDir: uploadDir, previews, projects, pool, assets, quota, maxSceneBytes: budget.task.maxDocumentBytes }),
     progress: createProgressBoard(),
     maxMapBytes: Math.min(config.maxUploadBytes, budget.task.maxFileBytes),
     admitUpload(user, declaredBytes) {

@@ -12,6 +12,8 @@ export type CreatePhase =
   | 'starting'
   /** Downloading the map's assets: `assets_done` of `assets_total` settled. */
   | 'assets'
+  /** The workers convert the downloaded meshes and union models to glTF (for scene.glb). */
+  | 'converting'
   /** A worker builds the project document. */
   | 'building'
   /** The document is moved into the project store. */
@@ -37,7 +39,7 @@ export interface CreateProgress {
 /** What the project service reports while it works. */
 export interface CreateProgressSink {
   assets(done: number, total: number, failed: number): void;
-  phase(phase: 'building' | 'storing'): void;
+  phase(phase: 'converting' | 'building' | 'storing'): void;
 }
 
 export interface CreateTracker extends CreateProgressSink {
@@ -75,7 +77,7 @@ interface Entry {
   finishedAt: number | null;
 }
 
-const PHASE_ORDER: Record<CreatePhase, number> = { starting: 0, assets: 1, building: 2, storing: 3, done: 4, failed: 4 };
+const PHASE_ORDER: Record<CreatePhase, number> = { starting: 0, assets: 1, converting: 2, building: 3, storing: 4, done: 5, failed: 5 };
 
 export function createProgressBoard(options: ProgressBoardOptions = {}): ProgressBoard {
   const keepFinishedMs = options.keepFinishedMs ?? 10 * 60 * 1000;

@@ -1,15 +1,23 @@
 /**
- * The project service: create a project from a preview (download its assets, have a
- * worker build the document and stream it into the project store), find a project
- * for its owner, delete it. Refusals are ServiceErrors.
+ * The project service: create a project from a preview (download its assets, have the
+ * workers convert its meshes and union models and build the document, streamed into
+ * the project store), find a project for its owner, delete it, and build its scene.glb
+ * on first request. Refusals are ServiceErrors.
  */
 import { setMaxListeners } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createSingleFlight } from '../concurrency/index.js';
+import { conversionOf } from '../assets/converted.js';
 import type { AssetDownloader, AssetOutcome } from '../assets/download.js';
 import { AssetStoreError } from '../assets/errors.js';
 import { projectTitle } from '../project/document.js';
 import type { ScriptsMode } from '../project/scripts.js';
 import { isSha256, readAssetMeta, type AssetMeta } from '../assets/store.js';
-import { assetKeys } from '../store/backends/keys.js';
+import { CONVERTER_VERSION } from '../scene/convert.js';
+import { assetKeys, projectKeys } from '../store/backends/keys.js';
+import type { LocalMirror } from '../store/mirror.js';
 import type { ObjectStore, ObjectStream } from '../store/backends/types.js';
 import type { PreviewStore } from '../store/previews.js';
 import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/projects.js';
@@ -33,8 +41,12 @@ export interface CreateRequest {
 
 export interface CreatedProject {
   projectId: string;
+  /** Every asset's outcome; downloaded meshes and union models carry their `conversion`. */
   assets: AssetOutcome[];
 }
+
+/** Kinds whose downloads are converted to glTF meshes at create. */
+const CONVERTED_KINDS = new Set(['mesh', 'union']);
 
 export interface ProjectService {
   /** Resolves to null when the request was aborted before the project was stored. */
@@ -49,6 +61,8 @@ export interface ProjectService {
   document(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream }>;
   /** One of the project's assets (bytes and meta), when `user` owns the project and it uses the asset; not_found otherwise. */
   asset(user: string, id: string, sha256: string): Promise<{ meta: AssetMeta; stream: ObjectStream }>;
+  /** The project's scene.glb for its owner, built on first request (one build per instance however many ask at once; stored for every instance). */
+  scene(user: string, id: string): Promise<ObjectStream>;
 }
 
 export interface ProjectDeps {
@@ -59,9 +73,46 @@ export interface ProjectDeps {
   pool: WorkerPool;
   assets: AssetDownloader;
   quota: DiskQuota;
+  /** The files the workers read and write (assets, converted meshes, maps): the store's own on disk, local copies on S3. */
+  mirror: LocalMirror;
+  /** A local folder for scenes being built. */
+  workDir: string;
+  /** Largest scene.glb built (the memory budget's document size). */
+  maxSceneBytes: number;
 }
 
-export function createProjectService({ objects, previews, projects, pool, assets, quota }: ProjectDeps): ProjectService {
+/** The keys a conversion of `sha256s` reads (the bytes) and writes (GLB and record). */
+function conversionKeys(sha256s: readonly string[]): { read: string[]; written: string[] } {
+  const written = sha256s.flatMap((sha256) => [assetKeys.converted(CONVERTER_VERSION, sha256, 'glb'), assetKeys.converted(CONVERTER_VERSION, sha256, 'json')]);
+  return { read: [...sha256s.map(assetKeys.bytes), ...written], written };
+}
+
+export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, maxSceneBytes }: ProjectDeps): ProjectService {
+  const sceneBuilds = createSingleFlight<void>();
+
+  /** Converts every downloaded mesh and union model once (the store remembers, for every instance), in the workers. */
+  async function convert(outcomes: AssetOutcome[]): Promise<AssetOutcome[]> {
+    const sha256s = [...new Set(outcomes.flatMap((o) => (o.ok && CONVERTED_KINDS.has(o.kind) ? [o.sha256] : [])))];
+    if (sha256s.length === 0) return outcomes;
+    const keys = conversionKeys(sha256s);
+    await mirror.fetch(keys.read);
+    const result = await pool.convert({ dataDir: mirror.root, sha256s }).catch(busyToServiceError);
+    await mirror.push(keys.written);
+    const records = new Map(result.ok ? result.records.map((record) => [record.sha256, conversionOf(record)]) : []);
+    return outcomes.map((o) => {
+      if (!o.ok || !CONVERTED_KINDS.has(o.kind)) return o;
+      const conversion = records.get(o.sha256) ?? { converted: false as const, reason: 'too_large' as const, message: result.ok ? 'not converted' : result.message };
+      return { ...o, conversion };
+    });
+  }
+
+  /** What scene.glb needs later, kept with the project (before its sidecar): the map and which bytes each asset id gave. */
+  async function keepScene(id: string, placePath: string, outcomes: AssetOutcome[]): Promise<void> {
+    await objects.putFile(projectKeys.place(id), placePath);
+    const table: Record<string, string> = {};
+    for (const o of outcomes) if (o.ok && (CONVERTED_KINDS.has(o.kind) || o.kind === 'image')) table[o.id] = o.sha256;
+    await objects.put(projectKeys.sceneAssets(id), JSON.stringify(table));
+  }
   async function create({ user, previewHash, title, scriptsMode, signal, progress }: CreateRequest): Promise<CreatedProject | null> {
     const preview = await previews.getFor(previewHash, user);
     if (!preview) throw new ServiceError('not_found', 'preview not found');
@@ -71,12 +122,15 @@ export function createProjectService({ objects, previews, projects, pool, assets
     await previews.addUploader(preview.hash, user).catch(diskToServiceError);
     // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
     setMaxListeners(Infinity, signal);
-    const outcomes = await assets.download(preview.assets, signal, progress ? (done, total, failed) => progress.assets(done, total, failed) : undefined).catch((error: unknown) => {
+    const downloaded = await assets.download(preview.assets, signal, progress ? (done, total, failed) => progress.assets(done, total, failed) : undefined).catch((error: unknown) => {
       if (error instanceof AssetStoreError) diskToServiceError(error.cause ?? error);
       throw error;
     });
     if (signal.aborted) return null;
-    quota.add(outcomes.reduce((sum, outcome) => sum + (outcome.ok && !outcome.cached ? outcome.size : 0), 0));
+    quota.add(downloaded.reduce((sum, outcome) => sum + (outcome.ok && !outcome.cached ? outcome.size : 0), 0));
+    progress?.phase('converting');
+    const outcomes = await convert(downloaded);
+    if (signal.aborted) return null;
     const { id, tempPath } = await projects.prepare();
     const createdAt = new Date().toISOString();
     const fileName = fileNameFor(preview, user);
@@ -112,6 +166,7 @@ export function createProjectService({ objects, previews, projects, pool, assets
       }
       if (signal.aborted) return null; // nobody would learn the project's id
       progress?.phase('storing');
+      await keepScene(id, place.path, outcomes).catch(diskToServiceError);
       const summary = JSON.stringify(projectSummary({
         projectId: id, title: projectTitle(title, fileName), createdAt, scriptsMode, fileName, fileSize: preview.fileSize,
         documentBytes: built.bytes, documentJsonBytes: built.jsonBytes, documentEncoding: built.encoding, outcomes, report: preview.report,
@@ -140,6 +195,54 @@ export function createProjectService({ objects, previews, projects, pool, assets
     quota.untrack('project', id);
   }
 
+  async function scene(user: string, id: string): Promise<ObjectStream> {
+    await owned(user, id);
+    const stored = await objects.getStream(projectKeys.scene(id));
+    if (stored !== undefined) return stored;
+    await sceneBuilds.run(id, () => buildScene(id));
+    const built = await objects.getStream(projectKeys.scene(id));
+    if (built === undefined) throw new ServiceError('not_found', 'this project has no scene');
+    return built;
+  }
+
+  /** Builds scene.glb in a worker from the project's kept map and assets (local files), and stores it for every instance. */
+  async function buildScene(id: string): Promise<void> {
+    const tableObject = await objects.get(projectKeys.sceneAssets(id), { maxBytes: 64 * 1024 * 1024 });
+    let table: Record<string, string>;
+    try {
+      if (tableObject === undefined) throw new Error('no table');
+      table = JSON.parse(tableObject.body.toString('utf8')) as Record<string, string>;
+    } catch {
+      throw new ServiceError('not_found', 'this project has no scene (it was created before scenes were kept)');
+    }
+    guard(() => quota.checkRoom(1));
+    const entries = Object.entries(table).filter(([, sha]) => typeof sha === 'string' && isSha256(sha));
+    const keys = conversionKeys([...new Set(entries.map(([, sha]) => sha))]);
+    await mirror.fetch([projectKeys.place(id), ...keys.read]);
+    const temp = join(workDir, `${id}.${randomBytes(6).toString('hex')}.scene.tmp`);
+    try {
+      const built = await pool.scene({
+        path: mirror.pathOf(projectKeys.place(id)), dataDir: mirror.root, assets: entries,
+        glbPath: temp, maxBytes: Math.min(maxSceneBytes, quota.room()),
+      }).catch(busyToServiceError);
+      if (!built.ok) {
+        switch (built.reason) {
+          case 'missing': throw new ServiceError('not_found', 'this project has no scene (its map is gone)');
+          case 'too_large': throw new ServiceError('map_too_large', built.message);
+          case 'disk_full': throw new ServiceError('storage_full', built.message);
+          default: throw new ServiceError('not_a_place', built.message);
+        }
+      }
+      // A conversion the scene made on the way (a record the store had lost) is kept too.
+      await mirror.push(keys.written);
+      await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
+      quota.add(built.bytes);
+    } finally {
+      await rm(temp, { force: true });
+      await mirror.drop([projectKeys.place(id)]);
+    }
+  }
+
   async function summary(user: string, id: string): Promise<{ meta: ProjectMeta; text: string | undefined }> {
     const meta = await owned(user, id);
     return { meta, text: await projects.getSummary(id) };
@@ -161,5 +264,5 @@ export function createProjectService({ objects, previews, projects, pool, assets
     return { meta, stream };
   }
 
-  return { create, owned, summary, delete: remove, document, asset };
+  return { create, owned, summary, delete: remove, document, asset, scene };
 }

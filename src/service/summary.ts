@@ -5,6 +5,7 @@
  * document, and served to the owner as `GET /api-rbxl/projects/{id}/summary`.
  */
 import type { AssetOutcome } from '../assets/download.js';
+import type { AssetConversion } from '../assets/converted.js';
 import type { Report } from '../project/report.js';
 import type { ScriptsMode } from '../project/scripts.js';
 
@@ -18,6 +19,8 @@ export interface SummaryAsset {
   /** Downloaded (or found in the store): the bytes' SHA-256 (served at /projects/{id}/assets/{sha256}) and size. */
   sha256?: string;
   size?: number;
+  /** A downloaded mesh or union model: whether it was converted to glTF for scene.glb, and why not. */
+  conversion?: AssetConversion;
   /** Failed: why (the create answer's `asset_failures` reasons), and the upstream status when there was one. */
   reason?: string;
   status?: number;
@@ -61,7 +64,7 @@ export interface SummaryInput {
 
 export function projectSummary(input: SummaryInput): ProjectSummary {
   const assets = input.outcomes.map((outcome): SummaryAsset => outcome.ok
-    ? { id: outcome.id, kind: outcome.kind, ok: true, sha256: outcome.sha256, size: outcome.size }
+    ? { id: outcome.id, kind: outcome.kind, ok: true, sha256: outcome.sha256, size: outcome.size, ...(outcome.conversion ? { conversion: outcome.conversion } : {}) }
     : { id: outcome.id, kind: outcome.kind, ok: false, reason: outcome.reason, ...(outcome.status !== undefined ? { status: outcome.status } : {}) });
   const failed = assets.filter((asset) => !asset.ok).length;
   return {

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { checkKey } from './backends/keys.js';
@@ -27,6 +27,8 @@ export interface LocalMirror {
   push(keys: readonly string[]): Promise<void>;
   /** Removes local copies (S3 mode), after a task or when the mirror grows. */
   drop(keys: readonly string[]): Promise<void>;
+  /** Removes local copies not written for `olderThanMs` (S3 mode; the store keeps every one). */
+  prune(olderThanMs: number): Promise<void>;
 }
 
 export function createLocalMirror(objects: ObjectStore, localRoot: string): LocalMirror {
@@ -67,7 +69,20 @@ export function createLocalMirror(objects: ObjectStore, localRoot: string): Loca
     for (const key of new Set(keys)) await rm(pathOf(key), { force: true });
   }
 
-  return { root, shared, pathOf, fetch, push, drop };
+  async function prune(olderThanMs: number): Promise<void> {
+    if (shared) return;
+    const cutoff = Date.now() - olderThanMs;
+    const walk = async (dir: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(path);
+        else if (((await stat(path).catch(() => undefined))?.mtimeMs ?? Infinity) < cutoff) await rm(path, { force: true });
+      }
+    };
+    await walk(root);
+  }
+
+  return { root, shared, pathOf, fetch, push, drop, prune };
 }
 
 /** The folder of a store that keeps its objects on this machine. */

@@ -4,6 +4,7 @@
  * cache in front. Under `previews/<hash>/` (backends/keys.ts):
  *   place                     the uploaded file, which create decodes again
  *   analysis.json             the analysis of those bytes: nothing per user, written once
+ *   picture.png               the analysis's picture of the map, when one was drawn
  *   uploaders/<user>.<expiry> one object per upload: who may use the preview, until when
  * Every instance answers from the same objects: ownership is a listing of the user's
  * entries, expiry is in each entry's key, so an expired preview is gone for all at once.
@@ -21,7 +22,7 @@ import { ASSET_ID_PATTERN } from '../assets/store.js';
 import type { Report } from '../project/report.js';
 import { listAll } from './backends/operations.js';
 import { parseUploaderKey, previewKeys, userKey } from './backends/keys.js';
-import type { ObjectInfo, ObjectStore } from './backends/types.js';
+import type { ObjectInfo, ObjectStore, ObjectStream } from './backends/types.js';
 
 export interface PreviewAsset {
   id: string;
@@ -42,6 +43,8 @@ export interface Preview {
   uploaders: string[];
   /** The name each uploader gave the file, so nobody sees another user's file name. */
   fileNames?: Record<string, string>;
+  /** The picture of the map beside the preview (`openPicture`); absent when none was drawn. */
+  picture?: { width: number; height: number };
   /** Each map script's finding codes and the scanner that found them (absent in previews stored before they were kept). */
   scriptCodes?: { scanner: string; bits: number[] };
   /** Milliseconds since the epoch (the store's clock). */
@@ -79,12 +82,14 @@ export interface PreviewStore {
   hasAnalysis(hash: string): Promise<boolean>;
   /**
    * Stores a preview: the uploaded file (`uploadedTempPath`, taken by the store; when the
-   * bytes are stored already it is deleted instead), then the analysis (kept as it is when
-   * one is stored), then one uploader entry per uploader.
+   * bytes are stored already it is deleted instead) and its picture, then the analysis
+   * (kept as it is when one is stored), then one uploader entry per uploader.
    */
-  put(preview: NewPreview, uploadedTempPath?: string): Promise<Preview>;
+  put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<Preview>;
   /** Adds (or refreshes) a user's upload of a stored preview; undefined when there is no analysis or, unless `force`, no unexpired uploader. */
   addUploader(hash: string, userId: string, fileName?: string, force?: boolean): Promise<Preview | undefined>;
+  /** The picture of a preview as stored, or undefined when there is none. */
+  openPicture(hash: string): Promise<ObjectStream | undefined>;
   /** The map file as a local path for a worker (copied from the store when it has no local files); undefined when it is not stored. */
   openPlace(hash: string): Promise<LocalPlace | undefined>;
   /**
@@ -240,7 +245,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     await Promise.all(stale.map((entry) => objects.delete(entry.key).catch(() => {})));
   }
 
-  async function put(preview: NewPreview, uploadedTempPath?: string): Promise<Preview> {
+  async function put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<Preview> {
     const hash = checkHash(preview.hash);
     // The map first, the analysis next, the uploaders last: an entry always finds both.
     if (uploadedTempPath !== undefined) {
@@ -250,9 +255,12 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
         await rm(uploadedTempPath, { force: true });
       }
     }
+    // The same bytes draw the same picture: whoever stores it first, it is the one.
+    if (picture !== undefined) await objects.put(previewKeys.picture(hash), picture, { ifNoneMatch: '*' });
     const analysis: Analysis = {
       hash, report: preview.report, assets: preview.assets, fileSize: preview.fileSize, format: preview.format,
       ...(preview.scriptCodes === undefined ? {} : { scriptCodes: preview.scriptCodes }),
+      ...(preview.picture === undefined ? {} : { picture: preview.picture }),
       createdAt: preview.createdAt ?? now(),
     };
     const json = JSON.stringify(analysis);
@@ -286,6 +294,10 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     const entry = await writeEntry(hash, userId, name, Math.max(time + ttlMs, latest?.expiresAt ?? 0));
     await dropSuperseded(hash, userId, entry);
     return compose(analysis, known.get(hash) ?? [entry]);
+  }
+
+  async function openPicture(hash: string): Promise<ObjectStream | undefined> {
+    return HASH.test(hash) ? objects.getStream(previewKeys.picture(hash)) : undefined;
   }
 
   async function openPlace(hash: string): Promise<LocalPlace | undefined> {
@@ -375,15 +387,15 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
 
   async function diskBytes(hash: string): Promise<number> {
     if (!HASH.test(hash)) return 0;
-    const [place, analysis] = await Promise.all([objects.head(previewKeys.place(hash)), objects.head(previewKeys.analysis(hash))]);
-    return (place?.size ?? 0) + (analysis?.size ?? 0);
+    const sizes = await Promise.all([previewKeys.place(hash), previewKeys.analysis(hash), previewKeys.picture(hash)].map((key) => objects.head(key)));
+    return sizes.reduce((sum, info) => sum + (info?.size ?? 0), 0);
   }
 
   function cacheInfo(): { entries: number; bytes: number; maxBytes: number } {
     return { entries: analyses?.size ?? 0, bytes: analyses?.calculatedSize ?? 0, maxBytes: cacheBytes };
   }
 
-  return { get, getFor, hasAnalysis, put, addUploader, openPlace, sweep, list, diskBytes, cacheInfo };
+  return { get, getFor, hasAnalysis, put, addUploader, openPicture, openPlace, sweep, list, diskBytes, cacheInfo };
 }
 
 function parseEntry(body: Buffer): { user: string; fileName: string | undefined } | undefined {

@@ -6,6 +6,9 @@
  *                   (`prepare`) and then stored whole (`commit`: a rename on disk, a
  *                   multipart upload on S3, invisible until complete)
  *   summary.json    what the project page shows (service/summary.ts)
+ *   place, scene-assets.json, scene.glb
+ *                   what the project's scene.glb is built from (the map, which bytes each
+ *                   asset id gave), kept before the sidecar; and the scene once built
  *   meta.json       the sidecar (owner, assets, size, creation time, and `encoding: "br"`
  *                   when the document is stored Brotli-compressed, as version 2 documents
  *                   are) that ownership and asset access are checked against; written
@@ -160,7 +163,11 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
       await objects.put(projectKeys.meta(id), JSON.stringify(meta));
     } catch (error) {
       // Without its sidecar the project is invisible; what was stored goes now if it can (else the sweep takes it).
-      await Promise.all([projectKeys.document(id), projectKeys.summary(id)].map((key) => objects.delete(key).catch(() => {})));
+      try {
+        for await (const info of listAll(objects, projectKeys.prefix(id))) await objects.delete(info.key);
+      } catch {
+        // the store is gone: the sweep removes the rest once it is stale
+      }
       throw error;
     } finally {
       await rm(tempPath, { force: true });

@@ -7,7 +7,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { createSemaphore } from '../concurrency/index.js';
-import type { AnalyzeResult, AnalyzeTask, BuildResult, BuildTask, TaskLimits } from './tasks.js';
+import type { AnalyzeResult, AnalyzeTask, BuildResult, BuildTask, ConvertResult, ConvertTask, SceneResult, SceneTask, TaskLimits } from './tasks.js';
 
 /** The queue is full: the HTTP layer answers 503 with Retry-After. */
 export class PoolBusyError extends Error {
@@ -29,7 +29,11 @@ export interface WorkerPoolOptions {
 export interface WorkerPool {
   analyze(task: Omit<AnalyzeTask, 'kind' | 'limits'>): Promise<AnalyzeResult>;
   build(task: Omit<BuildTask, 'kind' | 'limits'>): Promise<BuildResult>;
-  stats(): { workers: number; running: number; queued: number; max_queue: number; replaced: number; tasks: { analyze: number; build: number } };
+  /** Converts downloaded meshes and union models into the converted store. */
+  convert(task: Omit<ConvertTask, 'kind' | 'limits'>): Promise<ConvertResult | typeof OUT_OF_MEMORY>;
+  /** Builds a project's scene.glb. */
+  scene(task: Omit<SceneTask, 'kind' | 'limits'>): Promise<SceneResult>;
+  stats(): { workers: number; running: number; queued: number; max_queue: number; replaced: number; tasks: { analyze: number; build: number; convert: number; scene: number } };
   close(): Promise<void>;
 }
 
@@ -50,9 +54,9 @@ export function createWorkerPool({ workers, maxQueue, limits, resourceLimits }: 
   const admission = createSemaphore(workers + maxQueue);
   let replaced = 0;
   /** Tasks handed to a worker, by kind (the analysis dedupe is checked against these). */
-  const tasks = { analyze: 0, build: 0 };
+  const tasks = { analyze: 0, build: 0, convert: 0, scene: 0 };
 
-  async function run<T>(task: AnalyzeTask | BuildTask): Promise<T | OutOfMemory> {
+  async function run<T>(task: AnalyzeTask | BuildTask | ConvertTask | SceneTask): Promise<T | OutOfMemory> {
     const release = admission.tryAcquire();
     if (release === null) throw new PoolBusyError();
     tasks[task.kind]++;
@@ -70,6 +74,8 @@ export function createWorkerPool({ workers, maxQueue, limits, resourceLimits }: 
   return {
     analyze: (task) => run<AnalyzeResult>({ kind: 'analyze', limits, ...task }),
     build: (task) => run<BuildResult>({ kind: 'build', limits, ...task }),
+    convert: (task) => run<ConvertResult>({ kind: 'convert', limits, ...task }),
+    scene: (task) => run<SceneResult>({ kind: 'scene', limits, ...task }),
     stats: () => ({
       workers: piscina.threads.length, running: Math.min(admission.active, workers), queued: piscina.queueSize, max_queue: maxQueue, replaced, tasks: { ...tasks },
     }),

@@ -1,13 +1,12 @@
 /**
- * The worker side of the pool: everything CPU-bound (decoding, analysis, building the
- * project document and writing it out as a stream) runs here, so the main thread only
- * moves bytes. Files are read here too: no upload crosses the thread boundary. Both
+ * The worker side of the pool: everything CPU-bound (decoding, analysis and its
+ * picture, converting downloaded meshes, building the project document and writing it
+ * out as a stream, building scene.glb) runs here, so the main thread only moves bytes. Files are read here too: no upload crosses the thread boundary. Both
  * tasks decode under the same limits (the memory budget's, service/budget.ts), so a map
  * that analyses also builds. Malformed or oversized input comes back as a value, not a
  * throw, so the main thread can tell "not a place" (422) and "too large" (413) from a
  * bug (500). After each task, memory grown in WebAssembly for it is given back.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { decode } from '../parser/index.js';
 import { DecodeError } from '../parser/errors.js';
 import type { DecodeLimits } from '../parser/limits.js';
@@ -17,6 +16,9 @@ import { projectJson, type BuildProjectOptions } from '../project/document.js';
 import { DOCUMENT_ENCODING, documentCompressor } from '../project/compression.js';
 import { JsonTooLargeError, writeChunksFile } from '../project/json-stream.js';
 import { releaseLargeMemory } from '../scan/wasm.js';
+import { readFileBounded } from '../store/bounded-read.js';
+import { convertStoredAsset, type ConversionRecord } from '../assets/converted.js';
+import { assembleScene, GlbTooLargeError, mapPicture, readTerrainGrid, storedAssets, terrainRow, writeSceneGlbFile } from '../scene/index.js';
 
 /** The budget's per-task limits (service/budget.ts), passed with every task. */
 export interface TaskLimits {
@@ -37,8 +39,46 @@ export interface AnalyzeTask {
 export type Refusal = { ok: false; reason: 'not_a_place' | 'too_large'; message: string };
 
 export type AnalyzeResult =
-  | ({ ok: true; format: 'binary' | 'xml' } & Analysis)
+  | ({ ok: true; format: 'binary' | 'xml'; picture: AnalyzePicture | null } & Analysis)
   | Refusal;
+
+/** The analysis's picture of the map: a PNG (null when it could not be drawn: the analysis still stands). */
+export interface AnalyzePicture {
+  png: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** Converts downloaded meshes and union models (by SHA-256) into the converted store. */
+export interface ConvertTask {
+  kind: 'convert';
+  dataDir: string;
+  sha256s: string[];
+  limits: TaskLimits;
+}
+
+export type ConvertResult = { ok: true; records: ConversionRecord[] };
+
+/** Builds a project's scene.glb from its map and its downloaded assets. */
+export interface SceneTask {
+  kind: 'scene';
+  /** The project's copy of the map. */
+  path: string;
+  dataDir: string;
+  /** Asset id → SHA-256 of what the project downloaded. */
+  assets: [string, string][];
+  /** Where to write the GLB (a new file; the project store moves it into place). */
+  glbPath: string;
+  /** Bytes the GLB may take (the budget's document size and the disk's room). */
+  maxBytes: number;
+  limits: TaskLimits;
+}
+
+export type SceneResult =
+  | { ok: true; bytes: number; parts: number; placeholders: Record<string, number> }
+  | Refusal
+  | { ok: false; reason: 'missing'; message: string }
+  | { ok: false; reason: 'disk_full'; message: string };
 
 export interface BuildTask extends Omit<BuildProjectOptions, 'createdAt'> {
   kind: 'build';
@@ -58,15 +98,24 @@ export type BuildResult =
   | { ok: false; reason: 'missing'; message: string }
   | { ok: false; reason: 'disk_full'; message: string };
 
-export type Task = AnalyzeTask | BuildTask;
+export type Task = AnalyzeTask | BuildTask | ConvertTask | SceneTask;
 
-export default async function runTask(task: Task): Promise<AnalyzeResult | BuildResult> {
+export default async function runTask(task: Task): Promise<AnalyzeResult | BuildResult | ConvertResult | SceneResult> {
   try {
+    if (task.kind === 'convert') {
+      // One at a time: each conversion holds one asset and its geometry, then lets them go.
+      const records = task.sha256s.map((sha256) => convertStoredAsset(task.dataDir, sha256, { maxBytes: task.limits.maxFileBytes }));
+      return { ok: true, records };
+    }
     const dom = decode(readPlace(task.path, task.limits.maxFileBytes), task.limits.decode);
     if (task.kind === 'analyze') {
-      const analysis = analyzeDom(dom, { fileName: task.fileName, fileSize: task.fileSize });
-      return { ok: true, format: dom.format, ...analysis };
+      // The SmoothGrid is read once: the report counts its voxels, the picture draws it.
+      const row = terrainRow(dom);
+      const terrain = row === -1 ? undefined : readTerrainGrid(dom, row);
+      const analysis = analyzeDom(dom, { fileName: task.fileName, fileSize: task.fileSize, terrain });
+      return { ok: true, format: dom.format, ...analysis, picture: drawPicture(dom, terrain, analysis.report.warnings) };
     }
+    if (task.kind === 'scene') return await buildScene(dom, task);
     const { kind: _kind, path: _path, limits, documentPath, diskRoomBytes, ...options } = task;
     const maxBytes = Math.min(limits.maxDocumentBytes, diskRoomBytes);
     try {
@@ -95,25 +144,39 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
   }
 }
 
+/** The map's picture; a failure to draw is a warning, never a failed analysis. */
+function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof readTerrainGrid> | undefined, warnings: string[]): AnalyzePicture | null {
+  try {
+    const { png, width, height } = mapPicture(dom, { terrain });
+    return { png, width, height };
+  } catch (error) {
+    if (error instanceof RangeError || error instanceof DecodeError) {
+      warnings.push(`picture: not drawn (${error.message})`);
+      return null;
+    }
+    throw error;
+  }
+}
+
+async function buildScene(dom: ReturnType<typeof decode>, task: SceneTask): Promise<SceneResult> {
+  const assets = storedAssets({ dataDir: task.dataDir, assets: new Map(task.assets), maxBytes: task.limits.maxFileBytes });
+  const assembly = assembleScene(dom, { assets });
+  try {
+    const { bytes, stats } = await writeSceneGlbFile(assembly, task.glbPath, { images: assets, maxBytes: task.maxBytes });
+    return { ok: true, bytes, parts: stats.parts, placeholders: stats.placeholders };
+  } catch (error) {
+    if (!(error instanceof GlbTooLargeError)) throw error;
+    return error.maxBytes === task.limits.maxDocumentBytes
+      ? { ok: false, reason: 'too_large', message: error.message }
+      : { ok: false, reason: 'disk_full', message: 'the data directory has no room for scene.glb' };
+  }
+}
+
 class TooLargeFile extends Error {}
 
 /** The file's bytes, refused before reading when it is larger than the task may hold. */
 function readPlace(path: string, maxBytes: number): Uint8Array {
-  const fd = openSync(path, 'r');
-  try {
-    const { size } = fstatSync(fd);
-    if (size > maxBytes) throw new TooLargeFile(`the file is ${size} bytes, more than the ${maxBytes} a map may have here (MAX_MEMORY_MB)`);
-    const bytes = Buffer.allocUnsafe(size);
-    let offset = 0;
-    while (offset < size) {
-      const read = readSync(fd, bytes, offset, size - offset, offset);
-      if (read === 0) break;
-      offset += read;
-    }
-    return bytes.subarray(0, offset);
-  } finally {
-    closeSync(fd);
-  }
+  return readFileBounded(path, maxBytes, (size) => new TooLargeFile(`the file is ${size} bytes, more than the ${maxBytes} a map may have here (MAX_MEMORY_MB)`));
 }
 
 /**

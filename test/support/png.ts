@@ -1,4 +1,4 @@
-/** A small PNG reader for the tests: 8-bit RGB/RGBA, every filter type, no interlace. */
+/** A small PNG reader for the tests: 8-bit RGB/RGBA/palette, every filter type, no interlace. */
 import { inflateSync } from 'node:zlib';
 
 export interface Image {
@@ -13,6 +13,7 @@ export function readPng(bytes: Uint8Array): Image {
   signature.forEach((b, i) => { if (bytes[i] !== b) throw new Error('not a PNG'); });
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 8, width = 0, height = 0, channels = 0;
+  let palette: Uint8Array | null = null;
   const idat: Uint8Array[] = [];
   while (pos < bytes.length) {
     const length = view.getUint32(pos);
@@ -22,9 +23,10 @@ export function readPng(bytes: Uint8Array): Image {
       width = view.getUint32(pos + 8);
       height = view.getUint32(pos + 12);
       if (body[8] !== 8 || body[12] !== 0) throw new Error('only 8-bit, non-interlaced PNGs');
-      channels = body[9] === 2 ? 3 : body[9] === 6 ? 4 : 0;
-      if (!channels) throw new Error('only RGB or RGBA PNGs');
-    } else if (type === 'IDAT') idat.push(body);
+      channels = body[9] === 2 ? 3 : body[9] === 6 ? 4 : body[9] === 3 ? 1 : 0;
+      if (!channels) throw new Error('only RGB, RGBA or palette PNGs');
+    } else if (type === 'PLTE') palette = body;
+    else if (type === 'IDAT') idat.push(body);
     else if (type === 'IEND') break;
     pos += 12 + length;
   }
@@ -43,7 +45,16 @@ export function readPng(bytes: Uint8Array): Image {
     }
   }
   const rgb = new Uint8Array(width * height * 3);
-  for (let p = 0; p < width * height; p++) for (let k = 0; k < 3; k++) rgb[p * 3 + k] = pixels[p * channels + k]!;
+  if (channels === 1) {
+    if (!palette) throw new Error('palette PNG without PLTE');
+    for (let p = 0; p < width * height; p++) {
+      const index = pixels[p]!;
+      if (index * 3 + 2 >= palette.length) throw new Error(`palette index ${index} past the palette`);
+      for (let k = 0; k < 3; k++) rgb[p * 3 + k] = palette[index * 3 + k]!;
+    }
+  } else {
+    for (let p = 0; p < width * height; p++) for (let k = 0; k < 3; k++) rgb[p * 3 + k] = pixels[p * channels + k]!;
+  }
   return { width, height, rgb };
 }
 

@@ -73,12 +73,16 @@ export function createRoute(ctx: HttpContext): RouteHandler {
     }
     tracker?.done(created.projectId);
     const failures = created.assets.flatMap((outcome) => (outcome.ok ? [] : [{ id: outcome.id, reason: outcome.reason }]));
+    // Downloaded meshes and union models that could not be converted to glTF (they stand as boxes in scene.glb).
+    const notConverted = created.assets.flatMap((outcome) => (outcome.ok && outcome.conversion && !outcome.conversion.converted
+      ? [{ id: outcome.id, kind: outcome.kind, reason: outcome.conversion.reason, message: outcome.conversion.message }] : []));
     sendJson(exchange, 200, {
       project_id: created.projectId,
       redirect: ctx.config.redirectTemplate.replaceAll('{project_id}', encodeURIComponent(created.projectId)),
       assets_downloaded: created.assets.length - failures.length,
       assets_failed: failures.length,
       asset_failures: failures,
+      assets_not_converted: notConverted,
     });
   };
 }

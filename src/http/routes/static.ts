@@ -6,6 +6,7 @@
  * browser client); and GET /api-rbxl/config, what the pages need to know about the
  * service before any upload. Files are small; they are read once and kept in memory.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { extname, join } from 'node:path';
@@ -23,12 +24,27 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json',
 };
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-const cache = new Map<string, Promise<Buffer>>();
+const cache = new Map<string, Promise<{ body: Buffer; csp: string }>>();
 
-function load(path: string): Promise<Buffer> {
+/**
+ * A page's only inline script may be its import map (the project page's: three.js from
+ * /api-rbxl/vendor/); the CSP allows exactly those bytes by their hash, computed here
+ * from the file so that the two cannot part.
+ */
+function policyFor(body: Buffer, type: string): string {
+  const scripts = ["'self'"];
+  if (type.startsWith('text/html')) {
+    for (const match of body.toString('utf8').matchAll(/<script type="importmap">([\s\S]*?)<\/script>/g)) {
+      scripts.push(`'sha256-${createHash('sha256').update(match[1]!).digest('base64')}'`);
+    }
+  }
+  return `default-src 'self'; script-src ${scripts.join(' ')}; img-src 'self' data: blob:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'`;
+}
+
+function load(path: string, type: string): Promise<{ body: Buffer; csp: string }> {
   let file = cache.get(path);
   if (!file) {
-    file = readFile(path);
+    file = readFile(path).then((body) => ({ body, csp: policyFor(body, type) }));
     cache.set(path, file);
     file.catch(() => cache.delete(path));
   }
@@ -37,10 +53,11 @@ function load(path: string): Promise<Buffer> {
 
 async function serve(exchange: Exchange, dir: string, name: string): Promise<void> {
   if (!SAFE_NAME.test(name) || !(extname(name) in TYPES)) throw notFound('file');
-  const body = await load(join(dir, name)).catch(() => { throw notFound('file'); });
+  const type = TYPES[extname(name)]!;
+  const { body, csp } = await load(join(dir, name), type).catch(() => { throw notFound('file'); });
   send(exchange, 200, body, {
-    'Content-Type': TYPES[extname(name)]!,
-    'Content-Security-Policy': "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    'Content-Type': type,
+    'Content-Security-Policy': csp,
     'Referrer-Policy': 'no-referrer',
   });
 }

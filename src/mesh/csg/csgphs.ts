@@ -3,7 +3,7 @@
  * local space at `InitialSize`. After "CSGPHS" and a u32 version:
  * - 0: the text "BLOCK" (the union collides as its box; no hulls);
  * - 3 and 5: hulls to the end of the blob;
- * - 6: mass properties, then one hull;
+ * - 6: mass properties, then hulls to the end (booga's unions hold up to 19);
  * - 7: a geometry-type byte, mass properties, then hulls to the end;
  * - 8: see csgphs8.ts.
  * A hull is two length-prefixed 16-byte blocks (constant in every known file), a
@@ -38,8 +38,7 @@ export function decodeCsgphs(bytes: Uint8Array, version: number, limits: MeshLim
       break;
     case 6:
       header.physics = readPhysics(r);
-      hulls.push(readHull(r, limits, totals, 0));
-      if (left(r) > 0) fail(r, `${left(r)} bytes after the hull`);
+      while (left(r) > 0) hulls.push(readHull(r, limits, totals, hulls.length));
       break;
     case 7:
       header.geomType = u8(r, 'geometry type');

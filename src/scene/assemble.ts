@@ -1,0 +1,482 @@
+/**
+ * The scene assembly: every BasePart under the Workspace (the Camera's subtree left
+ * out, as in the project's scene list; every instance of a model file) with its real
+ * shape, placement, colour, transparency and material, the images it shows, and the
+ * terrain. One assembly feeds both outputs: scene.glb (glb.ts) and the preview
+ * picture (picture.ts).
+ *
+ * Read straight from the instance table: columns are resolved once per property
+ * table, each part costs a few column reads and a look at its children, and parts
+ * are typed arrays (nothing per part is an object), so a 200k-part map assembles in
+ * a fraction of its analysis.
+ *
+ * Shapes, per class:
+ * - Part and its siblings: Enum.PartType (Block, Ball, Cylinder, Wedge, CornerWedge);
+ *   a SpecialMesh child replaces it (its MeshType: a primitive, or FileMesh: the
+ *   mesh file), as do BlockMesh and CylinderMesh (scaled by their Scale) and FileMesh;
+ * - WedgePart, CornerWedgePart, TrussPart and the 2006-era ramp parts: their class;
+ * - MeshPart: its mesh file, fitted from the mesh's bounds to Size;
+ * - UnionOperation, NegateOperation, PartOperation, IntersectOperation: the
+ *   downloaded model (`AssetId`, CSGMDL) when converted, else the model stored in
+ *   `MeshData`, else the collision hulls of `PhysicalConfigData` (CSGPHS, in the file),
+ *   scaled from InitialSize to Size.
+ * A mesh or union whose geometry is missing is a box of its Size, marked as a
+ * placeholder with the reason.
+ */
+import { type Dom, findService } from '../parser/dom.js';
+import type { Matrix3, Vec3 } from '../parser/values.js';
+import { BASE_PART_CLASSES, CSG_CLASSES, MATERIALS, MESH_TYPES, NORMAL_IDS, PART_TYPES } from '../project/classes.js';
+import { asCFrame } from '../project/geometry.js';
+import { decodeMeshAsset, isMeshDecodeError } from '../mesh/index.js';
+import type { MeshGeometry } from '../geometry/mesh.js';
+import { meshObjectShape, partShape, placeholder, type PartShape, type ShapeDetail } from '../geometry/shapes.js';
+import { assetIdOf, finiteOr, finiteVec3, partColor, partColumns, sharedStringOf, stringBytes, type PartColumns } from './columns.js';
+import { boundsFit, flatShaded, shapeOf, unionFit, type Fit, type SceneShape } from './shapes.js';
+import { readSceneTerrain, type SceneTerrain } from './terrain.js';
+import type { SmoothGrid } from '../terrain/smooth-grid.js';
+
+/** What the assembly may know about downloaded assets (nothing at analysis time). */
+export interface SceneAssets {
+  /** A mesh or union model asset's geometry; undefined when it was not downloaded. */
+  mesh(id: string): MeshLookup | undefined;
+}
+
+export type MeshLookup = { ok: true; geometry: MeshGeometry } | { ok: false; reason: string };
+
+export interface AssembleOptions {
+  assets?: SceneAssets;
+  /** The terrain's grid already read for the report (readTerrainGrid), so it is read once. */
+  terrain?: { row: number; grid: SmoothGrid | null; error?: string };
+  /** Tessellation of balls and cylinders (default 24 segments, 12 rings; the picture uses fewer). */
+  detail?: ShapeDetail;
+}
+
+/** Bits of `SceneParts.flags`. */
+export const NEON = 1;
+export const DOUBLE_SIDED = 2;
+/** A union model's own colours show (UsePartColor off). */
+export const VERTEX_COLORS = 4;
+
+/** Every part as typed arrays, `count` entries each. */
+export interface SceneParts {
+  count: number;
+  /** The part's DOM row: its instance id and name. */
+  rows: Int32Array;
+  /** 12 per part: CFrame position x, y, z, then the rotation's rows as Roblox stores them. */
+  transforms: Float32Array;
+  /** 3 per part: Size (studs). */
+  sizes: Float32Array;
+  /** 3 per part: the shape's scale in part space. */
+  scales: Float32Array;
+  /** 3 per part: the shape's offset in part space (after scaling). */
+  offsets: Float32Array;
+  /** 4 per part: sRGB colour and opacity (255 − 255·Transparency). */
+  colors: Uint8Array;
+  /** Enum.Material value. */
+  materials: Uint16Array;
+  /** Index into `shapes`. */
+  shapes: Uint32Array;
+  flags: Uint8Array;
+}
+
+/** A Decal or Texture on one face of a part. */
+export interface SceneDecal {
+  row: number;
+  /** Enum.NormalId: 0 Right (+X), 1 Top (+Y), 2 Back (+Z), 3 Left, 4 Bottom, 5 Front (-Z). */
+  face: number;
+  image: string;
+  color: [number, number, number];
+  transparency: number;
+  /** Texture only: studs per tile and offset, U then V. */
+  tile?: [number, number, number, number];
+}
+
+/** A SurfaceAppearance's maps (asset ids) and how its colour map's alpha is used. */
+export interface SceneSurface {
+  row: number;
+  color?: string;
+  normal?: string;
+  metalness?: string;
+  roughness?: string;
+  /** Enum.AlphaMode: Overlay (0), Transparency (1), TintMask (2). */
+  alphaMode: 'Overlay' | 'Transparency' | 'TintMask';
+}
+
+/** Images a part shows; only parts that show any have an entry. */
+export interface PartLook {
+  /** MeshPart.TextureID or a SpecialMesh's TextureId: the mesh's base colour. */
+  texture?: string;
+  surface?: SceneSurface;
+  decals?: SceneDecal[];
+}
+
+export interface SceneAssembly {
+  dom: Dom;
+  parts: SceneParts;
+  shapes: SceneShape[];
+  /** Part index → its images. */
+  looks: Map<number, PartLook>;
+  terrain: SceneTerrain | null;
+  /** Parts drawn as placeholder boxes, by reason. */
+  placeholders: Record<string, number>;
+  /** Things left out or approximated, for the report and the glb's extras. */
+  notes: string[];
+}
+
+const IDENTITY: Matrix3 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+const ZERO: Vec3 = [0, 0, 0];
+/** Roblox's default part size, for a part that stores none. */
+const DEFAULT_SIZE: Vec3 = [4, 1.2, 2];
+const RAMP_CLASSES: Readonly<Record<string, string>> = {
+  ParallelRampPart: 'ParallelRamp', PrismPart: 'Prism', PyramidPart: 'Pyramid', RightAngleRampPart: 'RightAngleRamp',
+};
+const ALPHA_MODES = ['Overlay', 'Transparency', 'TintMask'] as const;
+
+export function assembleScene(dom: Dom, options: AssembleOptions = {}): SceneAssembly {
+  const workspace = findService(dom, 'Workspace');
+  const notes: string[] = [];
+  const builder = new ShapeTable(dom, options);
+  const parts = newParts(256);
+  const looks = new Map<number, PartLook>();
+  let columns: PartColumns | null = null;
+
+  // What each property table holds: 1 parts, 2 the Camera (skipped with its subtree).
+  const kinds = Uint8Array.from(dom.tables, ({ className }) => (BASE_PART_CLASSES.has(className) ? 1 : className === 'Camera' ? 2 : 0));
+  // Pre-order over the Workspace's descendants (every instance of a model file).
+  let row = workspace === -1 ? dom.firstRoot : dom.firstChild(workspace);
+  while (row !== -1) {
+    const table = dom.tableOf(row);
+    const kind = kinds[table]!;
+    if (kind === 2) { row = dom.after(row, workspace); continue; }
+    if (kind === 1) {
+      if (!columns || columns.table !== table) columns = partColumns(dom, table);
+      addPart(dom, row, columns, parts, builder, looks);
+    }
+    row = dom.next(row, workspace);
+  }
+
+  const placeholders: Record<string, number> = {};
+  for (let i = 0; i < parts.count; i++) {
+    const shape = builder.shapes[parts.shapes[i]!]!;
+    if (shape.kind === 'placeholder') placeholders[shape.reason!] = (placeholders[shape.reason!] ?? 0) + 1;
+  }
+  return { dom, parts: trim(parts), shapes: builder.shapes, looks, terrain: readSceneTerrain(dom, notes, options.terrain), placeholders, notes: [...builder.notes, ...notes] };
+}
+
+function addPart(dom: Dom, row: number, c: PartColumns, parts: SceneParts, shapes: ShapeTable, looks: Map<number, PartLook>): void {
+  if (parts.count === parts.rows.length) grow(parts);
+  const i = parts.count++;
+  const at = dom.rowInTable(row);
+  parts.rows[i] = row;
+
+  const cframe = asCFrame(c.cframe?.get(at));
+  const t = parts.transforms;
+  const position = cframe?.position;
+  const finitePosition = !!position && Number.isFinite(position[0]) && Number.isFinite(position[1]) && Number.isFinite(position[2]);
+  t[i * 12] = finitePosition ? position[0] : 0;
+  t[i * 12 + 1] = finitePosition ? position[1] : 0;
+  t[i * 12 + 2] = finitePosition ? position[2] : 0;
+  const rotation = cframe && finiteMatrix(cframe.orientation) ? cframe.orientation : IDENTITY;
+  for (let r = 0; r < 3; r++) {
+    const line = rotation[r]!;
+    t[i * 12 + 3 + r * 3] = line[0]; t[i * 12 + 4 + r * 3] = line[1]; t[i * 12 + 5 + r * 3] = line[2];
+  }
+
+  const stored = finiteVec3(c.size?.get(at));
+  const size: Vec3 = stored ? [Math.abs(stored[0]), Math.abs(stored[1]), Math.abs(stored[2])] : DEFAULT_SIZE;
+  partColor(c, at, parts.colors, i * 4);
+  const transparency = Math.min(1, Math.max(0, finiteOr(c.transparency?.get(at), 0)));
+  parts.colors[i * 4 + 3] = Math.round(255 * (1 - transparency));
+  const material = finiteOr(c.material?.get(at), 256);
+  parts.materials[i] = material >= 0 && material < 65536 ? material : 256;
+  let flags = MATERIALS.get(material) === 'Neon' ? NEON : 0;
+  if (c.doubleSided?.get(at) === true) flags |= DOUBLE_SIDED;
+  parts.flags[i] = flags;
+
+  const look: PartLook = {};
+  let meshObject = -1;
+  for (let child = dom.firstChild(row); child !== -1; child = dom.nextSibling(child)) {
+    const childClass = dom.className(child);
+    if (childClass === 'Decal' || childClass === 'Texture') {
+      const decal = readDecal(dom, child, childClass);
+      if (decal) (look.decals ??= []).push(decal);
+    } else if (childClass === 'SurfaceAppearance') {
+      look.surface ??= readSurface(dom, child);
+    } else if (meshObject === -1 && (childClass === 'SpecialMesh' || childClass === 'FileMesh' || childClass === 'BlockMesh' || childClass === 'CylinderMesh')) {
+      meshObject = child;
+    }
+  }
+
+  const className = c.className;
+  let placed: { shape: number; fit: Fit };
+  if (className === 'MeshPart') {
+    placed = shapes.meshFile(assetIdOf(c.meshContent?.get(at)) ?? assetIdOf(c.meshId?.get(at)), size, 'fit');
+    const texture = assetIdOf(c.textureContent?.get(at)) ?? assetIdOf(c.textureId?.get(at));
+    if (texture) look.texture = texture;
+  } else if (CSG_CLASSES.has(className)) {
+    placed = shapes.union(row, c, at, size);
+    const shape = shapes.shapes[placed.shape]!;
+    if (shape.geometry.colors && shape.source !== 'PhysicalConfigData' && c.usePartColor?.get(at) === false) parts.flags[i] |= VERTEX_COLORS;
+  } else if (meshObject !== -1 && !RAMP_CLASSES[className] && className !== 'TrussPart') {
+    placed = shapes.meshObject(meshObject, size);
+    const texture = assetIdOf(valueOf(dom, meshObject, 'TextureContent')) ?? assetIdOf(valueOf(dom, meshObject, 'TextureId'));
+    if (texture && shapes.shapes[placed.shape]!.kind === 'mesh') look.texture = texture;
+  } else {
+    placed = shapes.primitive(className, c.shape?.get(at), size);
+  }
+  parts.shapes[i] = placed.shape;
+  parts.sizes.set(size, i * 3);
+  parts.scales.set(placed.fit.scale, i * 3);
+  parts.offsets.set(placed.fit.offset, i * 3);
+  if (look.texture || look.surface || look.decals) looks.set(i, look);
+}
+
+function finiteMatrix(m: Matrix3): boolean {
+  for (let r = 0; r < 3; r++) {
+    const line = m[r]!;
+    if (!Number.isFinite(line[0]) || !Number.isFinite(line[1]) || !Number.isFinite(line[2])) return false;
+  }
+  return true;
+}
+
+function valueOf(dom: Dom, row: number, name: string) {
+  const column = dom.table(dom.tableOf(row)).columns.get(name);
+  return column?.get(dom.rowInTable(row));
+}
+
+function readDecal(dom: Dom, row: number, className: 'Decal' | 'Texture'): SceneDecal | null {
+  const image = assetIdOf(valueOf(dom, row, 'TextureContent')) ?? assetIdOf(valueOf(dom, row, 'ColorMapContent')) ?? assetIdOf(valueOf(dom, row, 'Texture'));
+  if (!image) return null;
+  const faceValue = valueOf(dom, row, 'Face');
+  const face = typeof faceValue === 'number' && NORMAL_IDS[faceValue] ? faceValue : 5;
+  const tint = finiteVec3(valueOf(dom, row, 'Color3'));
+  const decal: SceneDecal = {
+    row, face, image,
+    color: tint ? [clamp01(tint[0]), clamp01(tint[1]), clamp01(tint[2])] : [1, 1, 1],
+    transparency: Math.min(1, Math.max(0, finiteOr(valueOf(dom, row, 'Transparency'), 0))),
+  };
+  if (className === 'Texture') {
+    decal.tile = [
+      Math.max(0.01, finiteOr(valueOf(dom, row, 'StudsPerTileU'), 2)), Math.max(0.01, finiteOr(valueOf(dom, row, 'StudsPerTileV'), 2)),
+      finiteOr(valueOf(dom, row, 'OffsetStudsU'), 0), finiteOr(valueOf(dom, row, 'OffsetStudsV'), 0),
+    ];
+  }
+  return decal;
+}
+
+function readSurface(dom: Dom, row: number): SceneSurface | undefined {
+  const map = (name: string) => assetIdOf(valueOf(dom, row, `${name}Content`)) ?? assetIdOf(valueOf(dom, row, name)) ?? undefined;
+  const mode = valueOf(dom, row, 'AlphaMode');
+  const surface: SceneSurface = { row, alphaMode: typeof mode === 'number' ? ALPHA_MODES[mode] ?? 'Overlay' : 'Overlay' };
+  const color = map('ColorMap'), normal = map('NormalMap'), metalness = map('MetalnessMap'), roughness = map('RoughnessMap');
+  if (color) surface.color = color;
+  if (normal) surface.normal = normal;
+  if (metalness) surface.metalness = metalness;
+  if (roughness) surface.roughness = roughness;
+  return color || normal || metalness || roughness ? surface : undefined;
+}
+
+const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
+
+/**
+ * The shapes of one assembly: each distinct geometry once (by key), with the caches
+ * of decoded union data and looked-up meshes.
+ */
+class ShapeTable {
+  readonly shapes: SceneShape[] = [];
+  /** Union data that could not be read, once per distinct blob. */
+  readonly notes: string[] = [];
+  readonly #index = new Map<string, number>();
+  /** Keys of blobs already found unreadable. */
+  readonly #bad = new Set<string>();
+  readonly #stretched = new Map<string, number>();
+
+  constructor(readonly dom: Dom, readonly options: AssembleOptions) {}
+
+  #add(shape: SceneShape): number {
+    const known = this.#index.get(shape.key);
+    if (known !== undefined) return known;
+    this.shapes.push(shape);
+    this.#index.set(shape.key, this.shapes.length - 1);
+    return this.shapes.length - 1;
+  }
+
+  #fromPartShape(shape: PartShape): { shape: number; fit: Fit } {
+    let index = this.#index.get(shape.key);
+    if (index === undefined) index = this.#add(shapeOf(shape.key, shape.geometry, 'primitive', { box: shape.key === 'box' }));
+    return { shape: index, fit: { scale: shape.scale, offset: shape.offset } };
+  }
+
+  placeholder(size: Vec3, reason: string): { shape: number; fit: Fit } {
+    const box = placeholder(size);
+    const key = `placeholder:${reason}`;
+    let index = this.#index.get(key);
+    if (index === undefined) index = this.#add(shapeOf(key, box.geometry, 'placeholder', { reason, box: true }));
+    return { shape: index, fit: { scale: box.scale, offset: [0, 0, 0] } };
+  }
+
+  primitive(className: string, shapeValue: unknown, size: Vec3): { shape: number; fit: Fit } {
+    const ramp = RAMP_CLASSES[className];
+    if (ramp) return this.#fromPartShape(meshObjectShape('SpecialMesh', ramp, size, [1, 1, 1], [0, 0, 0], this.options.detail)!);
+    const name = className === 'WedgePart' ? 'Wedge' : className === 'CornerWedgePart' ? 'CornerWedge' : className === 'TrussPart' ? 'Truss'
+      : typeof shapeValue === 'number' ? PART_TYPES[shapeValue] ?? 'Block' : 'Block';
+    // Shapes that stretch to Size (most parts): the unit shape's index is kept per name.
+    if (name === 'Block' || name === 'Wedge' || name === 'CornerWedge') {
+      let index = this.#stretched.get(name);
+      if (index === undefined) {
+        index = this.#fromPartShape(partShape(name, [1, 1, 1], this.options.detail)).shape;
+        this.#stretched.set(name, index);
+      }
+      return { shape: index, fit: { scale: size, offset: ZERO } };
+    }
+    return this.#fromPartShape(partShape(name, size, this.options.detail));
+  }
+
+  /** A SpecialMesh, FileMesh, BlockMesh or CylinderMesh under a part. */
+  meshObject(row: number, size: Vec3): { shape: number; fit: Fit } {
+    const dom = this.dom;
+    const className = dom.className(row);
+    const scale = finiteVec3(valueOf(dom, row, 'Scale')) ?? [1, 1, 1];
+    const offset = finiteVec3(valueOf(dom, row, 'Offset')) ?? [0, 0, 0];
+    const meshType = valueOf(dom, row, 'MeshType');
+    const typeName = className === 'SpecialMesh' ? (typeof meshType === 'number' ? MESH_TYPES[meshType] : 'Head') : undefined;
+    if (className === 'FileMesh' || typeName === 'FileMesh') {
+      const id = assetIdOf(valueOf(dom, row, 'MeshContent')) ?? assetIdOf(valueOf(dom, row, 'MeshId'));
+      // A SpecialMesh file is drawn at its own size times Scale, moved by Offset (not fitted to the part).
+      return this.meshFile(id, size, { scale, offset });
+    }
+    const shape = meshObjectShape(className, typeName, size, scale, offset, this.options.detail);
+    return shape ? this.#fromPartShape(shape) : this.primitive('Part', 1, size);
+  }
+
+  /** A mesh file by asset id: fitted to Size (MeshPart) or placed by a SpecialMesh's Scale and Offset. */
+  meshFile(id: string | null, size: Vec3, fit: 'fit' | Fit): { shape: number; fit: Fit } {
+    if (!id) return this.placeholder(size, 'no mesh id');
+    const key = `mesh:${id}`;
+    let index = this.#index.get(key);
+    if (index === undefined) {
+      const found = this.options.assets?.mesh(id);
+      if (!found) return this.placeholder(size, 'mesh not downloaded');
+      if (!found.ok) return this.placeholder(size, `mesh not converted: ${found.reason}`);
+      index = this.#add(shapeOf(key, found.geometry, 'mesh', { source: id }));
+    }
+    const shape = this.shapes[index]!;
+    return { shape: index, fit: fit === 'fit' ? boundsFit(shape, size) : fit };
+  }
+
+  /** A union: its downloaded model, else MeshData, else its hulls, else a placeholder. */
+  union(row: number, c: PartColumns, at: number, size: Vec3): { shape: number; fit: Fit } {
+    const initialSize = finiteVec3(c.initialSize?.get(at));
+    // The downloaded model, when there are downloads (none at analysis time: the id is not even parsed).
+    const assetId = this.options.assets ? assetIdOf(c.assetId?.get(at)) : null;
+    if (assetId) {
+      const key = `union:${assetId}`;
+      let index = this.#index.get(key);
+      if (index === undefined) {
+        const found = this.options.assets?.mesh(assetId);
+        if (found?.ok) index = this.#add(shapeOf(key, found.geometry, 'union', { source: assetId }));
+      }
+      if (index !== undefined) return { shape: index, fit: unionFit(this.shapes[index]!, size, initialSize) };
+    }
+    const inline = this.#meshData(row, c);
+    if (inline !== undefined) return { shape: inline, fit: unionFit(this.shapes[inline]!, size, initialSize) };
+    const hulls = this.#hulls(c.physicalConfigData?.get(at));
+    if (typeof hulls === 'number') return { shape: hulls, fit: unionFit(this.shapes[hulls]!, size, initialSize) };
+    if (hulls === 'block') return this.#fromPartShape(partShape('Block', size));
+    return this.placeholder(size, hulls);
+  }
+
+  /** The render model a union stores itself (older places): CSGMDL in `MeshData`. */
+  #meshData(row: number, c: PartColumns): number | undefined {
+    if (!c.meshData) return undefined;
+    const bytes = stringBytes(this.dom, row, 'MeshData');
+    if (!bytes || bytes.length < 8) return undefined;
+    const key = `meshdata:${bytes.length}:${fnv1a(bytes)}`;
+    const known = this.#index.get(key);
+    if (known !== undefined) return known;
+    if (this.#bad.has(key)) return undefined;
+    try {
+      const asset = decodeMeshAsset(bytes);
+      if (asset.kind === 'union_graphics' && asset.geometry.indices.length > 0) return this.#add(shapeOf(key, asset.geometry, 'union', { source: 'MeshData' }));
+    } catch (error) {
+      if (!isMeshDecodeError(error)) throw error;
+      this.notes.push(`a union's MeshData is unreadable (${error.message}); its hulls are drawn`);
+    }
+    this.#bad.add(key);
+    return undefined;
+  }
+
+  /** Hull geometry from a PhysicalConfigData SharedString: a shape index, or a string: 'block' (a plain box), or why there is none. */
+  #hulls(value: unknown): number | string {
+    const shared = sharedStringOf(this.dom, value as number);
+    if (!shared || shared.bytes.length === 0) return 'union without hulls or model';
+    const key = `hulls:${shared.index}`;
+    const known = this.#index.get(key);
+    if (known !== undefined) return known;
+    if (this.#bad.has(key)) return 'union hulls unreadable';
+    try {
+      const asset = decodeMeshAsset(shared.bytes);
+      if (asset.kind === 'union_physics' && asset.block) return 'block';
+      if (asset.kind !== 'union_physics' || !asset.geometry) return 'union without hulls or model';
+      const geometry = flatShaded(asset.geometry.positions, asset.geometry.indices);
+      if (geometry.indices.length === 0) return 'union hulls have no area';
+      return this.#add(shapeOf(key, geometry, 'union', { source: 'PhysicalConfigData' }));
+    } catch (error) {
+      if (!isMeshDecodeError(error)) throw error;
+      this.#bad.add(key);
+      this.notes.push(`a union's PhysicalConfigData is unreadable: ${error.message}`);
+      return 'union hulls unreadable';
+    }
+  }
+}
+
+function fnv1a(bytes: Uint8Array): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return (h >>> 0).toString(16);
+}
+
+function newParts(capacity: number): SceneParts {
+  return {
+    count: 0,
+    rows: new Int32Array(capacity),
+    transforms: new Float32Array(capacity * 12),
+    sizes: new Float32Array(capacity * 3),
+    scales: new Float32Array(capacity * 3),
+    offsets: new Float32Array(capacity * 3),
+    colors: new Uint8Array(capacity * 4),
+    materials: new Uint16Array(capacity),
+    shapes: new Uint32Array(capacity),
+    flags: new Uint8Array(capacity),
+  };
+}
+
+function grow(parts: SceneParts): void {
+  const bigger = newParts(parts.rows.length * 2);
+  bigger.rows.set(parts.rows);
+  bigger.transforms.set(parts.transforms);
+  bigger.sizes.set(parts.sizes);
+  bigger.scales.set(parts.scales);
+  bigger.offsets.set(parts.offsets);
+  bigger.colors.set(parts.colors);
+  bigger.materials.set(parts.materials);
+  bigger.shapes.set(parts.shapes);
+  bigger.flags.set(parts.flags);
+  Object.assign(parts, { ...bigger, count: parts.count });
+}
+
+function trim(parts: SceneParts): SceneParts {
+  const n = parts.count;
+  return {
+    count: n,
+    rows: parts.rows.slice(0, n),
+    transforms: parts.transforms.slice(0, n * 12),
+    sizes: parts.sizes.slice(0, n * 3),
+    scales: parts.scales.slice(0, n * 3),
+    offsets: parts.offsets.slice(0, n * 3),
+    colors: parts.colors.slice(0, n * 4),
+    materials: parts.materials.slice(0, n),
+    shapes: parts.shapes.slice(0, n),
+    flags: parts.flags.slice(0, n),
+  };
+}
