@@ -259,6 +259,16 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
             if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
           }
         }
+        // Files are only ever replaced whole, never changed in place: a second name for the same
+        // bytes (a project keeping its preview's map) needs no copy where the file system allows.
+        if (fileOptions.linkSource === true) {
+          try {
+            await link(source, file);
+            return;
+          } catch {
+            // another file system, or links not allowed: copy
+          }
+        }
         await copyFile(source, file, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
       });
       const result = await commit('putFile', key, path, temp, stats, fileOptions);

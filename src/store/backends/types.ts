@@ -41,6 +41,11 @@ export interface PutFileOptions extends WriteOptions {
    * be, so the caller removes it (`rm` with `force`) in any case.
    */
   moveSource?: boolean;
+  /**
+   * The source is never changed in place (only replaced or removed), so a store that can
+   * give the same file a second name (a hard link on disk) may do that instead of copying.
+   */
+  linkSource?: boolean;
 }
 
 /** A write either happened (with the new ETag) or its condition did not hold. */
