@@ -16,7 +16,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { fmt, generatedInput, machine, SHARED, table, type Input } from './support.js';
 import { join } from 'node:path';
 
@@ -61,7 +61,10 @@ function multipart(bytes: Uint8Array, name: string): { body: Buffer; contentType
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
-async function load(url: string, input: Input, requests: number, concurrency: number) {
+type Send = (pool: Pool) => Promise<Dispatcher.ResponseData>;
+
+/** Sends `requests` requests made by `send`, `concurrency` at a time; requests/s, latency percentiles and mean, failures. */
+async function run(url: string, requests: number, concurrency: number, send: Send) {
   const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
   const latencies: number[] = [];
   let failures = 0;
@@ -70,9 +73,8 @@ async function load(url: string, input: Input, requests: number, concurrency: nu
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < requests) {
       next++;
-      const { body, contentType } = multipart(input.bytes, `${input.name}.rbxl`);
       const t = performance.now();
-      const res = await pool.request({ path: '/api-rbxl/import/rbxl/analyze', method: 'POST', body, headers: { 'content-type': contentType, 'x-user-id': 'bench' } });
+      const res = await send(pool);
       await res.body.arrayBuffer();
       if (res.statusCode !== 200) failures++;
       latencies.push(performance.now() - t);
@@ -81,7 +83,17 @@ async function load(url: string, input: Input, requests: number, concurrency: nu
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
   latencies.sort((a, b) => a - b);
-  return { rps: requests / seconds, mbps: (requests * input.bytes.length) / 1e6 / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), failures };
+  const mean = latencies.reduce((sum, value) => sum + value, 0) / latencies.length;
+  return { rps: requests / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), mean, failures };
+}
+
+/** Analyze uploads of `input`, each with new bytes. */
+async function load(url: string, input: Input, requests: number, concurrency: number) {
+  const result = await run(url, requests, concurrency, (pool) => {
+    const { body, contentType } = multipart(input.bytes, `${input.name}.rbxl`);
+    return pool.request({ path: '/api-rbxl/import/rbxl/analyze', method: 'POST', body, headers: { 'content-type': contentType, 'x-user-id': 'bench' } });
+  });
+  return { ...result, mbps: (requests * input.bytes.length) / 1e6 / (requests / result.rps) };
 }
 
 /** Health latency sampled every 20 ms while `parallel` large analyses run. */
@@ -108,30 +120,11 @@ async function healthUnderLoad(url: string, input: Input, parallel: number) {
 }
 
 /** Creates from one preview, `concurrency` at a time (the place's assets are not downloaded: no credentials). */
-async function createLoad(url: string, previewHash: string, requests: number, concurrency: number) {
-  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
-  const latencies: number[] = [];
-  let failures = 0;
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < requests) {
-      next++;
-      const t = performance.now();
-      const res = await pool.request({
-        path: '/api-rbxl/import/rbxl/create', method: 'POST', body: JSON.stringify({ preview_hash: previewHash, scripts_mode: 'disabled' }),
-        headers: { 'content-type': 'application/json', 'x-user-id': 'bench' },
-      });
-      await res.body.arrayBuffer();
-      if (res.statusCode !== 200) failures++;
-      latencies.push(performance.now() - t);
-    }
+function createLoad(url: string, previewHash: string, requests: number, concurrency: number) {
+  return run(url, requests, concurrency, (pool) => pool.request({
+    path: '/api-rbxl/import/rbxl/create', method: 'POST', body: JSON.stringify({ preview_hash: previewHash, scripts_mode: 'disabled' }),
+    headers: { 'content-type': 'application/json', 'x-user-id': 'bench' },
   }));
-  const seconds = (performance.now() - started) / 1000;
-  await pool.close();
-  latencies.sort((a, b) => a - b);
-  const mean = latencies.reduce((sum, value) => sum + value, 0) / latencies.length;
-  return { rps: requests / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), mean, failures };
 }
 
 async function analyzeOnce(url: string, input: Input): Promise<string> {
