@@ -72,14 +72,14 @@ export function reliesOnSurfaceJoints(dom: Dom): boolean {
 interface Body {
   row: number;
   /** Centre. */
-  p: Float64Array;
+  p: number[];
   /** The part's own axes in world space, axis j at [3j, 3j + 3) (the rotation's columns). */
-  axes: Float64Array;
-  half: Float64Array;
+  axes: number[];
+  half: number[];
   /** Surface type per NormalId; -1 for a face that cannot join (round or sloped). */
-  surfaces: Int8Array;
-  min: Float64Array;
-  max: Float64Array;
+  surfaces: number[];
+  min: number[];
+  max: number[];
 }
 
 /** The surface joints `MakeJoints` would make among the Workspace's parts (none unless the place relies on them). */
@@ -201,7 +201,7 @@ function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Body[] {
       const faces = joinableFaces(className, columns!.shape?.get(at));
       if (cframe && size && faces !== NO_FACES) {
         const body = makeBody(row, cframe, size);
-        for (let face = 0; face < 6; face++) body.surfaces[face] = faces[face] ? numberOr(columns!.surfaces[face]?.get(at), 0) : -1;
+        for (let face = 0; face < 6; face++) body.surfaces[face] = faces[face] ? int8(numberOr(columns!.surfaces[face]?.get(at), 0)) : -1;
         if (body.min.every(Number.isFinite) && body.max.every(Number.isFinite)) bodies.push(body);
       }
     }
@@ -229,24 +229,27 @@ function joinableFaces(className: string, shape: Value | undefined): readonly bo
   }
 }
 
+/** A surface type as a signed byte (what an Int8Array element would hold): odd values stay odd, never a joinable type by accident. */
+const int8 = (value: number): number => (value << 24) >> 24;
+
 function numberOr(value: Value | undefined, fallback: number): number {
   return typeof value === 'number' ? value : fallback;
 }
 
 function makeBody(row: number, cframe: CFrameValue, size: Vec3): Body {
+  // Plain arrays: a typed array per field cost more to create than the whole pair search.
   const r = cframe.orientation;
-  const axes = new Float64Array(9);
-  for (let j = 0; j < 3; j++) for (let i = 0; i < 3; i++) axes[3 * j + i] = r[i]![j]!;
-  const half = Float64Array.of(Math.abs(size[0]) / 2, Math.abs(size[1]) / 2, Math.abs(size[2]) / 2);
-  const p = Float64Array.from(cframe.position);
-  const min = new Float64Array(3);
-  const max = new Float64Array(3);
+  const axes = [r[0][0], r[1][0], r[2][0], r[0][1], r[1][1], r[2][1], r[0][2], r[1][2], r[2][2]];
+  const half = [Math.abs(size[0]) / 2, Math.abs(size[1]) / 2, Math.abs(size[2]) / 2];
+  const p = [cframe.position[0], cframe.position[1], cframe.position[2]];
+  const min = [0, 0, 0];
+  const max = [0, 0, 0];
   for (let i = 0; i < 3; i++) {
     const reach = Math.abs(r[i]![0]) * half[0]! + Math.abs(r[i]![1]) * half[1]! + Math.abs(r[i]![2]) * half[2]!;
     min[i] = p[i]! - reach;
     max[i] = p[i]! + reach;
   }
-  return { row, p, axes, half, surfaces: new Int8Array(6), min, max };
+  return { row, p, axes, half, surfaces: [0, 0, 0, 0, 0, 0], min, max };
 }
 
 /**
