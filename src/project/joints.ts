@@ -53,7 +53,7 @@ const TIGHT = { angle: 0.01, planar: 0.01 };
 const LOOSE = { angle: 0.05, planar: 0.05 };
 const ROTATE = { angle: 0.025, planar: 0.05 };
 /** Parts whose boxes are further apart than this are never joined. */
-const NEAR = 0.05;
+export const NEAR = 0.05;
 
 // Enum.SurfaceType
 const GLUE = 1, WELD = 2, STUDS = 3, INLET = 4, UNIVERSAL = 5, HINGE = 6, MOTOR = 7, STEPPING_MOTOR = 8;
@@ -113,7 +113,7 @@ const CELL_RANGE = 1 << 10;
  * both boxes cover, so only once. Boxes covering more than MAX_CELLS cells (baseplates)
  * are tested against all others.
  */
-function forEachNearPair(bodies: readonly Body[], visit: (a: Body, b: Body) => void): void {
+export function forEachNearPair<B extends Pick<Body, 'min' | 'max'>>(bodies: readonly B[], visit: (a: B, b: B) => void): void {
   const n = bodies.length;
   if (n < 2) return;
   const extents = new Float64Array(n);
@@ -150,7 +150,7 @@ function forEachNearPair(bodies: readonly Body[], visit: (a: Body, b: Body) => v
       }
     }
   }
-  const near = (a: Body, b: Body): boolean => {
+  const near = (a: B, b: B): boolean => {
     for (let k = 0; k < 3; k++) if (b.min[k]! > a.max[k]! + NEAR || a.min[k]! > b.max[k]! + NEAR) return false;
     return true;
   };
