@@ -3,24 +3,13 @@
 // spread, against an all-pairs check.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mulberry32 } from '../bench/generate.js';
 import { forEachNearPair, NEAR } from '../src/project/joints.js';
 
 interface Box { id: number; min: number[]; max: number[] }
 
-/** A deterministic generator (mulberry32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function boxes(seed: number, count: number, spread: number, farAway: boolean): Box[] {
-  const next = random(seed);
+  const next = mulberry32(seed);
   const out: Box[] = [];
   for (let id = 0; id < count; id++) {
     // Mostly bricks, on a 0.5 grid (faces that touch exactly) or off it by less than NEAR,
