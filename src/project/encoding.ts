@@ -56,6 +56,18 @@ const string: Encoder = (w, value) => {
 
 const json: Encoder = (w, value) => { w.text(JSON.stringify(value)); };
 
+/** An array of integers (Color3uint8, Vector3int16: one on every part), digit by digit; anything else as JSON.stringify writes it. */
+const integers: Encoder = (w, value, ctx) => {
+  if (!Array.isArray(value) || !value.every(Number.isSafeInteger)) { json(w, value, ctx); return; }
+  const values = value as number[];
+  w.byte(0x5b);
+  for (let i = 0; i < values.length; i++) {
+    if (i) w.byte(0x2c);
+    w.int(values[i]!);
+  }
+  w.byte(0x5d);
+};
+
 function cframe(w: JsonWriter, value: CFrameValue): void {
   const p = value.position;
   const r = value.orientation;
@@ -108,8 +120,8 @@ export const ENCODERS: Readonly<Record<PropType, Encoder>> = {
     const [[x0, y0], [x1, y1]] = value as [[number, number], [number, number]];
     float32s(w, [x0, y0, x1, y1]);
   },
-  Vector3int16: json,
-  Color3uint8: json,
+  Vector3int16: integers,
+  Color3uint8: integers,
   CFrame: (w, value) => cframe(w, value as CFrameValue),
   OptionalCFrame: (w, value) => { if (value === null) w.ascii('null'); else cframe(w, value as CFrameValue); },
   Ref: (w, value, ctx) => ref(w, value as number, ctx),

@@ -274,14 +274,32 @@ export class InstanceTree {
 
   /** Writes a generated instance: complete properties and types of its own. */
   writeGenerated(w: JsonWriter, instance: GeneratedInstance): void {
-    w.text(`{"id":${JSON.stringify(instance.id)},"class":${JSON.stringify(instance.className)},"name":${JSON.stringify(instance.name)},"parent":"${instanceId(instance.parent)}","generated":true,"properties":{`);
-    let types = '';
-    instance.properties.forEach(([name, type, value], i) => {
-      w.text(`${i ? ',' : ''}${JSON.stringify(name)}:`);
+    w.ascii('{"id":');
+    w.string(instance.id);
+    w.ascii(',"class":');
+    w.string(instance.className);
+    w.ascii(',"name":');
+    w.string(instance.name);
+    w.ascii(',"parent":"');
+    w.ascii(instanceId(instance.parent));
+    w.ascii('","generated":true,"properties":{');
+    const properties = instance.properties;
+    for (let i = 0; i < properties.length; i++) {
+      const [name, type, value] = properties[i]!;
+      if (i) w.byte(0x2c);
+      w.string(name);
+      w.byte(0x3a);
       ENCODERS[type](w, value, this.#ctx);
-      types += `${i ? ',' : ''}${JSON.stringify(name)}:${JSON.stringify(type)}`;
-    });
-    w.text(`},"types":{${types}}}`);
+    }
+    w.ascii('},"types":{');
+    for (let i = 0; i < properties.length; i++) {
+      const [name, type] = properties[i]!;
+      if (i) w.byte(0x2c);
+      w.string(name);
+      w.byte(0x3a);
+      w.string(type);
+    }
+    w.ascii('}}');
   }
 
   /** Kept rows in parent-before-child order (pre-order, roots in order), skipping excluded subtrees. */

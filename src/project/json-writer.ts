@@ -181,10 +181,22 @@ export class JsonWriter {
     if (magnitude < 1e7) {
       const first = magnitude >= 0.1 ? 0 : -Math.floor(Math.log10(magnitude));
       const last = Math.min(first + 10, POWERS_OF_TEN.length);
-      for (let k = first; k < last; k++) {
+      // The fewest decimals that read back: short decimals (28.5, 0.25) are tried first;
+      // past them, as once k decimals read back k + 1 do too, the least k is found by
+      // bisection (a float32 with noise in its last digits takes three or four tries,
+      // not eight).
+      let lo = first, hi = last;
+      if (readsBack(x, magnitude, first)) hi = first;
+      else if (readsBack(x, magnitude, first + 1)) hi = lo = first + 1;
+      else lo = first + 2;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (readsBack(x, magnitude, mid)) hi = mid; else lo = mid + 1;
+      }
+      if (lo < last) {
+        const k = lo;
         const power = POWERS_OF_TEN[k]!;
         const scaled = Math.round(magnitude * power);
-        if (Math.fround((x < 0 ? -scaled : scaled) / power) !== x) continue;
         if (x < 0) this.byte(MINUS);
         let digits = 1;
         for (let p = 10; p <= scaled; p *= 10) digits++;
@@ -213,6 +225,13 @@ export class JsonWriter {
 }
 
 const DIGITS = new Uint8Array(40);
+
+/** Whether |x| rounded to k decimals reads back as the float32 x. */
+function readsBack(x: number, magnitude: number, k: number): boolean {
+  const power = POWERS_OF_TEN[k]!;
+  const scaled = Math.round(magnitude * power);
+  return Math.fround((x < 0 ? -scaled : scaled) / power) === x;
+}
 
 function nonFinite(x: number): string {
   return x !== x ? '"NaN"' : x > 0 ? '"Infinity"' : '"-Infinity"';

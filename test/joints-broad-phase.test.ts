@@ -1,0 +1,51 @@
+// The surface-joint search's broad phase (src/project/joints.ts): every pair of boxes
+// that come within NEAR of each other is visited exactly once, whatever their sizes and
+// spread, against an all-pairs check.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mulberry32 } from '../bench/generate.js';
+import { forEachNearPair, NEAR } from '../src/project/joints.js';
+
+interface Box { id: number; min: number[]; max: number[] }
+
+function boxes(seed: number, count: number, spread: number, farAway: boolean): Box[] {
+  const next = mulberry32(seed);
+  const out: Box[] = [];
+  for (let id = 0; id < count; id++) {
+    // Mostly bricks, on a 0.5 grid (faces that touch exactly) or off it by less than NEAR,
+    // a few baseplates and poles, and (farAway) parts 1e5 studs off, which widen the grid's cells.
+    const kind = next();
+    const size = kind < 0.03 ? [400, 1, 400] : kind < 0.06 ? [0.2, 50, 0.2] : [1 + Math.floor(next() * 8) / 2, 0.5 + Math.floor(next() * 4) / 2, 1 + Math.floor(next() * 8) / 2];
+    const far = farAway && next() < 0.02 ? 1e5 : 0;
+    const gap = next() < 0.3 ? 0.03 : 0;
+    const centre = [0, 1, 2].map((k) => far + gap + Math.round((next() - 0.5) * spread * 2) / 2 + (k === 1 ? size[1]! / 2 : 0));
+    out.push({ id, min: centre.map((c, k) => c - size[k]! / 2), max: centre.map((c, k) => c + size[k]! / 2) });
+  }
+  return out;
+}
+
+function allPairs(list: Box[]): Set<string> {
+  const pairs = new Set<string>();
+  for (let i = 0; i < list.length; i++) {
+    for (let j = i + 1; j < list.length; j++) {
+      const a = list[i]!, b = list[j]!;
+      if ([0, 1, 2].every((k) => b.min[k]! <= a.max[k]! + NEAR && a.min[k]! <= b.max[k]! + NEAR)) pairs.add(`${a.id},${b.id}`);
+    }
+  }
+  return pairs;
+}
+
+test('the joint broad phase visits every pair of boxes within NEAR exactly once', () => {
+  for (const [seed, count, spread, farAway] of [[1, 400, 20, false], [2, 1500, 60, false], [3, 300, 4, false], [7, 800, 40, true], [4, 2, 1, false], [5, 1, 1, false], [6, 0, 1, false]] as const) {
+    const list = boxes(seed, count, spread, farAway);
+    const expected = allPairs(list);
+    const seen = new Set<string>();
+    forEachNearPair(list, (a, b) => {
+      const key = a.id < b.id ? `${a.id},${b.id}` : `${b.id},${a.id}`;
+      assert.ok(!seen.has(key), `seed ${seed}: pair ${key} visited twice`);
+      seen.add(key);
+    });
+    assert.deepEqual([...seen].sort(), [...expected].sort(), `seed ${seed}: ${count} boxes`);
+    if (count > 100) assert.ok(expected.size > count / 4, `seed ${seed}: the boxes touch (${expected.size} pairs)`);
+  }
+});
