@@ -240,7 +240,7 @@ export function readLayerRuns(grid: SmoothGrid, index: number, from: number, to:
   const c = grid.coords;
   const at = index * grid.side + from;
   const layerVoxels = grid.side * grid.side;
-  parseRuns(grid.bytes, grid.layerOffsets[at]!, grid.chunkVoxels, runs, c[index * 3]!, c[index * 3 + 1]!, c[index * 3 + 2]!, grid.layerStarts[at]!, (to + 1) * layerVoxels);
+  parseRuns(grid.bytes, grid.layerOffsets[at]!, grid.chunkVoxels, runs, c[index * 3]!, c[index * 3 + 1]!, c[index * 3 + 2]!, grid.layerStarts[at], (to + 1) * layerVoxels);
   return runs;
 }
 
