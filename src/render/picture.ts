@@ -548,10 +548,10 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
       // Neighbours (missing ones count as this cell): the drop to the lowest, and the slope.
       const left = i > 0 ? top[at - 1]! : -Infinity, right = i + 1 < width ? top[at + 1]! : -Infinity;
       const back = j > 0 ? top[at - width]! : -Infinity, front = j + 1 < rows ? top[at + width]! : -Infinity;
+      // Only the neighbours nearer the camera (+x, +z) can leave a gap below this cell on
+      // screen; a lower one behind is covered by this cell's own top.
       let low = h;
-      if (left < low) low = left;
       if (right < low) low = right;
-      if (back < low) low = back;
       if (front < low) low = front;
       if (low === -Infinity) low = h - cs;
       const y0 = Math.ceil(sy - halfH - 0.5), y1 = Math.floor(sy + halfH + (h - low) * rise - 0.5) + 1;
