@@ -521,10 +521,12 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
   const { f, r, u, scale, ox, oy } = cam;
   const palette = terrain.palette;
   const cs = field.cellSize;
-  // Half the box around a cell's footprint on screen (a diamond at 45°): these boxes
-  // cover the ground with about 2× overdraw and no gaps. And how far a stud of height moves down.
+  // Half a cell's box on screen: as wide as its footprint (a diamond at 45°) and half as
+  // tall, the box of the same area. Cell centres form a centred lattice that these boxes
+  // tile without gaps or overdraw (the diamond's bounding box would paint every pixel
+  // twice); slopes are closed by each cell's skirt. And how far a stud of height moves down.
   const halfW = Math.max(0.5, (cs * scale * (Math.abs(r[0]!) + Math.abs(r[2]!))) / 2);
-  const halfH = Math.max(0.5, (cs * scale * (Math.abs(u[0]!) + Math.abs(u[2]!))) / 2);
+  const halfH = Math.max(0.5, (cs * scale * (Math.abs(u[0]!) + Math.abs(u[2]!))) / 4);
   const { width, depth: rows, top } = field;
   let waterDepth: Float32Array | null = null;
   let cells = 0;
