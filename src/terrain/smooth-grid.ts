@@ -8,7 +8,8 @@
  * voxel count, every chunk position against the limits and the order the engine
  * writes (ascending X, then Y, then Z): a truncated run, a count past the chunk end or
  * an absurd offset is a `DecodeError` naming the byte offset in the blob. It allocates
- * only the chunk index (two small typed arrays sized from the blob), never voxels:
+ * only the chunk index (small typed arrays sized from the blob: chunk positions and
+ * offsets, and where each chunk layer's runs start), never voxels:
  * those are decoded one chunk at a time (`readRuns`, `decodeChunk`) into buffers the
  * caller reuses, so a large terrain never becomes one large array.
  *
@@ -82,8 +83,9 @@ export function readSmoothGrid(bytes: Uint8Array, limits?: Partial<TerrainLimits
   const capacity = Math.min(caps.maxChunks, Math.floor((bytes.length - 2) / minChunkBytes));
   const coords = new Int32Array(capacity * 3);
   const offsets = new Uint32Array(capacity);
-  // At most 8 bytes per layer and chunk; a chunk of side layers takes at least 12 + side³/256 bytes,
-  // so this index stays under twice the blob.
+  // 8 bytes per layer and chunk; a chunk of `side` layers takes at least 12 + side³/256 bytes, so
+  // this index is under 5× the blob (the worst, side 8 or 16) and at most maxChunks × side × 8
+  // bytes (16 MiB at Studio's 32-voxel chunks).
   const layerOffsets = new Uint32Array(capacity * side);
   const layerStarts = new Uint32Array(capacity * side);
   const layers: LayerIndex = { offsets: layerOffsets, starts: layerStarts, base: 0, layerVoxels: side * side };
