@@ -7,7 +7,8 @@
  * statistics and the terrain mesh.
  *
  * BENCH_PARTS=200000,10000 adds generated places of that many parts (default 200000;
- * 0 for none). BENCH_GLB=0 skips the glb table.
+ * 0 for none). BENCH_GLB=0 skips the glb table. BENCH_PLACES=booga,rocket keeps only the
+ * corpus places whose names contain one of these.
  */
 import { Bench } from 'tinybench';
 import { decode } from '../src/parser/index.js';
@@ -42,7 +43,9 @@ export async function measure(tasks: Record<string, () => void>, rounds: number,
 
 async function main(): Promise<void> {
   const sizes = (process.env.BENCH_PARTS ?? '200000').split(',').map(Number).filter((n) => n > 0);
-  const inputs: Input[] = [...placeInputs(), ...sizes.map((parts) => generatedInput(parts))];
+  const only = process.env.BENCH_PLACES?.split(',').filter(Boolean);
+  const places = placeInputs().filter((input) => !only || only.some((name) => input.name.includes(name)));
+  const inputs: Input[] = [...places, ...sizes.map((parts) => generatedInput(parts))];
   const rows: (string | number)[][] = [];
   const glbRows: (string | number)[][] = [];
   const terrainRows: (string | number)[][] = [];

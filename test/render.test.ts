@@ -142,3 +142,32 @@ test('picture: terrain shows its materials and translucent water; booga renders 
   // Mostly map, not sky.
   assert.ok(share(boogaImage, (r, g, b) => !(b > r + 40 && b > g + 20)) > 0.5);
 });
+
+test('picture: terrain on slopes has no holes (no sky between ground above and below it)', () => {
+  const GRASS = 2, ROCK = 8;
+  const chunks = [];
+  for (const [cx, cz] of [[0, 0], [0, 1], [1, 0], [1, 1]] as const) {
+    chunks.push(makeChunk([cx, 0, cz], (x, y, z) => {
+      const wx = cx * 32 + x, wz = cz * 32 + z;
+      const ground = 6 + Math.round(5 * Math.sin(wx / 5) + 4 * Math.cos(wz / 7));
+      return y < ground ? [(wx + wz) % 3 === 0 ? ROCK : GRASS, 255] : [0, 0];
+    }));
+  }
+  const scene = createRenderScene();
+  scene.terrain = { grid: readSmoothGrid(writeSmoothGrid(chunks)), palette: terrainPalette(null, null), waterTransparency: 0.5 };
+  const picture = renderPicture(scene);
+  const image = readPng(picture.png);
+  const sky = (x: number, y: number): boolean => {
+    const [r, g, b] = pixel(image, x, y);
+    return b > r + 15 && b >= g && r > 100;
+  };
+  let ground = 0, holes = 0;
+  for (let y = 1; y + 1 < image.height; y++) {
+    for (let x = 0; x < image.width; x++) {
+      if (!sky(x, y)) { ground++; continue; }
+      if (!sky(x, y - 1) && !sky(x, y + 1)) holes++;
+    }
+  }
+  assert.ok(ground > image.width * image.height * 0.1, `${ground} ground pixels`);
+  assert.ok(holes < 20, `${holes} sky pixels with ground just above and below`);
+});

@@ -30,6 +30,8 @@ function subGrid(grid: SmoothGrid, keep: (x: number, y: number, z: number) => bo
     ...grid, count: chosen.length,
     coords: Int32Array.from(chosen.flatMap((i) => [grid.coords[i * 3]!, grid.coords[i * 3 + 1]!, grid.coords[i * 3 + 2]!])),
     offsets: Uint32Array.from(chosen.map((i) => grid.offsets[i]!)),
+    layerOffsets: Uint32Array.from(chosen.flatMap((i) => [...grid.layerOffsets.subarray(i * grid.side, (i + 1) * grid.side)])),
+    layerStarts: Uint32Array.from(chosen.flatMap((i) => [...grid.layerStarts.subarray(i * grid.side, (i + 1) * grid.side)])),
   };
 }
 
@@ -258,4 +260,62 @@ test('heightfield: the top of the solid, its material and the water above it, co
   let solid = 0;
   for (const h of top.top) if (h > -Infinity) { solid++; assert.ok(h >= bounds.min[1] && h <= bounds.max[1]); }
   assert.ok(solid > 10_000);
+});
+
+/** The heightfield by brute force: every voxel of every chunk decoded, each sampled column scanned from the top. */
+function bruteHeightfield(grid: SmoothGrid, k: number): { top: Float32Array; material: Uint8Array; water: Float32Array; width: number } {
+  const side = grid.side;
+  let minX = Infinity, maxX = -Infinity, minZ = Infinity, maxZ = -Infinity;
+  for (let c = 0; c < grid.count; c++) {
+    minX = Math.min(minX, grid.coords[c * 3]! * side); maxX = Math.max(maxX, grid.coords[c * 3]! * side + side - 1);
+    minZ = Math.min(minZ, grid.coords[c * 3 + 2]! * side); maxZ = Math.max(maxZ, grid.coords[c * 3 + 2]! * side + side - 1);
+  }
+  const originX = Math.floor(minX / k) * k, originZ = Math.floor(minZ / k) * k;
+  const width = Math.floor((maxX - originX) / k) + 1, depth = Math.floor((maxZ - originZ) / k) + 1;
+  // Per sampled column: the highest solid (y + occupancy) and the highest water at or above it.
+  const top = new Float32Array(width * depth).fill(-Infinity), water = new Float32Array(width * depth).fill(-Infinity);
+  const topY = new Float64Array(width * depth).fill(-Infinity);
+  const material = new Uint8Array(width * depth);
+  const wetTop = new Float64Array(width * depth).fill(-Infinity);
+  const voxels = newChunkVoxels(grid), runs = newRuns(grid);
+  for (let c = 0; c < grid.count; c++) {
+    decodeChunk(grid, c, voxels, runs);
+    const [cx, cy, cz] = [grid.coords[c * 3]! * side, grid.coords[c * 3 + 1]! * side, grid.coords[c * 3 + 2]! * side];
+    for (let lz = 0; lz < side; lz++) {
+      if ((cz + lz - originZ) % k !== 0) continue;
+      for (let lx = 0; lx < side; lx++) {
+        if ((cx + lx - originX) % k !== 0) continue;
+        const cell = (cx + lx - originX) / k + width * ((cz + lz - originZ) / k);
+        for (let ly = side - 1; ly >= 0; ly--) {
+          const v = lx + side * (lz + side * ly);
+          const y = cy + ly;
+          const m = voxels.material[v]!, solid = voxels.solid[v]!, w = voxels.water[v]!;
+          if (w > 0 && y > wetTop[cell]! && y >= topY[cell]!) { wetTop[cell] = y; water[cell] = (y + w / 255) * 4; }
+          if (m !== AIR && m !== WATER && solid > 0 && y > topY[cell]!) {
+            topY[cell] = y; top[cell] = (y + solid / 255) * 4; material[cell] = m;
+          }
+        }
+      }
+    }
+  }
+  for (let i = 0; i < water.length; i++) if (!(wetTop[i]! >= topY[i]!) || water[i]! <= top[i]!) water[i] = -Infinity;
+  return { top, material, water, width };
+}
+
+test('heightfield: booga (read top-down through the layer index) equals every voxel decoded and scanned', () => {
+  const { grid } = boogaTerrain();
+  for (const k of [3, 1]) {
+    const field = terrainHeightfield(grid, { cellVoxels: k })!;
+    const brute = bruteHeightfield(grid, k);
+    assert.equal(field.width, brute.width);
+    let differ = 0, solid = 0, wet = 0;
+    for (let i = 0; i < field.top.length; i++) {
+      if (field.top[i] !== brute.top[i] || field.water[i] !== brute.water[i] || (field.top[i]! > -Infinity && field.material[i] !== brute.material[i])) differ++;
+      if (field.top[i]! > -Infinity) solid++;
+      if (field.water[i]! > -Infinity) wet++;
+    }
+    assert.equal(differ, 0, `cell size ${k}: ${differ} cells differ`);
+    assert.ok(solid > 10_000 && wet > 1_000, `${solid} solid and ${wet} wet cells`);
+    if (k === 1) break;
+  }
 });

@@ -505,6 +505,9 @@ interface WaterLayer {
   depth: Float32Array;
   color: number[];
   alpha: number;
+  /** Screen rows the water's quads reach (the blend visits only these). */
+  rowMin: number;
+  rowMax: number;
 }
 
 function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: number[]): { cells: number; water: WaterLayer | null } {
@@ -521,12 +524,15 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
   const { f, r, u, scale, ox, oy } = cam;
   const palette = terrain.palette;
   const cs = field.cellSize;
-  // Half the box around a cell's footprint on screen (a diamond at 45°): these boxes
-  // cover the ground with about 2× overdraw and no gaps. And how far a stud of height moves down.
+  // Half a cell's box on screen: as wide as its footprint (a diamond at 45°) and half as
+  // tall, the box of the same area. Cell centres form a centred lattice that these boxes
+  // tile without gaps or overdraw (the diamond's bounding box would paint every pixel
+  // twice); slopes are closed by each cell's skirt. And how far a stud of height moves down.
   const halfW = Math.max(0.5, (cs * scale * (Math.abs(r[0]!) + Math.abs(r[2]!))) / 2);
-  const halfH = Math.max(0.5, (cs * scale * (Math.abs(u[0]!) + Math.abs(u[2]!))) / 2);
+  const halfH = Math.max(0.5, (cs * scale * (Math.abs(u[0]!) + Math.abs(u[2]!))) / 4);
   const { width, depth: rows, top } = field;
   let waterDepth: Float32Array | null = null;
+  let waterRowMin = Infinity, waterRowMax = -Infinity;
   let cells = 0;
   const stepX = cs * r[0]! * scale, stepBase = -cs * u[0]! * scale, stepDepth = cs * f[0]!;
   const rise = u[1]! * scale, depthRise = f[1]!;
@@ -548,10 +554,10 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
       // Neighbours (missing ones count as this cell): the drop to the lowest, and the slope.
       const left = i > 0 ? top[at - 1]! : -Infinity, right = i + 1 < width ? top[at + 1]! : -Infinity;
       const back = j > 0 ? top[at - width]! : -Infinity, front = j + 1 < rows ? top[at + width]! : -Infinity;
+      // Only the neighbours nearer the camera (+x, +z) can leave a gap below this cell on
+      // screen; a lower one behind is covered by this cell's own top.
       let low = h;
-      if (left < low) low = left;
       if (right < low) low = right;
-      if (back < low) low = back;
       if (front < low) low = front;
       if (low === -Infinity) low = h - cs;
       const y0 = Math.ceil(sy - halfH - 0.5), y1 = Math.floor(sy + halfH + (h - low) * rise - 0.5) + 1;
@@ -588,6 +594,10 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
         SZ[k] = QX[k]! * f[0]! + w * f[1]! + QZ[k]! * f[2]!;
       }
       markNearest(canvas, SX, SY, SZ, waterDepth);
+      for (let k = 0; k < 4; k++) {
+        if (SY[k]! < waterRowMin) waterRowMin = SY[k]!;
+        if (SY[k]! > waterRowMax) waterRowMax = SY[k]!;
+      }
       cells += end - i;
       i = end;
     }
@@ -596,7 +606,10 @@ function drawTerrain(canvas: Canvas, cam: Camera, scene: RenderScene, frame: num
   const color = [palette[WATER * 3]!, palette[WATER * 3 + 1]!, palette[WATER * 3 + 2]!];
   // Keep water visible even when the place makes it nearly clear.
   const alpha = Math.min(0.85, Math.max(0.35, 1 - terrain.waterTransparency));
-  return { cells, water: { depth: waterDepth, color, alpha } };
+  return {
+    cells,
+    water: { depth: waterDepth, color, alpha, rowMin: Math.max(0, Math.floor(waterRowMin) - 1), rowMax: Math.min(canvas.height - 1, Math.ceil(waterRowMax) + 1) },
+  };
 }
 
 /** Water over whatever lies behind it (terrain, opaque parts), lit as a flat surface. */
@@ -606,15 +619,19 @@ function blendWater(canvas: Canvas, water: WaterLayer): void {
   const table = blendTable(color[0]! * k, color[1]! * k, color[2]! * k, alpha);
   // Nothing under the water in the file: drawn as deep water, not as tinted sky.
   const deep = colorIndex(canvas.palette, color[0]! * k * 0.8, color[1]! * k * 0.8, color[2]! * k * 0.8);
-  const pixels = canvas.pixels, stride = canvas.stride, palette = canvas.palette;
-  for (let y = 0; y < canvas.height; y++) {
-    for (let x = 0; x < canvas.width; x++) {
-      const p = y * canvas.width + x;
+  const pixels = canvas.pixels, stride = canvas.stride, palette = canvas.palette, under = canvas.depth, width = canvas.width;
+  for (let y = water.rowMin; y <= water.rowMax; y++) {
+    for (let x = 0, p = y * width, o = y * stride + 1; x < width; x++, p++, o++) {
       const z = depth[p]!;
-      if (z === Infinity || z >= canvas.depth[p]!) continue;
-      const o = y * stride + 1 + x;
-      pixels[o] = canvas.depth[p] === Infinity ? deep : blendIndex(palette, table, pixels[o]!);
-      canvas.depth[p] = z;
+      if (z === Infinity || z >= under[p]!) continue;
+      if (under[p] === Infinity) pixels[o] = deep;
+      else {
+        // The table's known entries first: a call per pixel only for colours not yet blended.
+        const index = pixels[o]!;
+        const known = index < table.result.length ? table.result[index]! : -1;
+        pixels[o] = known >= 0 ? known : blendIndex(palette, table, index);
+      }
+      under[p] = z;
     }
   }
 }

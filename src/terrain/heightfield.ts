@@ -2,12 +2,14 @@
  * The terrain as seen from above: per column of cells, the height of the topmost
  * solid surface, its material, and the height of any water above it. This is what
  * the preview picture draws; it costs about one visit per surface voxel, not one per
- * voxel: chunks are read top-down per chunk column and runs are walked backwards
- * (voxels are stored Y-outermost), so a column is settled at its first solid voxel
- * and chunks under a fully settled chunk column are skipped unread.
+ * voxel: chunks are read top-down per chunk column, and each chunk layer by layer from
+ * the top through the grid's layer index (runs walked backwards: voxels are stored
+ * Y-outermost), so a column is settled at its first solid voxel, layers and chunks under
+ * a settled chunk column are never parsed, only the sampled columns (every k-th) are
+ * visited, and water below a column's first water is skipped.
  */
 import { AIR, WATER } from './materials.js';
-import { VOXEL_STUDS, newRuns, readRuns, type SmoothGrid } from './smooth-grid.js';
+import { VOXEL_STUDS, newRuns, readLayerRuns, type SmoothGrid } from './smooth-grid.js';
 
 export interface TerrainHeightfield {
   /** Studs: the minimum x and z corner of cell (0, 0). */
@@ -73,6 +75,14 @@ export function terrainHeightfield(grid: SmoothGrid, options: HeightfieldOptions
   // Columns still open per z row of the chunk: a run over closed rows only is skipped whole.
   const open = new Int32Array(side);
   let openCount = 0;
+  // Open columns per z row not yet wet: water below a column's first water changes nothing, so
+  // a water-only run over rows without such columns (a sea's depth) is skipped.
+  const dry = new Int32Array(side);
+  let dryCount = 0;
+  // Per local column and row of the chunk column: the nearest sampled column at or left of it
+  // (−1 for none), and the cell index parts, so the walk needs no division.
+  const sampledLeft = new Int32Array(side);
+  const cellX = new Int32Array(side), cellZ = new Int32Array(side);
   let group = -1;
   for (const chunk of order) {
     const cx = c[chunk * 3]!, cy = c[chunk * 3 + 1]!, cz = c[chunk * 3 + 2]!;
@@ -86,62 +96,87 @@ export function terrainHeightfield(grid: SmoothGrid, options: HeightfieldOptions
       wet.fill(0);
       open.fill(0);
       openCount = 0;
-      for (let row = 0; row < side; row++) {
-        const z = z0 + row;
-        if (z < minZ || z > maxZ || (z - originZ) % k !== 0) continue;
-        for (let lx = 0; lx < side; lx++) {
-          const x = x0 + lx;
-          if (x < minX || x > maxX || (x - originX) % k !== 0) continue;
+      dry.fill(0);
+      dryCount = 0;
+      // The sampled rows and columns (every k-th from the origin) of this chunk column inside the region.
+      const rowLast = Math.min(side - 1, maxZ - z0), lxLast = Math.min(side - 1, maxX - x0);
+      for (let i = 0, last = -1; i < side; i++) {
+        if ((((x0 + i - originX) % k) + k) % k === 0) last = i;
+        sampledLeft[i] = last;
+        cellX[i] = Math.floor((x0 + i - originX) / k);
+        cellZ[i] = width * Math.floor((z0 + i - originZ) / k);
+      }
+      for (let row = nextSampled(Math.max(0, minZ - z0), z0 - originZ, k); row <= rowLast; row += k) {
+        for (let lx = nextSampled(Math.max(0, minX - x0), x0 - originX, k); lx <= lxLast; lx += k) {
           settled[row * side + lx] = 0;
           open[row]!++;
           openCount++;
+          dry[row]!++;
+          dryCount++;
         }
       }
     }
     if (openCount === 0) continue;
-    readRuns(grid, chunk, runs);
     const y0 = cy * side;
-    for (let r = runs.count - 1; r >= 0 && openCount > 0; r--) {
-      const m = runs.material[r]!;
-      const solid = runs.solid[r]!;
-      const w = runs.water[r]!;
-      if ((m === AIR || solid === 0) && w === 0) continue;
-      const isSolid = m !== AIR && m !== WATER && solid > 0;
-      const first = runs.start[r]!;
-      // Row segments from the end: each lies in one x row of one layer.
-      for (let v = first + runs.length[r]! - 1; v >= first;) {
-        const rowStart = v & ~(side - 1);
-        const segmentFirst = rowStart > first ? rowStart : first;
-        const row = (v >> L) & (side - 1);
-        if (open[row]! > 0) {
-          const y = y0 + (v >> (2 * L));
-          const lxMin = segmentFirst & (side - 1);
-          for (let lx = v & (side - 1); lx >= lxMin; lx--) {
-            const col = row * side + lx;
-            if (settled[col]) continue;
-            const cell = ((x0 + lx - originX) / k | 0) + width * ((z0 + row - originZ) / k | 0);
-            if (w > 0 && !wet[col]) {
-              wet[col] = 1;
-              const h = (y + w / 255) * VOXEL_STUDS;
-              if (h > water[cell]!) water[cell] = h;
-            }
-            if (isSolid) {
-              settled[col] = 1;
-              open[row]!--;
-              openCount--;
-              const h = (y + solid / 255) * VOXEL_STUDS;
-              if (h > top[cell]!) {
-                top[cell] = h;
-                material[cell] = m;
+    // Layers top-down, each read on its own (the layer index says where its runs start):
+    // under a chunk column's surface nothing more is read.
+    for (let layer = side - 1; layer >= 0 && openCount > 0; layer--) {
+      readLayerRuns(grid, chunk, layer, layer, runs);
+      const layerFirst = layer << (2 * L), layerLast = layerFirst + (1 << (2 * L)) - 1;
+      const y = y0 + layer;
+      for (let r = runs.count - 1; r >= 0 && openCount > 0; r--) {
+        const m = runs.material[r]!;
+        const solid = runs.solid[r]!;
+        const w = runs.water[r]!;
+        if ((m === AIR || solid === 0) && w === 0) continue;
+        const isSolid = m !== AIR && m !== WATER && solid > 0;
+        if (!isSolid && dryCount === 0) continue;
+        const first = Math.max(runs.start[r]!, layerFirst);
+        // Row segments from the end: each lies in one x row of the layer.
+        for (let v = Math.min(runs.start[r]! + runs.length[r]! - 1, layerLast); v >= first;) {
+          const rowStart = v & ~(side - 1);
+          const segmentFirst = rowStart > first ? rowStart : first;
+          const row = (v >> L) & (side - 1);
+          if (isSolid ? open[row]! > 0 : dry[row]! > 0) {
+            const lxMin = segmentFirst & (side - 1);
+            // Only the sampled columns (every k-th from the origin).
+            const rowCell = cellZ[row]!;
+            for (let lx = sampledLeft[v & (side - 1)]!; lx >= lxMin; lx -= k) {
+              const col = row * side + lx;
+              if (settled[col]) continue;
+              const cell = cellX[lx]! + rowCell;
+              if (w > 0 && !wet[col]) {
+                wet[col] = 1;
+                dry[row]!--;
+                dryCount--;
+                const h = (y + w / 255) * VOXEL_STUDS;
+                if (h > water[cell]!) water[cell] = h;
+              }
+              if (isSolid) {
+                settled[col] = 1;
+                open[row]!--;
+                openCount--;
+                if (!wet[col]) { dry[row]!--; dryCount--; }
+                const h = (y + solid / 255) * VOXEL_STUDS;
+                if (h > top[cell]!) {
+                  top[cell] = h;
+                  material[cell] = m;
+                }
               }
             }
           }
+          v = segmentFirst - 1;
         }
-        v = segmentFirst - 1;
       }
     }
   }
   // Water under the solid top is hidden.
   for (let i = 0; i < water.length; i++) if (water[i]! <= top[i]!) water[i] = -Infinity;
   return { originX: originX * VOXEL_STUDS, originZ: originZ * VOXEL_STUDS, cellSize: k * VOXEL_STUDS, width, depth, top, material, water };
+}
+
+/** The first v' ≥ v with (offset + v') a multiple of k. */
+function nextSampled(v: number, offset: number, k: number): number {
+  const r = (((offset + v) % k) + k) % k;
+  return r === 0 ? v : v + k - r;
 }

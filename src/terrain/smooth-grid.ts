@@ -8,7 +8,8 @@
  * voxel count, every chunk position against the limits and the order the engine
  * writes (ascending X, then Y, then Z): a truncated run, a count past the chunk end or
  * an absurd offset is a `DecodeError` naming the byte offset in the blob. It allocates
- * only the chunk index (two small typed arrays sized from the blob), never voxels:
+ * only the chunk index (small typed arrays sized from the blob: chunk positions and
+ * offsets, and where each chunk layer's runs start), never voxels:
  * those are decoded one chunk at a time (`readRuns`, `decodeChunk`) into buffers the
  * caller reuses, so a large terrain never becomes one large array.
  *
@@ -37,6 +38,13 @@ export interface SmoothGrid {
   readonly coords: Int32Array;
   /** Byte offset in `bytes` where each chunk's voxel runs start. */
   readonly offsets: Uint32Array;
+  /**
+   * Per chunk and layer (y), `side` entries a chunk: the byte offset of the run holding the
+   * layer's first voxel, and that run's first voxel. Runs are variable-length, so without
+   * this a reader that wants the top layers (the heightfield) parses the whole chunk.
+   */
+  readonly layerOffsets: Uint32Array;
+  readonly layerStarts: Uint32Array;
 }
 
 /** One chunk's voxels, `side³` entries each, indexed x + side·(z + side·y). */
@@ -75,6 +83,12 @@ export function readSmoothGrid(bytes: Uint8Array, limits?: Partial<TerrainLimits
   const capacity = Math.min(caps.maxChunks, Math.floor((bytes.length - 2) / minChunkBytes));
   const coords = new Int32Array(capacity * 3);
   const offsets = new Uint32Array(capacity);
+  // 8 bytes per layer and chunk; a chunk of `side` layers takes at least 12 + side³/256 bytes, so
+  // this index is under 5× the blob (the worst, side 8 or 16) and at most maxChunks × side × 8
+  // bytes (16 MiB at Studio's 32-voxel chunks).
+  const layerOffsets = new Uint32Array(capacity * side);
+  const layerStarts = new Uint32Array(capacity * side);
+  const layers: LayerIndex = { offsets: layerOffsets, starts: layerStarts, base: 0, layerVoxels: side * side };
   let count = 0;
   let x = 0, y = 0, z = 0;
   let pos = 2;
@@ -100,15 +114,22 @@ export function readSmoothGrid(bytes: Uint8Array, limits?: Partial<TerrainLimits
     pos += CHUNK_HEADER_BYTES;
     coords[count * 3] = x; coords[count * 3 + 1] = y; coords[count * 3 + 2] = z;
     offsets[count] = pos;
-    pos = parseRuns(bytes, pos, chunkVoxels, null, x, y, z);
+    layers.base = count * side;
+    pos = parseRuns(bytes, pos, chunkVoxels, null, x, y, z, 0, chunkVoxels, layers);
     count++;
   }
-  return { bytes, chunkLog2, side, chunkVoxels, count, coords: coords.subarray(0, count * 3), offsets: offsets.subarray(0, count) };
+  return {
+    bytes, chunkLog2, side, chunkVoxels, count, coords: coords.subarray(0, count * 3), offsets: offsets.subarray(0, count),
+    layerOffsets: layerOffsets.subarray(0, count * side), layerStarts: layerStarts.subarray(0, count * side),
+  };
 }
 
 function emptyGrid(bytes: Uint8Array, chunkLog2: number): SmoothGrid {
   const side = 1 << chunkLog2;
-  return { bytes, chunkLog2, side, chunkVoxels: side * side * side, count: 0, coords: new Int32Array(0), offsets: new Uint32Array(0) };
+  return {
+    bytes, chunkLog2, side, chunkVoxels: side * side * side, count: 0, coords: new Int32Array(0), offsets: new Uint32Array(0),
+    layerOffsets: new Uint32Array(0), layerStarts: new Uint32Array(0),
+  };
 }
 
 /** Axis `axis` of the 3 interleaved big-endian i32 at `pos`: its bytes sit 3 apart, most significant first. */
@@ -121,17 +142,22 @@ function fail(reason: string, offset: number): DecodeError {
 }
 
 /**
- * Reads one chunk's runs from `pos`, recording them in `runs` when given; returns the
- * position after the chunk. Each voxel: a flag byte (material in bits 0-5, bit 6: an
+ * Reads one chunk's runs from `pos` (at voxel `from`, until voxel `to`), recording them
+ * in `runs` and the layer index in `layers` when given; returns the position after the
+ * last run read. Each voxel: a flag byte (material in bits 0-5, bit 6: an
  * occupancy byte follows, bit 7: a count byte follows), then the occupancy, then the
  * count; count 0 means one voxel followed by its water occupancy, count n ≥ 1 means
  * n + 1 voxels.
  */
-function parseRuns(bytes: Uint8Array, pos: number, total: number, runs: VoxelRuns | null, cx: number, cy: number, cz: number): number {
+function parseRuns(
+  bytes: Uint8Array, pos: number, total: number, runs: VoxelRuns | null, cx: number, cy: number, cz: number, from = 0, to = total,
+  layers: LayerIndex | null = null,
+): number {
   const end = bytes.length;
-  let voxels = 0;
+  let voxels = from;
   let count = 0;
-  while (voxels < total) {
+  let layer = 0, nextLayer = 0;
+  while (voxels < to) {
     const at = pos;
     if (pos >= end) throw fail(`chunk (${cx}, ${cy}, ${cz}) ends after ${voxels} of ${total} voxels: the blob is truncated`, pos);
     const flag = bytes[pos++]!;
@@ -171,9 +197,23 @@ function parseRuns(bytes: Uint8Array, pos: number, total: number, runs: VoxelRun
     }
     count++;
     voxels += length;
+    if (layers) {
+      for (; nextLayer < voxels; layer++, nextLayer += layers.layerVoxels) {
+        layers.offsets[layers.base + layer] = at;
+        layers.starts[layers.base + layer] = voxels - length;
+      }
+    }
   }
   if (runs) runs.count = count;
   return pos;
+}
+
+/** Where parseRuns notes, per layer of the chunk from `base`, the run holding the layer's first voxel. */
+interface LayerIndex {
+  offsets: Uint32Array;
+  starts: Uint32Array;
+  base: number;
+  layerVoxels: number;
 }
 
 export function newRuns(grid: SmoothGrid): VoxelRuns {
@@ -189,6 +229,20 @@ export function readRuns(grid: SmoothGrid, index: number, runs: VoxelRuns): Voxe
   if (!(index >= 0 && index < grid.count)) throw new RangeError(`no chunk ${index} (the grid has ${grid.count})`);
   const c = grid.coords;
   parseRuns(grid.bytes, grid.offsets[index]!, grid.chunkVoxels, runs, c[index * 3]!, c[index * 3 + 1]!, c[index * 3 + 2]!);
+  return runs;
+}
+
+/**
+ * Fills `runs` with the runs of chunk `index` that hold voxels of layers `from` to `to`
+ * (inclusive); the first may start in a lower layer, the last may reach a higher one.
+ */
+export function readLayerRuns(grid: SmoothGrid, index: number, from: number, to: number, runs: VoxelRuns): VoxelRuns {
+  if (!(index >= 0 && index < grid.count)) throw new RangeError(`no chunk ${index} (the grid has ${grid.count})`);
+  if (!(from >= 0 && from <= to && to < grid.side)) throw new RangeError(`no layers ${from}..${to} (a chunk has ${grid.side})`);
+  const c = grid.coords;
+  const at = index * grid.side + from;
+  const layerVoxels = grid.side * grid.side;
+  parseRuns(grid.bytes, grid.layerOffsets[at]!, grid.chunkVoxels, runs, c[index * 3]!, c[index * 3 + 1]!, c[index * 3 + 2]!, grid.layerStarts[at], (to + 1) * layerVoxels);
   return runs;
 }
 
