@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isNotFound, isTempName, syncDirectory } from '../atomic.js';
 import { busyError, fromFsError, tooLargeError } from './errors.js';
 import { guardStream } from './guard-stream.js';
-import { createKeyedLock } from './keyed-lock.js';
+import { createKeyedLock } from '../../concurrency/keyed-lock.js';
 import { measureReachability } from './operations.js';
 import { checkKey, checkPrefix, isValidKey } from './keys.js';
 import type { Capabilities, ListOptions, ListPage, ObjectInfo, ObjectStore, ObjectStream, PutFileOptions, Reachability, StoredObject, WriteOptions, WriteResult } from './types.js';

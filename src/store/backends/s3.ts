@@ -35,7 +35,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import type { S3StoreConfig } from './config.js';
 import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError } from './errors.js';
 import { guardStream } from './guard-stream.js';
-import { createKeyedLock } from './keyed-lock.js';
+import { createKeyedLock } from '../../concurrency/keyed-lock.js';
 import { measureReachability } from './operations.js';
 import { checkKey, checkPrefix } from './keys.js';
 import type { Capabilities, ListOptions, ListPage, ObjectInfo, ObjectStore, ObjectStream, PutFileOptions, Reachability, StoredObject, WriteOptions, WriteResult } from './types.js';
