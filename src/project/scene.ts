@@ -21,7 +21,7 @@
  * once per distinct string, so a binary place's 200k parts cost a few column reads
  * each.
  */
-import { findService, getValue, type Column, type Dom } from '../parser/dom.js';
+import { findService, getValue, type Dom } from '../parser/dom.js';
 import type { Matrix3, Value, Vec3 } from '../parser/values.js';
 import { parseAssetUri, uriOf } from '../assets/refs.js';
 import {
@@ -31,6 +31,7 @@ import {
 import { asCFrame, asVec3, roundVec3 } from './geometry.js';
 import { instanceId } from './ids.js';
 import { JsonWriter } from './json-writer.js';
+import { partColumns as scenePartColumns, type PartColumns } from '../scene/columns.js';
 
 /** A reference to an entry of the document's `assets` (by id), or a file built into the client. */
 export type AssetLink = { id: string } | { builtin: string };
@@ -100,45 +101,10 @@ export interface Scene {
 const IDENTITY: Matrix3 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
 const ORIGIN: Vec3 = [0, 0, 0];
 
-interface PartColumns {
-  table: number;
-  cframe?: Column;
-  size?: Column;
-  shape?: Column;
-  color3uint8?: Column;
-  color?: Column;
-  brickColor?: Column;
-  material?: Column;
-  transparency?: Column;
-  anchored?: Column;
-  canCollide?: Column;
-  meshContent?: Column;
-  meshId?: Column;
-  textureContent?: Column;
-  textureId?: Column;
-  assetId?: Column;
-}
-
+/** The scene's columns of a part table (src/scene's), with `Content` standing in for a missing `AssetId`. */
 function partColumns(dom: Dom, table: number): PartColumns {
-  const c = dom.table(table).columns;
-  return {
-    table,
-    cframe: c.get('CFrame'),
-    size: c.get('size') ?? c.get('Size'),
-    shape: c.get('shape') ?? c.get('Shape'),
-    color3uint8: c.get('Color3uint8'),
-    color: c.get('Color'),
-    brickColor: c.get('BrickColor') ?? c.get('brickColor'),
-    material: c.get('Material'),
-    transparency: c.get('Transparency'),
-    anchored: c.get('Anchored'),
-    canCollide: c.get('CanCollide'),
-    meshContent: c.get('MeshContent'),
-    meshId: c.get('MeshId') ?? c.get('MeshID'),
-    textureContent: c.get('TextureContent'),
-    textureId: c.get('TextureID') ?? c.get('TextureId'),
-    assetId: c.get('AssetId') ?? c.get('Content'),
-  };
+  const columns = scenePartColumns(dom, table);
+  return columns.assetId !== undefined ? columns : { ...columns, assetId: dom.table(table).columns.get('Content') };
 }
 
 /** The scene's root: "Workspace" for a place, null for a model file. */

@@ -32,6 +32,8 @@ export interface PartColumns {
   meshData?: Column;
   assetId?: Column;
   usePartColor?: Column;
+  anchored?: Column;
+  canCollide?: Column;
 }
 
 export function partColumns(dom: Dom, table: number): PartColumns {
@@ -57,6 +59,8 @@ export function partColumns(dom: Dom, table: number): PartColumns {
     meshData: c.get('MeshData'),
     assetId: c.get('AssetId'),
     usePartColor: c.get('UsePartColor'),
+    anchored: c.get('Anchored'),
+    canCollide: c.get('CanCollide'),
   };
 }
 
