@@ -28,8 +28,9 @@
 import type { Column, Dom } from '../parser/dom.js';
 import type { PropType, Value } from '../parser/values.js';
 import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
-import { instanceId } from './ids.js';
+import { instanceId, writeId } from './ids.js';
 import { type JsonWriter } from './json-writer.js';
+import { isAsciiRow, nameWriter, rowWriter, type RowWriter } from './row-writers.js';
 
 /** One class's entry of `classes`. */
 export interface ClassSchema {
@@ -70,6 +71,8 @@ interface Plan {
   name: string;
   column: Column;
   encode: Encoder;
+  /** Writes a row's value straight from the column (row-writers.ts). */
+  write: RowWriter;
   /** The class default's text, when the property has one. */
   defaultText: string | undefined;
   /** Rows that may differ from the default (Column.differing), null when unknown: then values are compared as text. */
@@ -89,6 +92,7 @@ export class InstanceTree {
   readonly schemas = new Map<string, ClassSchema>();
   readonly #plans: (Plan[] | null)[];
   readonly #ctx: EncodeContext;
+  readonly #writeName: RowWriter;
   /** Per table, per property: each sampled value's text and the first row holding it. */
   readonly #samples = new Map<number, Map<string, Map<string, number>>>();
 
@@ -96,6 +100,7 @@ export class InstanceTree {
     this.dom = dom;
     this.excluded = options.excluded;
     this.#ctx = ctx;
+    this.#writeName = nameWriter(dom);
     const omit = options.omit ?? (() => false);
     const kept = this.#keptRowsPerTable();
 
@@ -142,6 +147,7 @@ export class InstanceTree {
           name,
           column,
           encode: ENCODERS[column.type],
+          write: rowWriter(column, ctx),
           defaultText,
           differs: defaultRow === -1 ? null : column.differing!(defaultRow),
           typeOverride: classType === column.type ? '' : `${JSON.stringify(name)}:${JSON.stringify(column.type)}`,
@@ -240,36 +246,48 @@ export class InstanceTree {
     const { dom } = this;
     const plans = this.#plans[dom.tableOf(row)]!;
     const at = dom.rowInTable(row);
-    const name = dom.name(row);
-    w.ascii('{"id":"');
-    w.ascii(instanceId(row));
-    w.ascii('","class":');
+    w.ascii('{"id":');
+    writeId(w, row);
+    w.ascii(',"class":');
     w.string(dom.className(row));
     w.ascii(',"name":');
-    w.string(name);
+    this.#writeName(w, row);
     const parent = dom.parent(row);
     if (parent === -1) w.ascii(',"parent":null,"properties":{');
-    else { w.ascii(',"parent":"'); w.ascii(instanceId(parent)); w.ascii('","properties":{'); }
+    else { w.ascii(',"parent":'); writeId(w, parent); w.ascii(',"properties":{'); }
     let first = true;
     let types = '';
     for (let i = 0; i < plans.length; i++) {
       const plan = plans[i]!;
       const differs = plan.differs;
       if (differs !== null && (differs[at >> 3]! & (1 << (at & 7))) === 0) continue;
-      const value = plan.column.get(at);
-      if (plan.isName && typeof value === 'string' && value === name) continue;
-      // Without a bit set to tell, the default is compared as text (XML files, other columns).
-      if (differs === null && plan.defaultText !== undefined && encodeValue(plan.column.type, value, this.#ctx) === plan.defaultText) continue;
-      if (!first) w.byte(0x2c);
-      first = false;
-      if (plan.asciiKey) w.ascii(plan.key);
-      else w.text(plan.key);
-      plan.encode(w, value, this.#ctx);
+      // Name is the instance's `name` (dom.name reads this column) whenever it is text.
+      if (plan.isName && (isAsciiRow(plan.column, at) || typeof plan.column.get(at) === 'string')) continue;
+      if (differs === null && plan.defaultText !== undefined) {
+        // Without a bit set to tell, the default is compared as text (XML files, other columns).
+        const value = plan.column.get(at);
+        const text = encodeValue(plan.column.type, value, this.#ctx);
+        if (text === plan.defaultText) continue;
+        if (!first) w.byte(0x2c);
+        first = false;
+        this.#writeKey(w, plan);
+        w.text(text);
+      } else {
+        if (!first) w.byte(0x2c);
+        first = false;
+        this.#writeKey(w, plan);
+        plan.write(w, at);
+      }
       if (plan.typeOverride) types += (types ? ',' : '') + plan.typeOverride;
     }
     w.byte(0x7d);
     if (types) w.text(`,"types":{${types}}`);
     w.byte(0x7d);
+  }
+
+  #writeKey(w: JsonWriter, plan: Plan): void {
+    if (plan.asciiKey) w.ascii(plan.key);
+    else w.text(plan.key);
   }
 
   /** Writes a generated instance: complete properties and types of its own. */
@@ -280,9 +298,9 @@ export class InstanceTree {
     w.string(instance.className);
     w.ascii(',"name":');
     w.string(instance.name);
-    w.ascii(',"parent":"');
-    w.ascii(instanceId(instance.parent));
-    w.ascii('","generated":true,"properties":{');
+    w.ascii(',"parent":');
+    writeId(w, instance.parent);
+    w.ascii(',"generated":true,"properties":{');
     const properties = instance.properties;
     for (let i = 0; i < properties.length; i++) {
       const [name, type, value] = properties[i]!;

@@ -110,17 +110,7 @@ export class JsonWriter {
         if (c === QUOTE || c === BACKSLASH) buffer[at++] = BACKSLASH;
         buffer[at++] = c;
       } else if (c < 0x20) {
-        buffer[at++] = BACKSLASH;
-        switch (c) {
-          case 0x08: buffer[at++] = 0x62; break; // \b
-          case 0x09: buffer[at++] = 0x74; break; // \t
-          case 0x0a: buffer[at++] = 0x6e; break; // \n
-          case 0x0c: buffer[at++] = 0x66; break; // \f
-          case 0x0d: buffer[at++] = 0x72; break; // \r
-          default:
-            buffer[at++] = 0x75; buffer[at++] = ZERO; buffer[at++] = ZERO;
-            buffer[at++] = HEX.charCodeAt(c >> 4); buffer[at++] = HEX.charCodeAt(c & 15);
-        }
+        at = escapeControl(buffer, at, c);
       } else {
         // Not ASCII (or DEL): JSON.stringify handles lone surrogates as JSON.stringify does.
         this.#at = start;
@@ -131,6 +121,36 @@ export class JsonWriter {
     buffer[at++] = QUOTE;
     this.written += at - start;
     this.#at = at;
+  }
+
+  /**
+   * A JSON string from bytes [start, end) of `bytes` when they are all ASCII (the
+   * same text `string` writes for them); returns false, writing nothing, otherwise.
+   */
+  asciiString(bytes: Uint8Array, start: number, end: number): boolean {
+    const length = end - start;
+    if (length > 4096) return false; // long text (sources, attribute blobs): not worth six times its size in room
+    this.#room(length * 6 + 2);
+    const buffer = this.#buffer;
+    const from = this.#at;
+    let at = from;
+    buffer[at++] = QUOTE;
+    for (let i = start; i < end; i++) {
+      const c = bytes[i]!;
+      if (c >= 0x20 && c <= 0x7f) {
+        // DEL stays as it is, as JSON.stringify leaves it.
+        if (c === QUOTE || c === BACKSLASH) buffer[at++] = BACKSLASH;
+        buffer[at++] = c;
+      } else if (c < 0x20) {
+        at = escapeControl(buffer, at, c);
+      } else {
+        return false;
+      }
+    }
+    buffer[at++] = QUOTE;
+    this.written += at - from;
+    this.#at = at;
+    return true;
   }
 
   /** An integer (any safe integer; other numbers as JavaScript prints them). */
@@ -225,6 +245,22 @@ export class JsonWriter {
 }
 
 const DIGITS = new Uint8Array(40);
+
+/** JSON's escape of a control character (below 0x20) at `at`; returns where it ends. */
+function escapeControl(buffer: Uint8Array, at: number, c: number): number {
+  buffer[at++] = BACKSLASH;
+  switch (c) {
+    case 0x08: buffer[at++] = 0x62; break; // \b
+    case 0x09: buffer[at++] = 0x74; break; // \t
+    case 0x0a: buffer[at++] = 0x6e; break; // \n
+    case 0x0c: buffer[at++] = 0x66; break; // \f
+    case 0x0d: buffer[at++] = 0x72; break; // \r
+    default:
+      buffer[at++] = 0x75; buffer[at++] = ZERO; buffer[at++] = ZERO;
+      buffer[at++] = HEX.charCodeAt(c >> 4); buffer[at++] = HEX.charCodeAt(c & 15);
+  }
+  return at;
+}
 
 /** Whether |x| rounded to k decimals reads back as the float32 x. */
 function readsBack(x: number, magnitude: number, k: number): boolean {

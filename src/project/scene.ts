@@ -29,8 +29,9 @@ import {
   MESH_OBJECT_CLASSES, MESH_TYPES, NORMAL_IDS, PART_TYPES,
 } from './classes.js';
 import { asCFrame, asVec3, roundVec3 } from './geometry.js';
-import { instanceId } from './ids.js';
+import { writeId } from './ids.js';
 import { JsonWriter } from './json-writer.js';
+import { nameWriter } from './row-writers.js';
 import { partColumns as scenePartColumns, type PartColumns } from '../scene/columns.js';
 
 /** A reference to an entry of the document's `assets` (by id), or a file built into the client. */
@@ -140,6 +141,7 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
   // Per level descended into: whether that row opened a node (closed when climbing out).
   const opened: boolean[] = [];
   let first = true;
+  const writeName = nameWriter(dom);
   const close = (): void => {
     const group = isGroup.pop();
     w.ascii(hasChildren.pop() ? ']}' : group ? ',"children":[]}' : '}');
@@ -160,12 +162,12 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
         if (depth === 0) { if (!first) w.byte(0x2c); first = false; }
         else if (hasChildren[depth - 1]) w.byte(0x2c);
         else { w.ascii(',"children":['); hasChildren[depth - 1] = true; }
-        w.ascii(part ? '{"type":"part","id":"' : '{"type":"group","id":"');
-        w.ascii(instanceId(row));
-        w.ascii('","class":');
+        w.ascii(part ? '{"type":"part","id":' : '{"type":"group","id":');
+        writeId(w, row);
+        w.ascii(',"class":');
         w.string(className);
         w.ascii(',"name":');
-        w.string(dom.name(row));
+        writeName(w, row);
         if (part) {
           const table = dom.tableOf(row);
           let columns = columnsByTable.get(table);
@@ -206,19 +208,49 @@ function vec3(w: JsonWriter, v: readonly number[]): void {
   w.byte(0x5b); w.float32(v[0]!); w.byte(0x2c); w.float32(v[1]!); w.byte(0x2c); w.float32(v[2]!); w.byte(0x5d);
 }
 
-/** A part's fields after its name: transform, size, look, flags, and the mesh and images it shows. */
-function writePart(w: JsonWriter, dom: Dom, row: number, className: string, c: PartColumns): void {
-  const at = dom.rowInTable(row);
-  const cframe = asCFrame(c.cframe?.get(at));
+/** Scratch for a CFrame's twelve numbers (Column.numbers). */
+const NUMBERS = new Float64Array(12);
+
+/** Writes `count` numbers of NUMBERS from `from` as a JSON array of float32 values. */
+function numbersArray(w: JsonWriter, from: number, count: number): void {
+  w.byte(0x5b);
+  for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.float32(NUMBERS[from + i]!); }
+  w.byte(0x5d);
+}
+
+/** position and rotation, from the CFrame column's numbers when it has them (binary files), else from its value. */
+function writeTransform(w: JsonWriter, column: PartColumns['cframe'], at: number): void {
+  if (column?.type === 'CFrame' && column.numbers) {
+    column.numbers(at, NUMBERS);
+    w.ascii(',"position":');
+    numbersArray(w, 0, 3);
+    w.ascii(',"rotation":[');
+    numbersArray(w, 3, 3); w.byte(0x2c); numbersArray(w, 6, 3); w.byte(0x2c); numbersArray(w, 9, 3);
+    w.byte(0x5d);
+    return;
+  }
+  const cframe = asCFrame(column?.get(at));
   w.ascii(',"position":');
   vec3(w, cframe ? cframe.position : ORIGIN);
   const r = cframe ? cframe.orientation : IDENTITY;
   w.ascii(',"rotation":[');
   vec3(w, r[0]); w.byte(0x2c); vec3(w, r[1]); w.byte(0x2c); vec3(w, r[2]);
-  w.ascii('],"size":');
-  const size = asVec3(c.size?.get(at));
-  if (size) vec3(w, size);
-  else w.ascii('null');
+  w.byte(0x5d);
+}
+
+/** A part's fields after its name: transform, size, look, flags, and the mesh and images it shows. */
+function writePart(w: JsonWriter, dom: Dom, row: number, className: string, c: PartColumns): void {
+  const at = dom.rowInTable(row);
+  writeTransform(w, c.cframe, at);
+  w.ascii(',"size":');
+  if (c.size?.type === 'Vector3' && c.size.numbers) {
+    c.size.numbers(at, NUMBERS);
+    numbersArray(w, 0, 3);
+  } else {
+    const size = asVec3(c.size?.get(at));
+    if (size) vec3(w, size);
+    else w.ascii('null');
+  }
   w.ascii(',"shape":');
   w.string(shapeOf(className, c.shape?.get(at)));
   const color = colorOf(c, at);
@@ -316,6 +348,10 @@ function shapeOf(className: string, shape: Value | undefined): string {
 
 /** Color3uint8, else Color (Color3, 0..1), else the BrickColor palette; Medium stone grey otherwise. */
 function colorOf(c: PartColumns, row: number): [number, number, number] {
+  if (c.color3uint8?.type === 'Color3uint8' && c.color3uint8.numbers) {
+    c.color3uint8.numbers(row, NUMBERS);
+    return [NUMBERS[0]!, NUMBERS[1]!, NUMBERS[2]!];
+  }
   const bytes = c.color3uint8?.get(row);
   if (Array.isArray(bytes) && bytes.length === 3) return [clampByte(bytes[0]), clampByte(bytes[1]), clampByte(bytes[2])];
   // An XML Color3uint8 may arrive packed as 0xAARRGGBB.
