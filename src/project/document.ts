@@ -111,10 +111,11 @@ function omitted(skip: boolean): (className: string, property: string, type?: Pr
  * a time.
  */
 export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes = 1 << 16): Generator<Buffer> {
+  const T: [string, number][] = []; let t0 = performance.now(); const lap = (n: string) => { const t = performance.now(); T.push([n, t - t0]); t0 = t; };
   const mode = parseScriptsMode(options.scriptsMode);
   const skip = mode === 'skip';
   const excluded = skip ? scriptSubtrees(dom) : undefined;
-  const joints = surfaceJoints(dom, excluded);
+  const joints = surfaceJoints(dom, excluded); lap('joints');
   const mapScripts = skip ? [] : readMapScripts(dom);
   const nonUtf8 = new Map<string, number>();
   for (const script of mapScripts) if (script.nonUtf8) nonUtf8.set(script.className, (nonUtf8.get(script.className) ?? 0) + 1);
@@ -125,7 +126,7 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes 
     assemblies: assemblies(dom, joints, excluded),
     nonUtf8Scripts: nonUtf8,
   });
-  const omit = omitted(skip);
+  lap('summary'); const omit = omitted(skip);
   summary.not_imported.push(...otherOmissions(dom, omit, excluded));
 
   const tree = new InstanceTree(dom, {
@@ -135,7 +136,7 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes 
     },
   }, { ...(excluded ? { excluded } : {}), omit });
 
-  const head = {
+  lap('tree'); const head = {
     format: PROJECT_FORMAT,
     version: PROJECT_VERSION,
     title: projectTitle(options.title, options.fileName),
@@ -147,15 +148,16 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes 
   };
   const w = new JsonWriter(chunkBytes);
   w.text(`${JSON.stringify(head).slice(0, -1)},"classes":${tree.classesJson()},"shared_strings":`);
-  yield* sharedStringsJson(w, dom);
+  yield* sharedStringsJson(w, dom); lap('shared');
   w.ascii(',"instances":');
-  yield* instancesJson(w, tree, generatedJoints(dom, joints));
+  yield* instancesJson(w, tree, generatedJoints(dom, joints)); lap('instances');
   w.ascii(',"scripts":');
-  yield* scriptsJson(w, mapScripts, mode, options.scriptCodes);
+  yield* scriptsJson(w, mapScripts, mode, options.scriptCodes); lap('scripts');
   w.ascii(',"scene":');
-  yield* sceneJson(w, dom, excluded);
+  yield* sceneJson(w, dom, excluded); lap('scene');
   w.text(`,"assets":${JSON.stringify(options.assets.map(assetEntry))}}`);
-  yield* w.flush();
+  yield* w.flush(); lap('end');
+  if (process.env.DOC_LAPS) console.error(T.map(([n, t]) => `${n} ${t.toFixed(0)}`).join(' '));
 }
 
 /** The whole document as an object: `projectJson` parsed (for tests and tools; the service never holds it whole). */

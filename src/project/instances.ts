@@ -29,7 +29,7 @@ import type { Column, Dom } from '../parser/dom.js';
 import type { PropType, Value } from '../parser/values.js';
 import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
 import { instanceId, writeId } from './ids.js';
-import { type JsonWriter } from './json-writer.js';
+import { JsonWriter } from './json-writer.js';
 import { isAsciiRow, nameWriter, rowWriter, type RowWriter } from './row-writers.js';
 
 /** One class's entry of `classes`. */
@@ -60,6 +60,9 @@ export interface GeneratedInstance {
   properties: [string, PropType, Value][];
 }
 
+/** Where sampled values are written to be compared as text. */
+const SCRATCH = new JsonWriter(4096);
+
 /** Rows of a table read at most this often to find each column's default. */
 const SAMPLE_ROWS = 32;
 
@@ -85,14 +88,52 @@ interface Plan {
   noDefault: boolean;
 }
 
+/**
+ * A table's plans and, per row, which of them to write: the plans whose bit is set for
+ * the row (or that have no bit set), in plan order, as rows of a compressed index
+ * (`plans` of row r are `order[starts[r]]` up to `order[starts[r + 1]]`). A part
+ * differs from its class defaults in a handful of its fifty-odd properties; the index
+ * costs one pass over each bit set instead of a test per property per row.
+ */
+interface TablePlans {
+  plans: Plan[];
+  starts: Uint32Array;
+  order: Uint16Array | Uint32Array;
+}
+
+function indexRows(plans: Plan[], rows: number): TablePlans {
+  const starts = new Uint32Array(rows + 1);
+  const forEachRow = (plan: Plan, visit: (row: number) => void): void => {
+    const bits = plan.differs;
+    if (bits === null) { for (let r = 0; r < rows; r++) visit(r); return; }
+    for (let byte = 0; byte < bits.length; byte++) {
+      let set = bits[byte]!;
+      while (set !== 0) {
+        const low = set & -set;
+        const row = (byte << 3) + 31 - Math.clz32(low);
+        if (row < rows) visit(row);
+        set ^= low;
+      }
+    }
+  };
+  for (const plan of plans) forEachRow(plan, (row) => { starts[row + 1]!++; });
+  for (let r = 0; r < rows; r++) starts[r + 1]! += starts[r]!;
+  const order = plans.length < 0x10000 ? new Uint16Array(starts[rows]!) : new Uint32Array(starts[rows]!);
+  const next = starts.slice(0, rows);
+  plans.forEach((plan, index) => forEachRow(plan, (row) => { order[next[row]!++] = index; }));
+  return { plans, starts, order };
+}
+
 /** Class schemas and per-table write plans for the rows a document keeps. */
 export class InstanceTree {
   readonly dom: Dom;
   readonly excluded: Uint8Array | undefined;
   readonly schemas = new Map<string, ClassSchema>();
-  readonly #plans: (Plan[] | null)[];
+  readonly #tables: (TablePlans | null)[];
   readonly #ctx: EncodeContext;
   readonly #writeName: RowWriter;
+  /** Row writers of the columns sampled for defaults. */
+  readonly #writers = new Map<Column, RowWriter>();
   /** Per table, per property: each sampled value's text and the first row holding it. */
   readonly #samples = new Map<number, Map<string, Map<string, number>>>();
 
@@ -131,7 +172,7 @@ export class InstanceTree {
     }
     this.#chooseDefaults(kept, counts, omit);
 
-    this.#plans = dom.tables.map((table, t) => {
+    this.#tables = dom.tables.map((table, t) => {
       if (kept[t] === 0) return null;
       const schema = this.schemas.get(table.className)!;
       const plans: Plan[] = [];
@@ -147,7 +188,7 @@ export class InstanceTree {
           name,
           column,
           encode: ENCODERS[column.type],
-          write: rowWriter(column, ctx),
+          write: this.#writers.get(column) ?? rowWriter(column, ctx),
           defaultText,
           differs: defaultRow === -1 ? null : column.differing!(defaultRow),
           typeOverride: classType === column.type ? '' : `${JSON.stringify(name)}:${JSON.stringify(column.type)}`,
@@ -155,10 +196,10 @@ export class InstanceTree {
           noDefault: schema.partial.has(name),
         });
       }
-      // A column whose every row equals the default is never written: leave it out of the per-row loop.
-      return plans.filter((plan) => plan.differs === null || plan.differs.some((byte) => byte !== 0));
+      return indexRows(plans, table.rows.length);
     });
     this.#samples.clear();
+    this.#writers.clear();
   }
 
   /** Kept rows per table. */
@@ -218,8 +259,12 @@ export class InstanceTree {
     return this.#samples.get(t)?.get(name)?.get(text) ?? -1;
   }
 
+  /** A row's JSON text, written by the column's row writer (kept for the plans). */
   #encode(column: Column, at: number): string {
-    return encodeValue(column.type, column.get(at), this.#ctx);
+    let write = this.#writers.get(column);
+    if (!write) this.#writers.set(column, (write = rowWriter(column, this.#ctx)));
+    write(SCRATCH, at);
+    return SCRATCH.takeText();
   }
 
   /** The `classes` object's JSON text (only the classes in `only`, when given). */
@@ -244,7 +289,7 @@ export class InstanceTree {
   /** Writes one instance's JSON. */
   writeInstance(w: JsonWriter, row: number): void {
     const { dom } = this;
-    const plans = this.#plans[dom.tableOf(row)]!;
+    const { plans, starts, order } = this.#tables[dom.tableOf(row)]!;
     const at = dom.rowInTable(row);
     w.ascii('{"id":');
     writeId(w, row);
@@ -257,10 +302,9 @@ export class InstanceTree {
     else { w.ascii(',"parent":'); writeId(w, parent); w.ascii(',"properties":{'); }
     let first = true;
     let types = '';
-    for (let i = 0; i < plans.length; i++) {
-      const plan = plans[i]!;
+    for (let i = starts[at]!, end = starts[at + 1]!; i < end; i++) {
+      const plan = plans[order[i]!]!;
       const differs = plan.differs;
-      if (differs !== null && (differs[at >> 3]! & (1 << (at & 7))) === 0) continue;
       // Name is the instance's `name` (dom.name reads this column) whenever it is text.
       if (plan.isName && (isAsciiRow(plan.column, at) || typeof plan.column.get(at) === 'string')) continue;
       if (differs === null && plan.defaultText !== undefined) {

@@ -20,7 +20,7 @@ export type RowWriter = (w: JsonWriter, row: number) => void;
 const NUMBER_FORMS: Partial<Record<PropType, 'float' | 'int' | 'floats' | 'ints'>> = {
   Float32: 'float',
   Int32: 'int', Enum: 'int', BrickColor: 'int', SharedString: 'int',
-  Vector2: 'floats', Vector3: 'floats', Color3: 'floats', CFrame: 'floats',
+  Vector2: 'floats', Vector3: 'floats', Color3: 'floats', CFrame: 'floats', OptionalCFrame: 'floats',
   Color3uint8: 'ints', Vector3int16: 'ints',
 };
 
@@ -38,6 +38,7 @@ export function rowWriter(column: Column, ctx: EncodeContext): RowWriter {
       case 'int': return (w, row) => { numbers(row, scratch); w.int(scratch[0]!); };
       case 'floats': return (w, row) => {
         const count = numbers(row, scratch);
+        if (count === 0) { w.ascii('null'); return; } // an OptionalCFrame without one
         w.byte(0x5b);
         for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.float32(scratch[i]!); }
         w.byte(0x5d);

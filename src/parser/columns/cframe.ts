@@ -148,6 +148,18 @@ function sameOptionalCFrame(col: ViewColumn, full: boolean, a: number, b: number
   return !hasA || sameCFrame(col, col.at + 1, full, col.end - n - 1 - 12 * n, a, b);
 }
 
+/** An OptionalCFrame row's twelve numbers, or none (0) when the row holds no CFrame. */
+function optionalCFrameNumbers(col: ViewColumn, full: boolean, row: number, out: Float64Array): number {
+  const n = col.length;
+  if (col.data[col.end - n + row] === 0) return 0;
+  return cframeNumbers(col, col.at + 1, full, col.end - n - 1 - 12 * n, row, out);
+}
+
+const OPTIONAL_CFRAME_NUMBERS: Record<'compact' | 'full', RowNumbers> = {
+  compact: (col, row, out) => optionalCFrameNumbers(col, false, row, out),
+  full: (col, row, out) => optionalCFrameNumbers(col, true, row, out),
+};
+
 const DIFF_OPTIONAL_CFRAME: Record<'compact' | 'full', RowDiff> = {
   compact: diffRows((col, a, b) => sameOptionalCFrame(col, false, a, b)),
   full: diffRows((col, a, b) => sameOptionalCFrame(col, true, a, b)),
@@ -164,5 +176,5 @@ export function readOptionalCFrameColumn(c: Cursor, { count }: ColumnContext): C
   if (flagType !== TYPE_IDS.Bool) throw new DecodeError(`OptionalCFrame expected presence type 0x02, got 0x${flagType.toString(16)}`);
   need(c, count, 'OptionalCFrame presence');
   const kind = full ? 'full' : 'compact';
-  return new ViewColumn('OptionalCFrame', count, c.bytes, at, c.pos, OPTIONAL_CFRAME[kind], DIFF_OPTIONAL_CFRAME[kind]);
+  return new ViewColumn('OptionalCFrame', count, c.bytes, at, c.pos, OPTIONAL_CFRAME[kind], DIFF_OPTIONAL_CFRAME[kind], OPTIONAL_CFRAME_NUMBERS[kind]);
 }
