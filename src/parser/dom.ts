@@ -48,9 +48,10 @@ export interface Column {
   differing?(reference: number): Uint8Array;
   /**
    * Numeric families of binary files (Float32, Int32, Enum, BrickColor, SharedString,
-   * Vector2, Vector3, Color3, Color3uint8, Vector3int16, CFrame, OptionalCFrame): a
-   * row's numbers into `out` without allocating, in the order `get` gives them (a
-   * CFrame's twelve in `GetComponents` order); returns how many (0 for an
+   * Vector2, Vector3, Color3, Color3uint8, Vector3int16, CFrame, OptionalCFrame,
+   * UniqueId): a row's numbers into `out` without allocating, in the order `get`
+   * gives them (a CFrame's twelve in `GetComponents` order, a UniqueId's four 32-bit
+   * words in the order its hex text prints them); returns how many (0 for an
    * OptionalCFrame row without one). Absent for other columns.
    */
   readonly numbers?: ((row: number, out: Float64Array) => number) | undefined;

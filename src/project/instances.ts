@@ -25,6 +25,7 @@
  * with `Column.same` (the stored bytes, in binary files), so only values that differ
  * from their class default are read and encoded.
  */
+import { Buffer } from 'node:buffer';
 import type { Column, Dom } from '../parser/dom.js';
 import type { PropType, Value } from '../parser/values.js';
 import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
@@ -67,10 +68,8 @@ const SCRATCH = new JsonWriter(4096);
 const SAMPLE_ROWS = 32;
 
 interface Plan {
-  /** `"Name":` */
-  key: string;
-  /** The key is ASCII (written byte by byte). */
-  asciiKey: boolean;
+  /** `"Name":` as UTF-8. */
+  key: Uint8Array;
   name: string;
   column: Column;
   encode: Encoder;
@@ -96,12 +95,14 @@ interface Plan {
  * costs one pass over each bit set instead of a test per property per row.
  */
 interface TablePlans {
+  /** `,"class":"Part","name":` as UTF-8: what follows every id of the table. */
+  head: Uint8Array;
   plans: Plan[];
   starts: Uint32Array;
   order: Uint16Array | Uint32Array;
 }
 
-function indexRows(plans: Plan[], rows: number): TablePlans {
+function indexRows(className: string, plans: Plan[], rows: number): TablePlans {
   const starts = new Uint32Array(rows + 1);
   const forEachRow = (plan: Plan, visit: (row: number) => void): void => {
     const bits = plan.differs;
@@ -121,7 +122,7 @@ function indexRows(plans: Plan[], rows: number): TablePlans {
   const order = plans.length < 0x10000 ? new Uint16Array(starts[rows]!) : new Uint32Array(starts[rows]!);
   const next = starts.slice(0, rows);
   plans.forEach((plan, index) => forEachRow(plan, (row) => { order[next[row]!++] = index; }));
-  return { plans, starts, order };
+  return { head: Buffer.from(`,"class":${JSON.stringify(className)},"name":`, 'utf8'), plans, starts, order };
 }
 
 /** Class schemas and per-table write plans for the rows a document keeps. */
@@ -181,10 +182,9 @@ export class InstanceTree {
         const classType = schema.properties[name];
         const defaultText = classType === column.type ? schema.defaults.get(name) : undefined;
         const defaultRow = defaultText === undefined || !column.differing ? -1 : this.#findRow(t, name, defaultText);
-        const key = JSON.stringify(name) + ':';
+        const key = Buffer.from(JSON.stringify(name) + ':', 'utf8');
         plans.push({
           key,
-          asciiKey: /^[\x20-\x7e]*$/.test(key),
           name,
           column,
           encode: ENCODERS[column.type],
@@ -196,7 +196,7 @@ export class InstanceTree {
           noDefault: schema.partial.has(name),
         });
       }
-      return indexRows(plans, table.rows.length);
+      return indexRows(table.className, plans, table.rows.length);
     });
     this.#samples.clear();
     this.#writers.clear();
@@ -289,13 +289,11 @@ export class InstanceTree {
   /** Writes one instance's JSON. */
   writeInstance(w: JsonWriter, row: number): void {
     const { dom } = this;
-    const { plans, starts, order } = this.#tables[dom.tableOf(row)]!;
+    const { head, plans, starts, order } = this.#tables[dom.tableOf(row)]!;
     const at = dom.rowInTable(row);
     w.ascii('{"id":');
     writeId(w, row);
-    w.ascii(',"class":');
-    w.string(dom.className(row));
-    w.ascii(',"name":');
+    w.bytes(head);
     this.#writeName(w, row);
     const parent = dom.parent(row);
     if (parent === -1) w.ascii(',"parent":null,"properties":{');
@@ -314,12 +312,12 @@ export class InstanceTree {
         if (text === plan.defaultText) continue;
         if (!first) w.byte(0x2c);
         first = false;
-        this.#writeKey(w, plan);
+        w.bytes(plan.key);
         w.text(text);
       } else {
         if (!first) w.byte(0x2c);
         first = false;
-        this.#writeKey(w, plan);
+        w.bytes(plan.key);
         plan.write(w, at);
       }
       if (plan.typeOverride) types += (types ? ',' : '') + plan.typeOverride;
@@ -327,11 +325,6 @@ export class InstanceTree {
     w.byte(0x7d);
     if (types) w.text(`,"types":{${types}}`);
     w.byte(0x7d);
-  }
-
-  #writeKey(w: JsonWriter, plan: Plan): void {
-    if (plan.asciiKey) w.ascii(plan.key);
-    else w.text(plan.key);
   }
 
   /** Writes a generated instance: complete properties and types of its own. */

@@ -86,6 +86,33 @@ export class JsonWriter {
     this.written += length;
   }
 
+  /** Bytes that are already JSON (keys and punctuation encoded once in advance). */
+  bytes(data: Uint8Array): void {
+    const length = data.length;
+    this.#room(length);
+    const buffer = this.#buffer;
+    let at = this.#at;
+    if (length > 24) { buffer.set(data, at); at += length; }
+    else for (let i = 0; i < length; i++) buffer[at++] = data[i]!;
+    this.#at = at;
+    this.written += length;
+  }
+
+  /** A JSON string of the lower-case hex digits of four 32-bit words (a UniqueId). */
+  hexWords(words: Float64Array): void {
+    this.#room(34);
+    const buffer = this.#buffer;
+    let at = this.#at;
+    buffer[at++] = QUOTE;
+    for (let w = 0; w < 4; w++) {
+      const word = words[w]!;
+      for (let shift = 28; shift >= 0; shift -= 4) buffer[at++] = HEX.charCodeAt((word >>> shift) & 15);
+    }
+    buffer[at++] = QUOTE;
+    this.#at = at;
+    this.written += 34;
+  }
+
   /** Any text, UTF-8 encoded as is (already JSON, e.g. from JSON.stringify). */
   text(text: string): void {
     const bytes = Buffer.byteLength(text, 'utf8');

@@ -16,8 +16,9 @@ import type { JsonWriter } from './json-writer.js';
 /** Writes one row's value. */
 export type RowWriter = (w: JsonWriter, row: number) => void;
 
-/** How the numbers of each numeric type are written: one float32, one integer, or an array of either. */
-const NUMBER_FORMS: Partial<Record<PropType, 'float' | 'int' | 'floats' | 'ints'>> = {
+/** How the numbers of each numeric type are written: one float32, one integer, an array of either, or a UniqueId's hex. */
+const NUMBER_FORMS: Partial<Record<PropType, 'float' | 'int' | 'floats' | 'ints' | 'hex'>> = {
+  UniqueId: 'hex',
   Float32: 'float',
   Int32: 'int', Enum: 'int', BrickColor: 'int', SharedString: 'int',
   Vector2: 'floats', Vector3: 'floats', Color3: 'floats', CFrame: 'floats', OptionalCFrame: 'floats',
@@ -43,6 +44,7 @@ export function rowWriter(column: Column, ctx: EncodeContext): RowWriter {
         for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.float32(scratch[i]!); }
         w.byte(0x5d);
       };
+      case 'hex': return (w, row) => { numbers(row, scratch); w.hexWords(scratch); };
       case 'ints': return (w, row) => {
         const count = numbers(row, scratch);
         w.byte(0x5b);

@@ -21,6 +21,7 @@
  * once per distinct string, so a binary place's 200k parts cost a few column reads
  * each.
  */
+import { Buffer } from 'node:buffer';
 import { findService, getValue, type Dom } from '../parser/dom.js';
 import type { Matrix3, Value, Vec3 } from '../parser/values.js';
 import { parseAssetUri, uriOf } from '../assets/refs.js';
@@ -142,6 +143,8 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
   const opened: boolean[] = [];
   let first = true;
   const writeName = nameWriter(dom);
+  // Per table: `,"class":"Part","name":`, encoded once.
+  const classHeads: Uint8Array[] = [];
   const close = (): void => {
     const group = isGroup.pop();
     w.ascii(hasChildren.pop() ? ']}' : group ? ',"children":[]}' : '}');
@@ -164,12 +167,10 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
         else { w.ascii(',"children":['); hasChildren[depth - 1] = true; }
         w.ascii(part ? '{"type":"part","id":' : '{"type":"group","id":');
         writeId(w, row);
-        w.ascii(',"class":');
-        w.string(className);
-        w.ascii(',"name":');
+        const table = dom.tableOf(row);
+        w.bytes(classHeads[table] ??= Buffer.from(`,"class":${JSON.stringify(className)},"name":`, 'utf8'));
         writeName(w, row);
         if (part) {
-          const table = dom.tableOf(row);
           let columns = columnsByTable.get(table);
           if (!columns) columnsByTable.set(table, (columns = partColumns(dom, table)));
           writePart(w, dom, row, className, columns);
@@ -202,7 +203,30 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
   w.text(`],"parts":${parts},"groups":${groups}}`);
 }
 
-const MATERIAL_NAMES = new Map([...MATERIALS].map(([value, name]) => [value, JSON.stringify(name)]));
+// The fixed text around a part's values, encoded once: `,"shape":"Block","color":[`
+// per shape name, `],"material":{...},"transparency":` per material value, and the
+// four anchored/can_collide pairs (index 2·anchored + can_collide).
+const SHAPE_TEXT = new Map<string, Uint8Array>();
+function shapeText(shape: string): Uint8Array {
+  let text = SHAPE_TEXT.get(shape);
+  if (!text) SHAPE_TEXT.set(shape, (text = Buffer.from(`,"shape":${JSON.stringify(shape)},"color":[`, 'utf8')));
+  return text;
+}
+const MATERIAL_TEXT = new Map<number, Uint8Array>();
+function materialText(material: number): Uint8Array {
+  let text = MATERIAL_TEXT.get(material);
+  if (!text) {
+    const name = MATERIALS.get(material);
+    text = Buffer.from(`],"material":{"value":${material},"name":${name === undefined ? 'null' : JSON.stringify(name)}},"transparency":`, 'utf8');
+    // Materials are enum values: a hostile file's other integers are not kept.
+    if (MATERIALS.has(material)) MATERIAL_TEXT.set(material, text);
+  }
+  return text;
+}
+const FLAGS = [
+  ',"anchored":false,"can_collide":false', ',"anchored":false,"can_collide":true',
+  ',"anchored":true,"can_collide":false', ',"anchored":true,"can_collide":true',
+].map((text) => Buffer.from(text, 'latin1'));
 
 function vec3(w: JsonWriter, v: readonly number[]): void {
   w.byte(0x5b); w.float32(v[0]!); w.byte(0x2c); w.float32(v[1]!); w.byte(0x2c); w.float32(v[2]!); w.byte(0x5d);
@@ -251,20 +275,12 @@ function writePart(w: JsonWriter, dom: Dom, row: number, className: string, c: P
     if (size) vec3(w, size);
     else w.ascii('null');
   }
-  w.ascii(',"shape":');
-  w.string(shapeOf(className, c.shape?.get(at)));
+  w.bytes(shapeText(shapeOf(className, c.shape?.get(at))));
   const color = colorOf(c, at);
-  w.ascii(',"color":[');
   w.int(color[0]); w.byte(0x2c); w.int(color[1]); w.byte(0x2c); w.int(color[2]);
-  w.ascii('],"material":{"value":');
-  const material = numberOr(c.material?.get(at), 256);
-  w.int(material);
-  w.ascii(',"name":');
-  w.text(MATERIAL_NAMES.get(material) ?? 'null');
-  w.ascii('},"transparency":');
+  w.bytes(materialText(numberOr(c.material?.get(at), 256)));
   w.float32(numberOr(c.transparency?.get(at), 0));
-  w.ascii(c.anchored?.get(at) === true ? ',"anchored":true' : ',"anchored":false');
-  w.ascii(c.canCollide?.get(at) === false ? ',"can_collide":false' : ',"can_collide":true');
+  w.bytes(FLAGS[(c.anchored?.get(at) === true ? 2 : 0) + (c.canCollide?.get(at) === false ? 0 : 1)]!);
 
   let mesh: SceneMesh | null = (c.meshContent && linkOf(c.meshContent.get(at))) ?? (c.meshId && linkOf(c.meshId.get(at))) ?? (c.assetId && linkOf(c.assetId.get(at))) ?? null;
   const textures: SceneTexture[] = [];
