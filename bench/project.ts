@@ -4,8 +4,8 @@
  *
  * - decode: the lazy decode the service runs (values stay in their columns);
  * - build: from a freshly decoded DOM to the stored document, i.e. `projectJson`
- *   through the Brotli compressor into a sink, as the worker writes it (the decode
- *   itself is done before each timed run);
+ *   through the Brotli compressor into a sink by json-stream's `pumpChunks`, as the
+ *   worker writes its file (the decode itself is done before each timed run);
  * - memory: peak RSS (VmHWM) of a child process that decodes, against one that decodes
  *   and builds (each a fresh process reading the file);
  * - sizes: JSON bytes, stored (compressed) bytes, and stored ÷ the file's size.
@@ -23,14 +23,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
 import { decode } from '../src/parser/index.js';
 import type { Dom } from '../src/parser/dom.js';
 import { documentCompressor } from '../src/project/compression.js';
 import { projectJson, type BuildProjectOptions } from '../src/project/document.js';
+import { pumpChunks } from '../src/project/json-stream.js';
 import { analyzeDom, type ScriptCodes } from '../src/project/report.js';
 import { fmt, generatedInput, machine, placeInputs, table, type Input } from './support.js';
 
@@ -53,18 +52,19 @@ function options(input: BuildInput): BuildProjectOptions {
   };
 }
 
-/** Builds the stored document of `dom` into a counting sink; returns [JSON bytes, stored bytes]. */
+/** Builds the stored document of `dom` into a counting sink, as the worker writes it to its file; returns [JSON bytes, stored bytes]. */
 export async function buildStored(dom: Dom, input: BuildInput): Promise<[number, number]> {
   let jsonBytes = 0;
   let storedBytes = 0;
-  const text = Readable.from((function* () {
+  const text = (function* () {
     for (const chunk of projectJson(dom, options(input))) {
       jsonBytes += chunk.length;
       yield chunk;
     }
-  })());
-  const sink = new Writable({ write(chunk: Buffer, _encoding, done) { storedBytes += chunk.length; done(); } });
-  await pipeline(text, documentCompressor(input.bytes.length), sink);
+  })();
+  await pumpChunks(text, documentCompressor(input.bytes.length), async (source) => {
+    for await (const chunk of source) storedBytes += chunk.length;
+  });
   return [jsonBytes, storedBytes];
 }
 

@@ -108,14 +108,13 @@ function omitted(skip: boolean): (className: string, property: string, type?: Pr
 /**
  * The project document's JSON as UTF-8 chunks of about `chunkBytes` bytes (the last
  * may be shorter): written section by section, one instance, script or scene node at
- * a time.
+ * a time. 256 KiB pieces keep the compressor's thread busy with few hand-overs.
  */
-export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes = 1 << 16): Generator<Buffer> {
-  const T: [string, number][] = []; let t0 = performance.now(); const lap = (n: string) => { const t = performance.now(); T.push([n, t - t0]); t0 = t; };
+export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes = 1 << 18): Generator<Buffer> {
   const mode = parseScriptsMode(options.scriptsMode);
   const skip = mode === 'skip';
   const excluded = skip ? scriptSubtrees(dom) : undefined;
-  const joints = surfaceJoints(dom, excluded); lap('joints');
+  const joints = surfaceJoints(dom, excluded);
   const mapScripts = skip ? [] : readMapScripts(dom);
   const nonUtf8 = new Map<string, number>();
   for (const script of mapScripts) if (script.nonUtf8) nonUtf8.set(script.className, (nonUtf8.get(script.className) ?? 0) + 1);
@@ -126,7 +125,7 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes 
     assemblies: assemblies(dom, joints, excluded),
     nonUtf8Scripts: nonUtf8,
   });
-  lap('summary'); const omit = omitted(skip);
+  const omit = omitted(skip);
   summary.not_imported.push(...otherOmissions(dom, omit, excluded));
 
   const tree = new InstanceTree(dom, {
@@ -136,7 +135,7 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes 
     },
   }, { ...(excluded ? { excluded } : {}), omit });
 
-  lap('tree'); const head = {
+  const head = {
     format: PROJECT_FORMAT,
     version: PROJECT_VERSION,
     title: projectTitle(options.title, options.fileName),
@@ -148,16 +147,15 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes 
   };
   const w = new JsonWriter(chunkBytes);
   w.text(`${JSON.stringify(head).slice(0, -1)},"classes":${tree.classesJson()},"shared_strings":`);
-  yield* sharedStringsJson(w, dom); lap('shared');
+  yield* sharedStringsJson(w, dom);
   w.ascii(',"instances":');
-  yield* instancesJson(w, tree, generatedJoints(dom, joints)); lap('instances');
+  yield* instancesJson(w, tree, generatedJoints(dom, joints));
   w.ascii(',"scripts":');
-  yield* scriptsJson(w, mapScripts, mode, options.scriptCodes); lap('scripts');
+  yield* scriptsJson(w, mapScripts, mode, options.scriptCodes);
   w.ascii(',"scene":');
-  yield* sceneJson(w, dom, excluded); lap('scene');
+  yield* sceneJson(w, dom, excluded);
   w.text(`,"assets":${JSON.stringify(options.assets.map(assetEntry))}}`);
-  yield* w.flush(); lap('end');
-  if (process.env.DOC_LAPS) console.error(T.map(([n, t]) => `${n} ${t.toFixed(0)}`).join(' '));
+  yield* w.flush();
 }
 
 /** The whole document as an object: `projectJson` parsed (for tests and tools; the service never holds it whole). */
