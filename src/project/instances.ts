@@ -29,7 +29,7 @@ import { Buffer } from 'node:buffer';
 import type { Column, Dom } from '../parser/dom.js';
 import type { PropType, Value } from '../parser/values.js';
 import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
-import { instanceId, writeId } from './ids.js';
+import { writeId } from './ids.js';
 import { JsonWriter } from './json-writer.js';
 import { isAsciiRow, nameWriter, rowWriter, type RowWriter } from './row-writers.js';
 
