@@ -4,8 +4,8 @@
  *
  * - decode: the lazy decode the service runs (values stay in their columns);
  * - build: from a freshly decoded DOM to the stored document, i.e. `projectJson`
- *   through the Brotli compressor into a sink, as the worker writes it (the decode
- *   itself is done before each timed run);
+ *   through the Brotli compressor into a sink by json-stream's `pumpChunks`, as the
+ *   worker writes its file (the decode itself is done before each timed run);
  * - memory: peak RSS (VmHWM) of a child process that decodes, against one that decodes
  *   and builds (each a fresh process reading the file);
  * - sizes: JSON bytes, stored (compressed) bytes, and stored ÷ the file's size.
@@ -13,40 +13,58 @@
  * Each input is measured in BENCH_ROUNDS rounds (default 3) of both tasks in turn; a
  * task's time is its best per-round median, so a burst of load from the machine's
  * other users costs one round, not the result.
+ *
+ * The build gets the analysis's script findings, as the worker does at create (the
+ * analysis scanned every script when the file was uploaded; create does not scan
+ * again). BENCH_PARTS=200000,10000 sets the generated places (0 for none);
+ * BENCH_PLACES=booga,rocket keeps only the corpus places whose names contain one.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
 import { decode } from '../src/parser/index.js';
 import type { Dom } from '../src/parser/dom.js';
 import { documentCompressor } from '../src/project/compression.js';
 import { projectJson, type BuildProjectOptions } from '../src/project/document.js';
+import { pumpChunks } from '../src/project/json-stream.js';
+import { analyzeDom, type ScriptCodes } from '../src/project/report.js';
 import { fmt, generatedInput, machine, placeInputs, table, type Input } from './support.js';
 
-function options(input: { name: string; bytes: Uint8Array }): BuildProjectOptions {
+/** A file to build, with the script findings its analysis stored. */
+interface BuildInput {
+  name: string;
+  bytes: Uint8Array;
+  scriptCodes: ScriptCodes;
+}
+
+function buildInput(input: { name: string; bytes: Uint8Array }): BuildInput {
+  const { scriptCodes } = analyzeDom(decode(input.bytes), { fileName: input.name, fileSize: input.bytes.length });
+  return { ...input, scriptCodes };
+}
+
+function options(input: BuildInput): BuildProjectOptions {
   return {
     title: '', owner: 'bench', createdAt: '2026-01-01T00:00:00.000Z', previewHash: '0'.repeat(64),
-    fileName: input.name, fileSize: input.bytes.length, scriptsMode: 'disabled', assets: [],
+    fileName: input.name, fileSize: input.bytes.length, scriptsMode: 'disabled', assets: [], scriptCodes: input.scriptCodes,
   };
 }
 
-/** Builds the stored document of `dom` into a counting sink; returns [JSON bytes, stored bytes]. */
-export async function buildStored(dom: Dom, input: { name: string; bytes: Uint8Array }): Promise<[number, number]> {
+/** Builds the stored document of `dom` into a counting sink, as the worker writes it to its file; returns [JSON bytes, stored bytes]. */
+export async function buildStored(dom: Dom, input: BuildInput): Promise<[number, number]> {
   let jsonBytes = 0;
   let storedBytes = 0;
-  const text = Readable.from((function* () {
+  const text = (function* () {
     for (const chunk of projectJson(dom, options(input))) {
       jsonBytes += chunk.length;
       yield chunk;
     }
-  })());
-  const sink = new Writable({ write(chunk: Buffer, _encoding, done) { storedBytes += chunk.length; done(); } });
-  await pipeline(text, documentCompressor(input.bytes.length), sink);
+  })();
+  await pumpChunks(text, documentCompressor(input.bytes.length), async (source) => {
+    for await (const chunk of source) storedBytes += chunk.length;
+  });
   return [jsonBytes, storedBytes];
 }
 
@@ -60,8 +78,10 @@ function peakRss(mode: 'decode' | 'build', file: string, name: string): number {
 
 async function child(mode: string, file: string, name: string): Promise<void> {
   const bytes = readFileSync(file);
+  // The analysis's findings come from the parent (analysing here would count its memory too).
+  const scriptCodes = mode === 'build' ? JSON.parse(readFileSync(`${file}.codes.json`, 'utf8')) as ScriptCodes : undefined;
   const dom = decode(bytes);
-  if (mode === 'build') await buildStored(dom, { name, bytes });
+  if (scriptCodes) await buildStored(dom, { name, bytes, scriptCodes });
   // VmHWM, not resourceUsage().maxRSS: Linux keeps ru_maxrss across fork and exec, so
   // a child would report the (larger) RSS of the parent that spawned it.
   const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
@@ -74,10 +94,14 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-project-'));
   const rows: (string | number)[][] = [];
   try {
-    const inputs: Input[] = [...placeInputs(), ...sizes.map((parts) => generatedInput(parts))];
-    for (const input of inputs) {
-      const file = join(dir, input.name);
-      writeFileSync(file, input.bytes);
+    const only = process.env.BENCH_PLACES?.split(',').filter(Boolean);
+    const places = placeInputs().filter((input) => !only || only.some((name) => input.name.includes(name)));
+    const inputs: Input[] = [...places, ...sizes.map((parts) => generatedInput(parts))];
+    for (const file of inputs) {
+      const input = buildInput(file);
+      const path = join(dir, input.name);
+      writeFileSync(path, input.bytes);
+      writeFileSync(`${path}.codes.json`, JSON.stringify(input.scriptCodes));
       const big = input.bytes.length > 5e6;
       const best = new Map<string, number>();
       let dom: Dom | undefined;
@@ -92,8 +116,8 @@ async function main(): Promise<void> {
       const [jsonBytes, storedBytes] = await buildStored(decode(input.bytes), input);
       const decodeMs = best.get('decode')!;
       const buildMs = best.get('build')!;
-      const decodePeak = peakRss('decode', file, input.name);
-      const buildPeak = peakRss('build', file, input.name);
+      const decodePeak = peakRss('decode', path, input.name);
+      const buildPeak = peakRss('build', path, input.name);
       rows.push([
         input.name, fmt(input.bytes.length / 1e6, 2), decode(input.bytes).count.toLocaleString('en-US'),
         fmt(decodeMs, 1), fmt(buildMs, 1), `${fmt(buildMs / decodeMs, 2)}×`,

@@ -9,7 +9,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGzip, gunzipSync } from 'node:zlib';
-import { jsonChunks, JsonTooLargeError, writeJsonFile } from '../src/project/json-stream.js';
+import { Transform } from 'node:stream';
+import { jsonChunks, JsonTooLargeError, pumpChunks, writeJsonFile } from '../src/project/json-stream.js';
 
 const text = (value: unknown, size?: number): string => [...jsonChunks(value, size)].join('');
 
@@ -77,4 +78,50 @@ test('writeJsonFile writes the text, holds maxBytes, and takes a compressing tra
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+/** A transform that passes chunks on a turn of the event loop later, as a compressor answers from its thread. */
+function slowPassThrough(): { transform: Transform; done: () => number } {
+  let done = 0;
+  const transform = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      setImmediate(() => { done++; callback(null, chunk); });
+    },
+  });
+  return { transform, done: () => done };
+}
+
+test('pumpChunks: the transform works on each chunk while the next is produced, and everything arrives in order', async () => {
+  const { transform, done } = slowPassThrough();
+  const seenWhenProducing: number[] = [];
+  const chunks = (function* () {
+    for (let i = 0; i < 20; i++) {
+      seenWhenProducing.push(done());
+      yield Buffer.from(`${i};`);
+    }
+  })();
+  const received: Buffer[] = [];
+  await pumpChunks(chunks, transform, async (source) => { for await (const chunk of source) received.push(Buffer.from(chunk)); });
+  assert.equal(Buffer.concat(received).toString(), Array.from({ length: 20 }, (_, i) => `${i};`).join(''));
+  // Chunk k is produced after chunk k - 2 went through: the producer never runs ahead
+  // of the transform by a whole batch, nor waits for it before starting the next.
+  seenWhenProducing.forEach((seen, k) => assert.ok(seen >= k - 1, `chunk ${k} produced when ${seen} were through`));
+});
+
+test('pumpChunks: a failing source or sink rejects with its error and tears the transform down', async () => {
+  const failing = (function* () {
+    yield Buffer.from('a');
+    throw new Error('source failed');
+  })();
+  const first = slowPassThrough();
+  await assert.rejects(pumpChunks(failing, first.transform, async (source) => { for await (const _ of source); }), /source failed/);
+  assert.ok(first.transform.destroyed);
+
+  let produced = 0;
+  const many = (function* () { for (; produced < 1000; produced++) yield Buffer.alloc(1024); })();
+  const second = slowPassThrough();
+  await assert.rejects(pumpChunks(many, second.transform, async (source) => {
+    for await (const _ of source) throw new Error('sink failed');
+  }), /sink failed/);
+  assert.ok(produced < 1000, `the source stopped (${produced} chunks produced)`);
 });

@@ -46,6 +46,15 @@ export interface Column {
    * means the value is equal. Columns without it are compared through `get`.
    */
   differing?(reference: number): Uint8Array;
+  /**
+   * Numeric families of binary files (Float32, Int32, Enum, BrickColor, SharedString,
+   * Vector2, Vector3, Color3, Color3uint8, Vector3int16, CFrame, OptionalCFrame,
+   * UniqueId): a row's numbers into `out` without allocating, in the order `get`
+   * gives them (a CFrame's twelve in `GetComponents` order, a UniqueId's four 32-bit
+   * words in the order its hex text prints them); returns how many (0 for an
+   * OptionalCFrame row without one). Absent for other columns.
+   */
+  readonly numbers?: ((row: number, out: Float64Array) => number) | undefined;
 }
 
 /** Instances of one class (and, in XML, one property list) and their properties as columns. */

@@ -9,9 +9,12 @@
  * quality 1 stores at 3.7× the upload and quality 5 at 2.5×, in about 11 ms
  * (README, "The project document"); the window (lgwin 18–22) changes neither time
  * nor size much at these sizes, so Brotli's default stays.
- * Compression runs in libuv's thread pool, beside the worker thread writing the JSON.
+ * Compression runs in libuv's thread pool, beside the worker thread writing the JSON
+ * (json-stream.ts `pumpChunks`): the stream takes up to COMPRESSOR_BUFFER_BYTES of
+ * JSON before it pushes back, so the writer never waits for a chunk's compression.
  */
-import { constants, createBrotliCompress, createBrotliDecompress, type BrotliCompress, type BrotliDecompress } from 'node:zlib';
+import type { TransformOptions } from 'node:stream';
+import { constants, createBrotliCompress, createBrotliDecompress, type BrotliCompress, type BrotliDecompress, type BrotliOptions } from 'node:zlib';
 
 /** The `Content-Encoding` of a stored document. */
 export const DOCUMENT_ENCODING = 'br';
@@ -24,14 +27,22 @@ export function documentQuality(fileBytes: number): number {
   return fileBytes <= SMALL_MAP_BYTES ? 5 : 1;
 }
 
+/** JSON a document's compressor holds before it pushes back, and the size of its output pieces. */
+export const COMPRESSOR_BUFFER_BYTES = 4 << 20;
+const COMPRESSED_PIECE_BYTES = 256 << 10;
+
 /** A Brotli stream for the document of a map of `fileBytes` bytes. */
 export function documentCompressor(fileBytes: number): BrotliCompress {
-  return createBrotliCompress({
+  // zlib streams take a stream's highWaterMark, though BrotliOptions does not list it.
+  const options: BrotliOptions & TransformOptions = {
+    highWaterMark: COMPRESSOR_BUFFER_BYTES,
+    chunkSize: COMPRESSED_PIECE_BYTES,
     params: {
       [constants.BROTLI_PARAM_QUALITY]: documentQuality(fileBytes),
       [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
     },
-  });
+  };
+  return createBrotliCompress(options);
 }
 
 export function documentDecompressor(): BrotliDecompress {

@@ -108,9 +108,9 @@ function omitted(skip: boolean): (className: string, property: string, type?: Pr
 /**
  * The project document's JSON as UTF-8 chunks of about `chunkBytes` bytes (the last
  * may be shorter): written section by section, one instance, script or scene node at
- * a time.
+ * a time. 256 KiB pieces keep the compressor's thread busy with few hand-overs.
  */
-export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes = 1 << 16): Generator<Buffer> {
+export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes = 1 << 18): Generator<Buffer> {
   const mode = parseScriptsMode(options.scriptsMode);
   const skip = mode === 'skip';
   const excluded = skip ? scriptSubtrees(dom) : undefined;

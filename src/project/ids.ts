@@ -6,8 +6,17 @@
  * the import adds (joints computed from surface types) take "g" + a counter, so they
  * can never collide with a map's own.
  */
+import type { JsonWriter } from './json-writer.js';
+
 export function instanceId(row: number): string {
   return String(row);
+}
+
+/** Writes a map instance's id as a JSON string, digits straight into the writer. */
+export function writeId(w: JsonWriter, row: number): void {
+  w.byte(0x22);
+  w.int(row);
+  w.byte(0x22);
 }
 
 export function generatedId(index: number): string {

@@ -25,11 +25,13 @@
  * with `Column.same` (the stored bytes, in binary files), so only values that differ
  * from their class default are read and encoded.
  */
+import { Buffer } from 'node:buffer';
 import type { Column, Dom } from '../parser/dom.js';
 import type { PropType, Value } from '../parser/values.js';
 import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
-import { instanceId } from './ids.js';
-import { type JsonWriter } from './json-writer.js';
+import { writeId } from './ids.js';
+import { JsonWriter } from './json-writer.js';
+import { isAsciiRow, nameWriter, rowWriter, type RowWriter } from './row-writers.js';
 
 /** One class's entry of `classes`. */
 export interface ClassSchema {
@@ -59,17 +61,20 @@ export interface GeneratedInstance {
   properties: [string, PropType, Value][];
 }
 
+/** Where sampled values are written to be compared as text. */
+const SCRATCH = new JsonWriter(4096);
+
 /** Rows of a table read at most this often to find each column's default. */
 const SAMPLE_ROWS = 32;
 
 interface Plan {
-  /** `"Name":` */
-  key: string;
-  /** The key is ASCII (written byte by byte). */
-  asciiKey: boolean;
+  /** `"Name":` as UTF-8. */
+  key: Uint8Array;
   name: string;
   column: Column;
   encode: Encoder;
+  /** Writes a row's value straight from the column (row-writers.ts). */
+  write: RowWriter;
   /** The class default's text, when the property has one. */
   defaultText: string | undefined;
   /** Rows that may differ from the default (Column.differing), null when unknown: then values are compared as text. */
@@ -82,13 +87,54 @@ interface Plan {
   noDefault: boolean;
 }
 
+/**
+ * A table's plans and, per row, which of them to write: the plans whose bit is set for
+ * the row (or that have no bit set), in plan order, as rows of a compressed index
+ * (`plans` of row r are `order[starts[r]]` up to `order[starts[r + 1]]`). A part
+ * differs from its class defaults in a handful of its fifty-odd properties; the index
+ * costs one pass over each bit set instead of a test per property per row.
+ */
+interface TablePlans {
+  /** `,"class":"Part","name":` as UTF-8: what follows every id of the table. */
+  head: Uint8Array;
+  plans: Plan[];
+  starts: Uint32Array;
+  order: Uint16Array | Uint32Array;
+}
+
+function indexRows(className: string, plans: Plan[], rows: number): TablePlans {
+  const starts = new Uint32Array(rows + 1);
+  const forEachRow = (plan: Plan, visit: (row: number) => void): void => {
+    const bits = plan.differs;
+    if (bits === null) { for (let r = 0; r < rows; r++) visit(r); return; }
+    for (let byte = 0; byte < bits.length; byte++) {
+      let set = bits[byte]!;
+      while (set !== 0) {
+        const low = set & -set;
+        const row = (byte << 3) + 31 - Math.clz32(low);
+        if (row < rows) visit(row);
+        set ^= low;
+      }
+    }
+  };
+  for (const plan of plans) forEachRow(plan, (row) => { starts[row + 1]!++; });
+  for (let r = 0; r < rows; r++) starts[r + 1]! += starts[r]!;
+  const order = plans.length < 0x10000 ? new Uint16Array(starts[rows]!) : new Uint32Array(starts[rows]!);
+  const next = starts.slice(0, rows);
+  plans.forEach((plan, index) => forEachRow(plan, (row) => { order[next[row]!++] = index; }));
+  return { head: Buffer.from(`,"class":${JSON.stringify(className)},"name":`, 'utf8'), plans, starts, order };
+}
+
 /** Class schemas and per-table write plans for the rows a document keeps. */
 export class InstanceTree {
   readonly dom: Dom;
   readonly excluded: Uint8Array | undefined;
   readonly schemas = new Map<string, ClassSchema>();
-  readonly #plans: (Plan[] | null)[];
+  readonly #tables: (TablePlans | null)[];
   readonly #ctx: EncodeContext;
+  readonly #writeName: RowWriter;
+  /** Row writers of the columns sampled for defaults. */
+  readonly #writers = new Map<Column, RowWriter>();
   /** Per table, per property: each sampled value's text and the first row holding it. */
   readonly #samples = new Map<number, Map<string, Map<string, number>>>();
 
@@ -96,6 +142,7 @@ export class InstanceTree {
     this.dom = dom;
     this.excluded = options.excluded;
     this.#ctx = ctx;
+    this.#writeName = nameWriter(dom);
     const omit = options.omit ?? (() => false);
     const kept = this.#keptRowsPerTable();
 
@@ -126,7 +173,7 @@ export class InstanceTree {
     }
     this.#chooseDefaults(kept, counts, omit);
 
-    this.#plans = dom.tables.map((table, t) => {
+    this.#tables = dom.tables.map((table, t) => {
       if (kept[t] === 0) return null;
       const schema = this.schemas.get(table.className)!;
       const plans: Plan[] = [];
@@ -135,13 +182,13 @@ export class InstanceTree {
         const classType = schema.properties[name];
         const defaultText = classType === column.type ? schema.defaults.get(name) : undefined;
         const defaultRow = defaultText === undefined || !column.differing ? -1 : this.#findRow(t, name, defaultText);
-        const key = JSON.stringify(name) + ':';
+        const key = Buffer.from(JSON.stringify(name) + ':', 'utf8');
         plans.push({
           key,
-          asciiKey: /^[\x20-\x7e]*$/.test(key),
           name,
           column,
           encode: ENCODERS[column.type],
+          write: this.#writers.get(column) ?? rowWriter(column, ctx),
           defaultText,
           differs: defaultRow === -1 ? null : column.differing!(defaultRow),
           typeOverride: classType === column.type ? '' : `${JSON.stringify(name)}:${JSON.stringify(column.type)}`,
@@ -149,10 +196,10 @@ export class InstanceTree {
           noDefault: schema.partial.has(name),
         });
       }
-      // A column whose every row equals the default is never written: leave it out of the per-row loop.
-      return plans.filter((plan) => plan.differs === null || plan.differs.some((byte) => byte !== 0));
+      return indexRows(table.className, plans, table.rows.length);
     });
     this.#samples.clear();
+    this.#writers.clear();
   }
 
   /** Kept rows per table. */
@@ -212,8 +259,12 @@ export class InstanceTree {
     return this.#samples.get(t)?.get(name)?.get(text) ?? -1;
   }
 
+  /** A row's JSON text, written by the column's row writer (kept for the plans). */
   #encode(column: Column, at: number): string {
-    return encodeValue(column.type, column.get(at), this.#ctx);
+    let write = this.#writers.get(column);
+    if (!write) this.#writers.set(column, (write = rowWriter(column, this.#ctx)));
+    write(SCRATCH, at);
+    return SCRATCH.takeText();
   }
 
   /** The `classes` object's JSON text (only the classes in `only`, when given). */
@@ -238,33 +289,37 @@ export class InstanceTree {
   /** Writes one instance's JSON. */
   writeInstance(w: JsonWriter, row: number): void {
     const { dom } = this;
-    const plans = this.#plans[dom.tableOf(row)]!;
+    const { head, plans, starts, order } = this.#tables[dom.tableOf(row)]!;
     const at = dom.rowInTable(row);
-    const name = dom.name(row);
-    w.ascii('{"id":"');
-    w.ascii(instanceId(row));
-    w.ascii('","class":');
-    w.string(dom.className(row));
-    w.ascii(',"name":');
-    w.string(name);
+    w.ascii('{"id":');
+    writeId(w, row);
+    w.bytes(head);
+    this.#writeName(w, row);
     const parent = dom.parent(row);
     if (parent === -1) w.ascii(',"parent":null,"properties":{');
-    else { w.ascii(',"parent":"'); w.ascii(instanceId(parent)); w.ascii('","properties":{'); }
+    else { w.ascii(',"parent":'); writeId(w, parent); w.ascii(',"properties":{'); }
     let first = true;
     let types = '';
-    for (let i = 0; i < plans.length; i++) {
-      const plan = plans[i]!;
+    for (let i = starts[at]!, end = starts[at + 1]!; i < end; i++) {
+      const plan = plans[order[i]!]!;
       const differs = plan.differs;
-      if (differs !== null && (differs[at >> 3]! & (1 << (at & 7))) === 0) continue;
-      const value = plan.column.get(at);
-      if (plan.isName && typeof value === 'string' && value === name) continue;
-      // Without a bit set to tell, the default is compared as text (XML files, other columns).
-      if (differs === null && plan.defaultText !== undefined && encodeValue(plan.column.type, value, this.#ctx) === plan.defaultText) continue;
-      if (!first) w.byte(0x2c);
-      first = false;
-      if (plan.asciiKey) w.ascii(plan.key);
-      else w.text(plan.key);
-      plan.encode(w, value, this.#ctx);
+      // Name is the instance's `name` (dom.name reads this column) whenever it is text.
+      if (plan.isName && (isAsciiRow(plan.column, at) || typeof plan.column.get(at) === 'string')) continue;
+      if (differs === null && plan.defaultText !== undefined) {
+        // Without a bit set to tell, the default is compared as text (XML files, other columns).
+        const value = plan.column.get(at);
+        const text = encodeValue(plan.column.type, value, this.#ctx);
+        if (text === plan.defaultText) continue;
+        if (!first) w.byte(0x2c);
+        first = false;
+        w.bytes(plan.key);
+        w.text(text);
+      } else {
+        if (!first) w.byte(0x2c);
+        first = false;
+        w.bytes(plan.key);
+        plan.write(w, at);
+      }
       if (plan.typeOverride) types += (types ? ',' : '') + plan.typeOverride;
     }
     w.byte(0x7d);
@@ -280,9 +335,9 @@ export class InstanceTree {
     w.string(instance.className);
     w.ascii(',"name":');
     w.string(instance.name);
-    w.ascii(',"parent":"');
-    w.ascii(instanceId(instance.parent));
-    w.ascii('","generated":true,"properties":{');
+    w.ascii(',"parent":');
+    writeId(w, instance.parent);
+    w.ascii(',"generated":true,"properties":{');
     const properties = instance.properties;
     for (let i = 0; i < properties.length; i++) {
       const [name, type, value] = properties[i]!;

@@ -492,27 +492,31 @@ export function assemblies(dom: Dom, extra: readonly SurfaceJoint[] = [], exclud
   for (const [a, b] of jointLinks(dom)) if (!excluded?.[a] && !excluded?.[b]) union(a, b);
   for (const j of extra) union(j.part0, j.part1);
 
-  const parts: { row: number; anchored: boolean }[] = [];
+  // Workspace parts as rows and flags (a 200k-part map makes no object per part).
+  const rows: number[] = [];
+  const anchoredFlags: number[] = [];
   if (workspace !== -1) {
-    let table = -1;
-    let anchoredColumn: Column | undefined;
+    const partTables = dom.tables.map(({ className }) => BASE_PART_CLASSES.has(className));
+    const anchoredColumns: (Column | undefined)[] = [];
     for (let row = dom.firstChild(workspace); row !== -1;) {
       if (excluded?.[row]) { row = dom.after(row, workspace); continue; }
-      if (BASE_PART_CLASSES.has(dom.className(row))) {
-        if (dom.tableOf(row) !== table) { table = dom.tableOf(row); anchoredColumn = dom.table(table).columns.get('Anchored'); }
-        parts.push({ row, anchored: anchoredColumn?.get(dom.rowInTable(row)) === true });
+      const table = dom.tableOf(row);
+      if (partTables[table]) {
+        const column = anchoredColumns[table] ??= dom.table(table).columns.get('Anchored');
+        rows.push(row);
+        anchoredFlags.push(column?.get(dom.rowInTable(row)) === true ? 1 : 0);
       }
       row = dom.next(row, workspace);
     }
   }
-  const anchoredRoots = new Set<number>();
-  for (const { row, anchored } of parts) if (anchored) anchoredRoots.add(find(row));
+  const anchoredRoot = new Uint8Array(dom.count);
+  for (let i = 0; i < rows.length; i++) if (anchoredFlags[i]) anchoredRoot[find(rows[i]!)] = 1;
   const free: number[] = [];
   let unanchored = 0;
-  for (const { row, anchored } of parts) {
-    if (anchored) continue;
+  for (let i = 0; i < rows.length; i++) {
+    if (anchoredFlags[i]) continue;
     unanchored++;
-    if (!anchoredRoots.has(find(row))) free.push(row);
+    if (!anchoredRoot[find(rows[i]!)]) free.push(rows[i]!);
   }
   return { unanchored, held: unanchored - free.length, free };
 }

@@ -15,8 +15,9 @@
  * cycle or a BigInt is a TypeError. Atomic placement (temp file, rename) is the
  * caller's: the project store hands out the temp path and moves it into place.
  */
+import { once } from 'node:events';
 import { open, type FileHandle } from 'node:fs/promises';
-import { Readable, type Transform } from 'node:stream';
+import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 export const JSON_CHUNK_CHARS = 64 * 1024;
@@ -141,18 +142,18 @@ export async function writeChunksFile(path: string, chunks: Iterable<string | Ui
   const maxBytes = options.maxBytes ?? Infinity;
   let jsonBytes = 0;
   let bytes = 0;
-  const text = Readable.from((function* () {
+  const text = (function* () {
     for (const chunk of chunks) {
       const encoded = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
       jsonBytes += encoded.length;
       if (options.encode === undefined && jsonBytes > maxBytes) throw new JsonTooLargeError(maxBytes);
       yield encoded;
     }
-  })(), { objectMode: false });
+  })();
   const handle = await open(path, 'wx', options.mode ?? 0o644);
   try {
     let tooLarge: JsonTooLargeError | undefined;
-    const sink = async (source: AsyncIterable<Buffer>): Promise<void> => {
+    const sink = async (source: AsyncIterable<Uint8Array>): Promise<void> => {
       for await (const chunk of source) {
         bytes += chunk.length;
         if (bytes > maxBytes) throw (tooLarge = new JsonTooLargeError(maxBytes));
@@ -160,11 +161,10 @@ export async function writeChunksFile(path: string, chunks: Iterable<string | Ui
       }
     };
     try {
-      if (options.encode) await pipeline(text, options.encode(), sink);
-      else await pipeline(text, sink);
+      await pumpChunks(text, options.encode?.(), sink);
     } catch (error) {
-      // Through a transform, pipeline reports the sink's error as the AbortError of the
-      // streams it tore down: the limit is still the reason.
+      // Through a transform, the sink's error may come back as the AbortError of the
+      // streams torn down: the limit is still the reason.
       throw tooLarge ?? error;
     }
     await handle.sync();
@@ -174,7 +174,42 @@ export async function writeChunksFile(path: string, chunks: Iterable<string | Ui
   return { bytes, jsonBytes };
 }
 
-async function writeAll(handle: FileHandle, chunk: Buffer): Promise<void> {
+/**
+ * Feeds `chunks` through `encode` (when given) into `sink`. The chunks are written to
+ * the transform as they come, yielding to the event loop after each one: a
+ * compressor works in libuv's threads, so it compresses one chunk while the next is
+ * produced on this thread, instead of the two taking turns (which a Readable piped
+ * into it amounts to). Back-pressure still holds: past the transform's
+ * highWaterMark the loop waits for it to drain. If the chunks throw, or the sink
+ * does, everything is torn down and the error is thrown.
+ */
+export async function pumpChunks(
+  chunks: Iterable<Uint8Array>, encode: Transform | undefined, sink: (source: AsyncIterable<Uint8Array>) => Promise<void>,
+): Promise<void> {
+  if (!encode) {
+    await sink((async function* () { for (const chunk of chunks) yield chunk; })());
+    return;
+  }
+  const done = pipeline(encode, sink);
+  // `done` settles when the pipeline ends or fails; the loop below stops on either.
+  let ended = false;
+  const settled = done.then(() => { ended = true; }, () => { ended = true; });
+  try {
+    for (const chunk of chunks) {
+      if (ended) break;
+      if (encode.write(chunk)) await new Promise<void>((resolve) => setImmediate(resolve));
+      else await Promise.race([once(encode, 'drain').then(() => undefined, () => undefined), settled]);
+    }
+  } catch (error) {
+    encode.destroy(error instanceof Error ? error : new Error(String(error)));
+    await settled;
+    throw error;
+  }
+  if (!ended) encode.end();
+  await done;
+}
+
+async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < chunk.length) offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten;
 }

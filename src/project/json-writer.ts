@@ -86,6 +86,33 @@ export class JsonWriter {
     this.written += length;
   }
 
+  /** Bytes that are already JSON (keys and punctuation encoded once in advance). */
+  bytes(data: Uint8Array): void {
+    const length = data.length;
+    this.#room(length);
+    const buffer = this.#buffer;
+    let at = this.#at;
+    if (length > 24) { buffer.set(data, at); at += length; }
+    else for (let i = 0; i < length; i++) buffer[at++] = data[i]!;
+    this.#at = at;
+    this.written += length;
+  }
+
+  /** A JSON string of the lower-case hex digits of four 32-bit words (a UniqueId). */
+  hexWords(words: Float64Array): void {
+    this.#room(34);
+    const buffer = this.#buffer;
+    let at = this.#at;
+    buffer[at++] = QUOTE;
+    for (let w = 0; w < 4; w++) {
+      const word = words[w]!;
+      for (let shift = 28; shift >= 0; shift -= 4) buffer[at++] = HEX.charCodeAt((word >>> shift) & 15);
+    }
+    buffer[at++] = QUOTE;
+    this.#at = at;
+    this.written += 34;
+  }
+
   /** Any text, UTF-8 encoded as is (already JSON, e.g. from JSON.stringify). */
   text(text: string): void {
     const bytes = Buffer.byteLength(text, 'utf8');
@@ -110,17 +137,7 @@ export class JsonWriter {
         if (c === QUOTE || c === BACKSLASH) buffer[at++] = BACKSLASH;
         buffer[at++] = c;
       } else if (c < 0x20) {
-        buffer[at++] = BACKSLASH;
-        switch (c) {
-          case 0x08: buffer[at++] = 0x62; break; // \b
-          case 0x09: buffer[at++] = 0x74; break; // \t
-          case 0x0a: buffer[at++] = 0x6e; break; // \n
-          case 0x0c: buffer[at++] = 0x66; break; // \f
-          case 0x0d: buffer[at++] = 0x72; break; // \r
-          default:
-            buffer[at++] = 0x75; buffer[at++] = ZERO; buffer[at++] = ZERO;
-            buffer[at++] = HEX.charCodeAt(c >> 4); buffer[at++] = HEX.charCodeAt(c & 15);
-        }
+        at = escapeControl(buffer, at, c);
       } else {
         // Not ASCII (or DEL): JSON.stringify handles lone surrogates as JSON.stringify does.
         this.#at = start;
@@ -133,84 +150,80 @@ export class JsonWriter {
     this.#at = at;
   }
 
-  /** An integer (any safe integer; other numbers as JavaScript prints them). */
-  int(value: number): void {
-    if (value >= 0 && value < 10) { this.byte(ZERO + value); return; }
-    if (!Number.isSafeInteger(value)) { this.float64(value); return; }
-    let n = value;
-    if (n < 0) { this.byte(MINUS); n = -n; }
-    this.#digits(n, 0);
+  /**
+   * A JSON string from bytes [start, end) of `bytes` when they are all ASCII (the
+   * same text `string` writes for them); returns false, writing nothing, otherwise.
+   */
+  asciiString(bytes: Uint8Array, start: number, end: number): boolean {
+    const length = end - start;
+    if (length > 4096) return false; // long text (sources, attribute blobs): not worth six times its size in room
+    this.#room(length * 6 + 2);
+    const buffer = this.#buffer;
+    const from = this.#at;
+    let at = from;
+    buffer[at++] = QUOTE;
+    for (let i = start; i < end; i++) {
+      const c = bytes[i]!;
+      if (c >= 0x20 && c <= 0x7f) {
+        // DEL stays as it is, as JSON.stringify leaves it.
+        if (c === QUOTE || c === BACKSLASH) buffer[at++] = BACKSLASH;
+        buffer[at++] = c;
+      } else if (c < 0x20) {
+        at = escapeControl(buffer, at, c);
+      } else {
+        return false;
+      }
+    }
+    buffer[at++] = QUOTE;
+    this.written += at - from;
+    this.#at = at;
+    return true;
   }
 
-  /** Writes the digits of a non-negative safe integer, with a decimal point before the last `decimals` of them. */
-  #digits(n: number, decimals: number): void {
-    this.#room(40);
-    const buffer = this.#buffer;
-    // Digits from the right into the end of a small window, then copied forward.
-    let count = 0;
-    const scratch = DIGITS;
-    do {
-      const q = Math.floor(n / 10);
-      scratch[count++] = ZERO + (n - q * 10);
-      n = q;
-    } while (n > 0);
-    while (count <= decimals) scratch[count++] = ZERO; // 0.00ddd
-    let at = this.#at;
-    for (let i = count - 1; i >= 0; i--) {
-      buffer[at++] = scratch[i]!;
-      if (i === decimals && i > 0) buffer[at++] = DOT;
-    }
-    this.written += at - this.#at;
-    this.#at = at;
+  /** An integer (any safe integer; other numbers as JavaScript prints them). */
+  int(value: number): void {
+    if (!Number.isSafeInteger(value)) { this.float64(value); return; }
+    this.#room(24);
+    const from = this.#at;
+    this.#at = writeInteger(this.#buffer, from, value);
+    this.written += this.#at - from;
   }
 
   /**
-   * A float32 in the shortest decimal that reads back as the same float32. The fewest
-   * decimals k are found by rounding |x|·10^k (from the first significant digit on)
-   * and checking the quotient reads back as x; the digits of that integer (at most
-   * nine) are written with the point k places from the right, or in exponent form
-   * when more than four zeros would follow the point. Magnitudes of 10^7 and more go
-   * through toPrecision.
+   * A float32 in the shortest decimal that reads back as the same float32 (see
+   * writeFloat32). Everything is written into room reserved once: a float32's text is
+   * at most 15 bytes.
    */
   float32(x: number): void {
-    if (x === 0) { this.ascii(Object.is(x, -0) ? '-0' : '0'); return; }
-    if (x !== x || x === Infinity || x === -Infinity) { this.ascii(nonFinite(x)); return; }
-    if (Math.fround(x) !== x) { this.ascii(String(x)); return; }
-    if ((x | 0) === x) { this.int(x); return; } // whole numbers: positions on the grid, sizes, rotations' 0 and 1
-    const magnitude = x < 0 ? -x : x;
-    if (magnitude < 1e7) {
-      const first = magnitude >= 0.1 ? 0 : -Math.floor(Math.log10(magnitude));
-      const last = Math.min(first + 10, POWERS_OF_TEN.length);
-      // The fewest decimals that read back: short decimals (28.5, 0.25) are tried first;
-      // past them, as once k decimals read back k + 1 do too, the least k is found by
-      // bisection (a float32 with noise in its last digits takes three or four tries,
-      // not eight).
-      let lo = first, hi = last;
-      if (readsBack(x, magnitude, first)) hi = first;
-      else if (readsBack(x, magnitude, first + 1)) hi = lo = first + 1;
-      else lo = first + 2;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (readsBack(x, magnitude, mid)) hi = mid; else lo = mid + 1;
-      }
-      if (lo < last) {
-        const k = lo;
-        const power = POWERS_OF_TEN[k]!;
-        const scaled = Math.round(magnitude * power);
-        if (x < 0) this.byte(MINUS);
-        let digits = 1;
-        for (let p = 10; p <= scaled; p *= 10) digits++;
-        if (k - digits > 4) {
-          // d.ddde-n: the first digit, the rest after a point, the exponent.
-          this.#digits(scaled, digits - 1);
-          this.ascii(`e-${k - digits + 1}`);
-        } else {
-          this.#digits(scaled, k);
+    this.#room(32);
+    const buffer = this.#buffer;
+    const from = this.#at;
+    let at: number;
+    if ((x | 0) === x) {
+      at = writeFloat32(buffer, from, x);
+    } else {
+      // Fractions: a map repeats its sizes, offsets and rotations, so their text is
+      // kept by bit pattern in a small direct-mapped cache.
+      FLOAT_BITS[0] = x;
+      const bits = FLOAT_KEY[0]!;
+      const slot = Math.imul(bits, 0x9e3779b1) >>> (32 - CACHE_BITS);
+      const length = CACHED_LENGTHS[slot]!;
+      if (length !== 0 && CACHED_KEYS[slot] === bits && FLOAT_BITS[0] === x) {
+        const text = slot * CACHED_BYTES;
+        for (let i = 0; i < length; i++) buffer[from + i] = CACHED_TEXT[text + i]!;
+        at = from + length;
+      } else {
+        at = writeFloat32(buffer, from, x);
+        if (at < 0) { this.ascii(slowFloat32(x)); return; }
+        if (at - from <= CACHED_BYTES) {
+          CACHED_KEYS[slot] = bits;
+          CACHED_LENGTHS[slot] = at - from;
+          for (let i = from, to = slot * CACHED_BYTES; i < at; i++, to++) CACHED_TEXT[to] = buffer[i]!;
         }
-        return;
       }
     }
-    this.ascii(shortFloat32(x));
+    this.#at = at;
+    this.written += at - from;
   }
 
   float64(x: number): void {
@@ -224,7 +237,115 @@ export class JsonWriter {
   }
 }
 
-const DIGITS = new Uint8Array(40);
+// The float32 text cache: 2^CACHE_BITS slots of a key (the float's bits), a length
+// (0 = empty) and up to CACHED_BYTES bytes of text. FLOAT_BITS also checks that the
+// number is a float32 at all (a double that is not reads back different).
+const CACHE_BITS = 14;
+const CACHED_BYTES = 16;
+const CACHED_KEYS = new Uint32Array(1 << CACHE_BITS);
+const CACHED_LENGTHS = new Uint8Array(1 << CACHE_BITS);
+const CACHED_TEXT = new Uint8Array((1 << CACHE_BITS) * CACHED_BYTES);
+const FLOAT_BITS = new Float32Array(1);
+const FLOAT_KEY = new Uint32Array(FLOAT_BITS.buffer);
+
+/** Writes the integer n (a safe integer) at `at`; returns where it ends. */
+function writeInteger(buffer: Uint8Array, at: number, n: number): number {
+  if (n < 0) { buffer[at++] = MINUS; n = -n; }
+  return writeDigits(buffer, at, n, 0);
+}
+
+/**
+ * Writes the digits of a non-negative safe integer at `at`, with a decimal point
+ * before the last `decimals` of them (0.00ddd when there are fewer); returns where
+ * the text ends. The digits are counted first, then written from the right.
+ */
+function writeDigits(buffer: Uint8Array, at: number, n: number, decimals: number): number {
+  let count = 1;
+  for (let p = 10; p <= n; p *= 10) count++;
+  if (count <= decimals) count = decimals + 1;
+  const end = at + count + (decimals > 0 ? 1 : 0);
+  let i = end;
+  let written = 0;
+  if (n < 4294967296) {
+    while (written < count) {
+      const q = (n / 10) >>> 0;
+      buffer[--i] = ZERO + (n - q * 10);
+      n = q;
+      if (++written === decimals) buffer[--i] = DOT;
+    }
+  } else {
+    while (written < count) {
+      const q = Math.floor(n / 10);
+      buffer[--i] = ZERO + (n - q * 10);
+      n = q;
+      if (++written === decimals) buffer[--i] = DOT;
+    }
+  }
+  return end;
+}
+
+/**
+ * Writes a float32 at `at` in the shortest decimal that reads back as the same
+ * float32; returns where it ends, or -1 when the value needs slowFloat32 (not a
+ * float32, non-finite, magnitudes of 10^7 and more, or too many digits). Whole
+ * numbers are written as integers. Otherwise the fewest decimals k are found by
+ * rounding |x|·10^k (from the first significant digit on) and checking the quotient
+ * reads back as x; the digits of that integer (at most nine) are written with the
+ * point k places from the right, or in exponent form when more than four zeros
+ * would follow the point.
+ */
+function writeFloat32(buffer: Uint8Array, at: number, x: number): number {
+  if ((x | 0) === x) {
+    // Whole numbers (positions on the grid, sizes, rotations' 0 and 1); -0 stays -0.
+    if (x === 0 && 1 / x < 0) buffer[at++] = MINUS;
+    return writeInteger(buffer, at, x);
+  }
+  if (Math.fround(x) !== x) return -1; // NaN too
+  const magnitude = x < 0 ? -x : x;
+  if (!(magnitude < 1e7)) return -1;
+  const first = magnitude >= 0.1 ? 0 : -Math.floor(Math.log10(magnitude));
+  const last = Math.min(first + 10, POWERS_OF_TEN.length);
+  // The fewest decimals that read back: short decimals (28.5, 0.25) are tried first;
+  // past them, as once k decimals read back k + 1 do too, the least k is found by
+  // bisection (a float32 with noise in its last digits takes three or four tries,
+  // not eight).
+  let lo = first, hi = last;
+  if (readsBack(x, magnitude, first)) hi = first;
+  else if (readsBack(x, magnitude, first + 1)) hi = lo = first + 1;
+  else lo = first + 2;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (readsBack(x, magnitude, mid)) hi = mid; else lo = mid + 1;
+  }
+  if (lo >= last) return -1;
+  const k = lo;
+  const scaled = Math.round(magnitude * POWERS_OF_TEN[k]!);
+  if (x < 0) buffer[at++] = MINUS;
+  let digits = 1;
+  for (let p = 10; p <= scaled; p *= 10) digits++;
+  if (k - digits <= 4) return writeDigits(buffer, at, scaled, k);
+  // d.ddde-n: the first digit, the rest after a point, the exponent (two digits at most).
+  at = writeDigits(buffer, at, scaled, digits - 1);
+  buffer[at++] = 0x65; // e
+  buffer[at++] = MINUS;
+  return writeDigits(buffer, at, k - digits + 1, 0);
+}
+
+/** JSON's escape of a control character (below 0x20) at `at`; returns where it ends. */
+function escapeControl(buffer: Uint8Array, at: number, c: number): number {
+  buffer[at++] = BACKSLASH;
+  switch (c) {
+    case 0x08: buffer[at++] = 0x62; break; // \b
+    case 0x09: buffer[at++] = 0x74; break; // \t
+    case 0x0a: buffer[at++] = 0x6e; break; // \n
+    case 0x0c: buffer[at++] = 0x66; break; // \f
+    case 0x0d: buffer[at++] = 0x72; break; // \r
+    default:
+      buffer[at++] = 0x75; buffer[at++] = ZERO; buffer[at++] = ZERO;
+      buffer[at++] = HEX.charCodeAt(c >> 4); buffer[at++] = HEX.charCodeAt(c & 15);
+  }
+  return at;
+}
 
 /** Whether |x| rounded to k decimals reads back as the float32 x. */
 function readsBack(x: number, magnitude: number, k: number): boolean {
@@ -235,6 +356,13 @@ function readsBack(x: number, magnitude: number, k: number): boolean {
 
 function nonFinite(x: number): string {
   return x !== x ? '"NaN"' : x > 0 ? '"Infinity"' : '"-Infinity"';
+}
+
+/** A float32's text where writeFloat32 declines: non-finite values, values that are not float32, and very large or small magnitudes. */
+function slowFloat32(x: number): string {
+  if (x !== x || x === Infinity || x === -Infinity) return nonFinite(x);
+  if (Math.fround(x) !== x) return String(x);
+  return shortFloat32(x);
 }
 
 /** The shortest float32 text by toPrecision (the slow path, for very large and very small magnitudes). */

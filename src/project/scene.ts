@@ -21,6 +21,7 @@
  * once per distinct string, so a binary place's 200k parts cost a few column reads
  * each.
  */
+import { Buffer } from 'node:buffer';
 import { findService, getValue, type Dom } from '../parser/dom.js';
 import type { Matrix3, Value, Vec3 } from '../parser/values.js';
 import { parseAssetUri, uriOf } from '../assets/refs.js';
@@ -29,8 +30,9 @@ import {
   MESH_OBJECT_CLASSES, MESH_TYPES, NORMAL_IDS, PART_TYPES,
 } from './classes.js';
 import { asCFrame, asVec3, roundVec3 } from './geometry.js';
-import { instanceId } from './ids.js';
+import { writeId } from './ids.js';
 import { JsonWriter } from './json-writer.js';
+import { nameWriter } from './row-writers.js';
 import { partColumns as scenePartColumns, type PartColumns } from '../scene/columns.js';
 
 /** A reference to an entry of the document's `assets` (by id), or a file built into the client. */
@@ -140,6 +142,9 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
   // Per level descended into: whether that row opened a node (closed when climbing out).
   const opened: boolean[] = [];
   let first = true;
+  const writeName = nameWriter(dom);
+  // Per table: `,"class":"Part","name":`, encoded once.
+  const classHeads: Uint8Array[] = [];
   const close = (): void => {
     const group = isGroup.pop();
     w.ascii(hasChildren.pop() ? ']}' : group ? ',"children":[]}' : '}');
@@ -160,14 +165,12 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
         if (depth === 0) { if (!first) w.byte(0x2c); first = false; }
         else if (hasChildren[depth - 1]) w.byte(0x2c);
         else { w.ascii(',"children":['); hasChildren[depth - 1] = true; }
-        w.ascii(part ? '{"type":"part","id":"' : '{"type":"group","id":"');
-        w.ascii(instanceId(row));
-        w.ascii('","class":');
-        w.string(className);
-        w.ascii(',"name":');
-        w.string(dom.name(row));
+        w.ascii(part ? '{"type":"part","id":' : '{"type":"group","id":');
+        writeId(w, row);
+        const table = dom.tableOf(row);
+        w.bytes(classHeads[table] ??= Buffer.from(`,"class":${JSON.stringify(className)},"name":`, 'utf8'));
+        writeName(w, row);
         if (part) {
-          const table = dom.tableOf(row);
           let columns = columnsByTable.get(table);
           if (!columns) columnsByTable.set(table, (columns = partColumns(dom, table)));
           writePart(w, dom, row, className, columns);
@@ -200,39 +203,84 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
   w.text(`],"parts":${parts},"groups":${groups}}`);
 }
 
-const MATERIAL_NAMES = new Map([...MATERIALS].map(([value, name]) => [value, JSON.stringify(name)]));
+// The fixed text around a part's values, encoded once: `,"shape":"Block","color":[`
+// per shape name, `],"material":{...},"transparency":` per material value, and the
+// four anchored/can_collide pairs (index 2·anchored + can_collide).
+const SHAPE_TEXT = new Map<string, Uint8Array>();
+function shapeText(shape: string): Uint8Array {
+  let text = SHAPE_TEXT.get(shape);
+  if (!text) SHAPE_TEXT.set(shape, (text = Buffer.from(`,"shape":${JSON.stringify(shape)},"color":[`, 'utf8')));
+  return text;
+}
+const MATERIAL_TEXT = new Map<number, Uint8Array>();
+function materialText(material: number): Uint8Array {
+  let text = MATERIAL_TEXT.get(material);
+  if (!text) {
+    const name = MATERIALS.get(material);
+    text = Buffer.from(`],"material":{"value":${material},"name":${name === undefined ? 'null' : JSON.stringify(name)}},"transparency":`, 'utf8');
+    // Materials are enum values: a hostile file's other integers are not kept.
+    if (MATERIALS.has(material)) MATERIAL_TEXT.set(material, text);
+  }
+  return text;
+}
+const FLAGS = [
+  ',"anchored":false,"can_collide":false', ',"anchored":false,"can_collide":true',
+  ',"anchored":true,"can_collide":false', ',"anchored":true,"can_collide":true',
+].map((text) => Buffer.from(text, 'latin1'));
 
 function vec3(w: JsonWriter, v: readonly number[]): void {
   w.byte(0x5b); w.float32(v[0]!); w.byte(0x2c); w.float32(v[1]!); w.byte(0x2c); w.float32(v[2]!); w.byte(0x5d);
 }
 
-/** A part's fields after its name: transform, size, look, flags, and the mesh and images it shows. */
-function writePart(w: JsonWriter, dom: Dom, row: number, className: string, c: PartColumns): void {
-  const at = dom.rowInTable(row);
-  const cframe = asCFrame(c.cframe?.get(at));
+/** Scratch for a CFrame's twelve numbers (Column.numbers). */
+const NUMBERS = new Float64Array(12);
+
+/** Writes `count` numbers of NUMBERS from `from` as a JSON array of float32 values. */
+function numbersArray(w: JsonWriter, from: number, count: number): void {
+  w.byte(0x5b);
+  for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.float32(NUMBERS[from + i]!); }
+  w.byte(0x5d);
+}
+
+/** position and rotation, from the CFrame column's numbers when it has them (binary files), else from its value. */
+function writeTransform(w: JsonWriter, column: PartColumns['cframe'], at: number): void {
+  if (column?.type === 'CFrame' && column.numbers) {
+    column.numbers(at, NUMBERS);
+    w.ascii(',"position":');
+    numbersArray(w, 0, 3);
+    w.ascii(',"rotation":[');
+    numbersArray(w, 3, 3); w.byte(0x2c); numbersArray(w, 6, 3); w.byte(0x2c); numbersArray(w, 9, 3);
+    w.byte(0x5d);
+    return;
+  }
+  const cframe = asCFrame(column?.get(at));
   w.ascii(',"position":');
   vec3(w, cframe ? cframe.position : ORIGIN);
   const r = cframe ? cframe.orientation : IDENTITY;
   w.ascii(',"rotation":[');
   vec3(w, r[0]); w.byte(0x2c); vec3(w, r[1]); w.byte(0x2c); vec3(w, r[2]);
-  w.ascii('],"size":');
-  const size = asVec3(c.size?.get(at));
-  if (size) vec3(w, size);
-  else w.ascii('null');
-  w.ascii(',"shape":');
-  w.string(shapeOf(className, c.shape?.get(at)));
+  w.byte(0x5d);
+}
+
+/** A part's fields after its name: transform, size, look, flags, and the mesh and images it shows. */
+function writePart(w: JsonWriter, dom: Dom, row: number, className: string, c: PartColumns): void {
+  const at = dom.rowInTable(row);
+  writeTransform(w, c.cframe, at);
+  w.ascii(',"size":');
+  if (c.size?.type === 'Vector3' && c.size.numbers) {
+    c.size.numbers(at, NUMBERS);
+    numbersArray(w, 0, 3);
+  } else {
+    const size = asVec3(c.size?.get(at));
+    if (size) vec3(w, size);
+    else w.ascii('null');
+  }
+  w.bytes(shapeText(shapeOf(className, c.shape?.get(at))));
   const color = colorOf(c, at);
-  w.ascii(',"color":[');
   w.int(color[0]); w.byte(0x2c); w.int(color[1]); w.byte(0x2c); w.int(color[2]);
-  w.ascii('],"material":{"value":');
-  const material = numberOr(c.material?.get(at), 256);
-  w.int(material);
-  w.ascii(',"name":');
-  w.text(MATERIAL_NAMES.get(material) ?? 'null');
-  w.ascii('},"transparency":');
+  w.bytes(materialText(numberOr(c.material?.get(at), 256)));
   w.float32(numberOr(c.transparency?.get(at), 0));
-  w.ascii(c.anchored?.get(at) === true ? ',"anchored":true' : ',"anchored":false');
-  w.ascii(c.canCollide?.get(at) === false ? ',"can_collide":false' : ',"can_collide":true');
+  w.bytes(FLAGS[(c.anchored?.get(at) === true ? 2 : 0) + (c.canCollide?.get(at) === false ? 0 : 1)]!);
 
   let mesh: SceneMesh | null = (c.meshContent && linkOf(c.meshContent.get(at))) ?? (c.meshId && linkOf(c.meshId.get(at))) ?? (c.assetId && linkOf(c.assetId.get(at))) ?? null;
   const textures: SceneTexture[] = [];
@@ -316,6 +364,10 @@ function shapeOf(className: string, shape: Value | undefined): string {
 
 /** Color3uint8, else Color (Color3, 0..1), else the BrickColor palette; Medium stone grey otherwise. */
 function colorOf(c: PartColumns, row: number): [number, number, number] {
+  if (c.color3uint8?.type === 'Color3uint8' && c.color3uint8.numbers) {
+    c.color3uint8.numbers(row, NUMBERS);
+    return [NUMBERS[0]!, NUMBERS[1]!, NUMBERS[2]!];
+  }
   const bytes = c.color3uint8?.get(row);
   if (Array.isArray(bytes) && bytes.length === 3) return [clampByte(bytes[0]), clampByte(bytes[1]), clampByte(bytes[2])];
   // An XML Color3uint8 may arrive packed as 0xAARRGGBB.

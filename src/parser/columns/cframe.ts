@@ -7,7 +7,7 @@ import { DecodeError } from '../errors.js';
 import { checkCount, need, readU8, type Cursor } from '../reader.js';
 import type { CFrameValue, Matrix3, Vec3 } from '../values.js';
 import { TYPE_IDS } from '../types.js';
-import { diffRows, f32At, f32le, sameBytes, ViewColumn, type ColumnContext, type RowDiff, type RowReader } from './column.js';
+import { diffRows, f32At, f32le, sameBytes, ViewColumn, type ColumnContext, type RowDiff, type RowNumbers, type RowReader } from './column.js';
 
 /** Unit normals in Roblox NormalId-style order: +X, +Y, +Z, -X, -Y, -Z. */
 const NORMALS: readonly Vec3[] = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0], [0, 0, -1]];
@@ -77,6 +77,23 @@ function cframeAt(col: ViewColumn, rotationStart: number, full: boolean, positio
   return { position, orientation };
 }
 
+/** Row `row`'s twelve numbers (position, then the rotation row by row) into `out`, as cframeAt reads them. */
+function cframeNumbers(col: ViewColumn, rotationStart: number, full: boolean, positions: number, row: number, out: Float64Array): number {
+  const b = col.data, n = col.length;
+  const at = rotationAt(col, rotationStart, full, row);
+  const id = b[at]!;
+  out[0] = f32At(b, positions, n, row);
+  out[1] = f32At(b, positions + 4 * n, n, row);
+  out[2] = f32At(b, positions + 8 * n, n, row);
+  if (id === 0) {
+    for (let k = 0; k < 9; k++) out[3 + k] = f32le(b, at + 1 + 4 * k);
+  } else {
+    const r = ROTATIONS[id]!;
+    for (let k = 0; k < 9; k++) out[3 + k] = r[k]!;
+  }
+  return 12;
+}
+
 /** Rows a and b hold the same rotation bytes (an id, or id 0 and the same nine floats) and the same 12 position plane bytes. */
 function sameCFrame(col: ViewColumn, rotationStart: number, full: boolean, positions: number, a: number, b: number): boolean {
   const d = col.data, n = col.length;
@@ -91,6 +108,10 @@ const CFRAME: Record<'compact' | 'full', RowReader> = {
   compact: (col, row) => cframeAt(col, col.at, false, col.end - 12 * col.length, row),
   full: (col, row) => cframeAt(col, col.at, true, col.end - 12 * col.length, row),
 };
+const CFRAME_NUMBERS: Record<'compact' | 'full', RowNumbers> = {
+  compact: (col, row, out) => cframeNumbers(col, col.at, false, col.end - 12 * col.length, row, out),
+  full: (col, row, out) => cframeNumbers(col, col.at, true, col.end - 12 * col.length, row, out),
+};
 const DIFF_CFRAME: Record<'compact' | 'full', RowDiff> = {
   compact: diffRows((col, a, b) => sameCFrame(col, col.at, false, col.end - 12 * col.length, a, b)),
   full: diffRows((col, a, b) => sameCFrame(col, col.at, true, col.end - 12 * col.length, a, b)),
@@ -102,7 +123,7 @@ export function readCFrameColumn(c: Cursor, { count }: ColumnContext): Column {
   checkCount(c, count, 12, 'CFrame position');
   need(c, count * 12, 'CFrame position');
   const kind = full ? 'full' : 'compact';
-  return new ViewColumn('CFrame', count, c.bytes, at, c.pos, CFRAME[kind], DIFF_CFRAME[kind]);
+  return new ViewColumn('CFrame', count, c.bytes, at, c.pos, CFRAME[kind], DIFF_CFRAME[kind], CFRAME_NUMBERS[kind]);
 }
 
 /**
@@ -127,6 +148,18 @@ function sameOptionalCFrame(col: ViewColumn, full: boolean, a: number, b: number
   return !hasA || sameCFrame(col, col.at + 1, full, col.end - n - 1 - 12 * n, a, b);
 }
 
+/** An OptionalCFrame row's twelve numbers, or none (0) when the row holds no CFrame. */
+function optionalCFrameNumbers(col: ViewColumn, full: boolean, row: number, out: Float64Array): number {
+  const n = col.length;
+  if (col.data[col.end - n + row] === 0) return 0;
+  return cframeNumbers(col, col.at + 1, full, col.end - n - 1 - 12 * n, row, out);
+}
+
+const OPTIONAL_CFRAME_NUMBERS: Record<'compact' | 'full', RowNumbers> = {
+  compact: (col, row, out) => optionalCFrameNumbers(col, false, row, out),
+  full: (col, row, out) => optionalCFrameNumbers(col, true, row, out),
+};
+
 const DIFF_OPTIONAL_CFRAME: Record<'compact' | 'full', RowDiff> = {
   compact: diffRows((col, a, b) => sameOptionalCFrame(col, false, a, b)),
   full: diffRows((col, a, b) => sameOptionalCFrame(col, true, a, b)),
@@ -143,5 +176,5 @@ export function readOptionalCFrameColumn(c: Cursor, { count }: ColumnContext): C
   if (flagType !== TYPE_IDS.Bool) throw new DecodeError(`OptionalCFrame expected presence type 0x02, got 0x${flagType.toString(16)}`);
   need(c, count, 'OptionalCFrame presence');
   const kind = full ? 'full' : 'compact';
-  return new ViewColumn('OptionalCFrame', count, c.bytes, at, c.pos, OPTIONAL_CFRAME[kind], DIFF_OPTIONAL_CFRAME[kind]);
+  return new ViewColumn('OptionalCFrame', count, c.bytes, at, c.pos, OPTIONAL_CFRAME[kind], DIFF_OPTIONAL_CFRAME[kind], OPTIONAL_CFRAME_NUMBERS[kind]);
 }

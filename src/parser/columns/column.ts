@@ -22,6 +22,9 @@ export interface ColumnContext {
 /** How a family reads one row of a view column. */
 export type RowReader = (column: ViewColumn, row: number) => Value;
 
+/** How a numeric family reads one row's numbers into `out` (see Column.numbers). */
+export type RowNumbers = (column: ViewColumn, row: number, out: Float64Array) => number;
+
 /** How a family tells whether two rows hold the same value, without reading either. */
 export type RowSame = (column: ViewColumn, a: number, b: number) => boolean;
 
@@ -83,6 +86,7 @@ export function rowBits(rows: number): Uint8Array {
 export class ViewColumn implements Column {
   /** Row offsets or values worked out on first read, for the families that need them. */
   cache: Uint32Array | Int32Array | undefined = undefined;
+  readonly numbers: ((row: number, out: Float64Array) => number) | undefined;
 
   constructor(
     readonly type: PropType,
@@ -92,7 +96,10 @@ export class ViewColumn implements Column {
     readonly end: number,
     readonly read: RowReader,
     readonly diff: RowDiff = diffRows(sameValues),
-  ) {}
+    rowNumbers?: RowNumbers,
+  ) {
+    this.numbers = rowNumbers && ((row, out) => rowNumbers(this, row, out));
+  }
 
   get(row: number): Value {
     return this.read(this, row);

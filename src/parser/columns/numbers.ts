@@ -3,32 +3,43 @@ import type { Column } from '../dom.js';
 import { int64ToValue, uint64ToValue } from '../interleave.js';
 import { checkCount, need, type Cursor } from '../reader.js';
 import type { PropType } from '../values.js';
-import { diffPlanes, diffRecords, diffRows, f32At, f64le, i32At, sameValues, u32At, ViewColumn, type ColumnContext, type RowDiff, type RowReader } from './column.js';
+import { diffPlanes, diffRecords, diffRows, f32At, f64le, i32At, sameValues, u32At, ViewColumn, type ColumnContext, type RowDiff, type RowNumbers, type RowReader } from './column.js';
 
 /**
  * Checks that `count` values of `width` bytes are there and returns a view column over
  * them. Rows are byte planes (interleaved) unless `same` says otherwise.
  */
-export function fixedColumn(c: Cursor, type: PropType, count: number, width: number, read: RowReader, what: string = type, diff: RowDiff = diffPlanes(width)): ViewColumn {
+export function fixedColumn(
+  c: Cursor, type: PropType, count: number, width: number, read: RowReader,
+  what: string = type, diff: RowDiff = diffPlanes(width), numbers?: RowNumbers,
+): ViewColumn {
   checkCount(c, count, width, what);
   const at = need(c, count * width, what);
-  return new ViewColumn(type, count, c.bytes, at, c.pos, read, diff);
+  return new ViewColumn(type, count, c.bytes, at, c.pos, read, diff, numbers);
 }
 
+/** A one-number family's RowNumbers from its reader. */
+const single = (read: (col: ViewColumn, row: number) => number): RowNumbers => (col, row, out) => {
+  out[0] = read(col, row);
+  return 1;
+};
+
 const bool: RowReader = (col, row) => col.data[col.at + row] !== 0;
-const int32: RowReader = (col, row) => i32At(col.data, col.at, col.length, row);
-const float32: RowReader = (col, row) => f32At(col.data, col.at, col.length, row);
+const int32 = (col: ViewColumn, row: number): number => i32At(col.data, col.at, col.length, row);
+const float32 = (col: ViewColumn, row: number): number => f32At(col.data, col.at, col.length, row);
 const float64: RowReader = (col, row) => f64le(col.data, col.at + row * 8);
-const uint32: RowReader = (col, row) => u32At(col.data, col.at, col.length, row);
+const uint32 = (col: ViewColumn, row: number): number => u32At(col.data, col.at, col.length, row);
 
 export const readBoolColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Bool', count, 1, bool, 'bool');
-export const readInt32Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Int32', count, 4, int32);
-export const readFloat32Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Float32', count, 4, float32);
+export const readInt32Column = (c: Cursor, { count }: ColumnContext): Column =>
+  fixedColumn(c, 'Int32', count, 4, int32, 'Int32', diffPlanes(4), single(int32));
+export const readFloat32Column = (c: Cursor, { count }: ColumnContext): Column =>
+  fixedColumn(c, 'Float32', count, 4, float32, 'Float32', diffPlanes(4), single(float32));
 export const readFloat64Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Float64', count, 8, float64, 'Float64', diffRecords(8));
 
 /** Enum, BrickColor and SharedString: big-endian u32, interleaved, no transformation. */
 export function readUint32Column(c: Cursor, { count }: ColumnContext, type: PropType): Column {
-  return fixedColumn(c, type, count, 4, uint32);
+  return fixedColumn(c, type, count, 4, uint32, type, diffPlanes(4), single(uint32));
 }
 
 /** Referents are zigzag deltas: the running sums are worked out on the first read. */

@@ -15,6 +15,17 @@ export class StringColumn extends ViewColumn {
     const at = stringStart(this, row);
     return this.data.subarray(at, at + u32le(this.data, at - 4));
   }
+
+  /** Where a row's bytes start in `data` (no view made: for writers that copy them). */
+  byteStart(row: number): number {
+    return stringStart(this, row);
+  }
+
+  /** Where a row's bytes end in `data`. */
+  byteEnd(row: number): number {
+    const at = stringStart(this, row);
+    return at + u32le(this.data, at - 4);
+  }
 }
 
 const sameString: RowSame = (col, a, b) => {

@@ -5,7 +5,7 @@ import { DecodeError } from '../errors.js';
 import { readInterleavedI32, readReferents } from '../interleave.js';
 import { checkCount, need, readText, readU16, readU32, readU8, type Cursor } from '../reader.js';
 import { AXIS_NAMES, FACE_NAMES, FONT_STYLES, FONT_WEIGHTS, type ColorKeypoint, type ContentValue, type FontValue, type NumberKeypoint, type Value } from '../values.js';
-import { arrayColumn, diffRows, f32le, sameBytes, u32At, u32le, ViewColumn, type ColumnContext, type RowDiff, type RowReader } from './column.js';
+import { arrayColumn, diffPlanes, diffRows, f32le, sameBytes, u32At, u32le, ViewColumn, type ColumnContext, type RowDiff, type RowNumbers, type RowReader } from './column.js';
 import { fixedColumn } from './numbers.js';
 
 function bitNames(names: readonly string[], bits: number): string[] {
@@ -135,7 +135,20 @@ const uniqueId: RowReader = (col, row) => {
   return hexWords((hi >>> 1) | (lo << 31), (lo >>> 1) | (hi << 31), time, index);
 };
 
-export const readUniqueIdColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'UniqueId', count, 16, uniqueId);
+/** The four 32-bit words a UniqueId prints, in print order (Column.numbers). */
+const uniqueIdNumbers: RowNumbers = (col, row, out) => {
+  const n = col.length;
+  const word = (k: number) => u32At(col.data, col.at + 4 * k * n, n, row);
+  const index = word(0), time = word(1), hi = word(2), lo = word(3);
+  out[0] = ((hi >>> 1) | (lo << 31)) >>> 0;
+  out[1] = ((lo >>> 1) | (hi << 31)) >>> 0;
+  out[2] = time;
+  out[3] = index;
+  return 4;
+};
+
+export const readUniqueIdColumn = (c: Cursor, { count }: ColumnContext): Column =>
+  fixedColumn(c, 'UniqueId', count, 16, uniqueId, 'UniqueId', diffPlanes(16), uniqueIdNumbers);
 
 export function readFontColumn(c: Cursor, ctx: ColumnContext): Column {
   checkCount(c, ctx.count, 11, 'Font');

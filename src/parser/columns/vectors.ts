@@ -2,7 +2,7 @@
 import type { Column } from '../dom.js';
 import type { Cursor } from '../reader.js';
 import type { PropType, Value } from '../values.js';
-import { f32At, f32le, i32At, diffRecords, type ColumnContext, type RowReader } from './column.js';
+import { f32At, f32le, i32At, diffPlanes, diffRecords, type ColumnContext, type RowNumbers, type RowReader } from './column.js';
 import { fixedColumn } from './numbers.js';
 
 /** Float plane set `plane` (each is four byte planes of `length` bytes) of row `row`. */
@@ -27,9 +27,20 @@ export const readUDimColumn = (c: Cursor, { count }: ColumnContext): Column => f
 export const readUDim2Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'UDim2', count, 16, udim2);
 export const readRectColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Rect', count, 16, rect);
 
+const vec2Numbers: RowNumbers = (col, row, out) => {
+  out[0] = plane(col, 0, row); out[1] = plane(col, 1, row);
+  return 2;
+};
+const vec3Numbers: RowNumbers = (col, row, out) => {
+  out[0] = plane(col, 0, row); out[1] = plane(col, 1, row); out[2] = plane(col, 2, row);
+  return 3;
+};
+
 /** Vector2, Vector3 and Color3: one interleaved float plane set per component. */
 export function readFloatStructColumn(c: Cursor, { count }: ColumnContext, type: PropType, components: 2 | 3): Column {
-  return fixedColumn(c, type, count, 4 * components, components === 2 ? vec2 : vec3);
+  return components === 2
+    ? fixedColumn(c, type, count, 8, vec2, type, diffPlanes(8), vec2Numbers)
+    : fixedColumn(c, type, count, 12, vec3, type, diffPlanes(12), vec3Numbers);
 }
 
 /** Ray and NumberRange: little-endian f32 values in sequence, no interleaving. */
@@ -54,7 +65,16 @@ const vector3int16: RowReader = (col, row) => {
   return [i16(0), i16(2), i16(4)];
 };
 
-export const readVector3int16Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Vector3int16', count, 6, vector3int16, 'Vector3int16', diffRecords(6));
+const vector3int16Numbers: RowNumbers = (col, row, out) => {
+  const b = col.data, at = col.at + row * 6;
+  out[0] = ((b[at]! | (b[at + 1]! << 8)) << 16) >> 16;
+  out[1] = ((b[at + 2]! | (b[at + 3]! << 8)) << 16) >> 16;
+  out[2] = ((b[at + 4]! | (b[at + 5]! << 8)) << 16) >> 16;
+  return 3;
+};
+
+export const readVector3int16Column = (c: Cursor, { count }: ColumnContext): Column =>
+  fixedColumn(c, 'Vector3int16', count, 6, vector3int16, 'Vector3int16', diffRecords(6), vector3int16Numbers);
 
 /** Three consecutive byte arrays: all R, all G, all B. */
 const color3uint8: RowReader = (col, row) => {
@@ -62,4 +82,11 @@ const color3uint8: RowReader = (col, row) => {
   return [b[i]!, b[i + n]!, b[i + 2 * n]!];
 };
 
-export const readColor3uint8Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Color3uint8', count, 3, color3uint8);
+const color3uint8Numbers: RowNumbers = (col, row, out) => {
+  const b = col.data, i = col.at + row, n = col.length;
+  out[0] = b[i]!; out[1] = b[i + n]!; out[2] = b[i + 2 * n]!;
+  return 3;
+};
+
+export const readColor3uint8Column = (c: Cursor, { count }: ColumnContext): Column =>
+  fixedColumn(c, 'Color3uint8', count, 3, color3uint8, 'Color3uint8', diffPlanes(3), color3uint8Numbers);

@@ -1,0 +1,91 @@
+/**
+ * Property values written straight from a binary file's columns: the same JSON text
+ * as `ENCODERS[type](w, column.get(row), ctx)`, without the value in between. A
+ * 200k-part place has millions of values, and reading each as an object (a CFrame is
+ * five arrays) before formatting it cost as much as the formatting: numeric families
+ * hand their numbers to a scratch array (Column.numbers), ASCII strings are copied
+ * from the chunk's bytes. Anything else (XML columns, non-ASCII text, the rarer types)
+ * goes through `get` and the encoder.
+ */
+import type { Column, Dom } from '../parser/dom.js';
+import { StringColumn } from '../parser/columns/strings.js';
+import type { PropType } from '../parser/values.js';
+import { ENCODERS, type EncodeContext } from './encoding.js';
+import type { JsonWriter } from './json-writer.js';
+
+/** Writes one row's value. */
+export type RowWriter = (w: JsonWriter, row: number) => void;
+
+/** How the numbers of each numeric type are written: one float32, one integer, an array of either, or a UniqueId's hex. */
+const NUMBER_FORMS: Partial<Record<PropType, 'float' | 'int' | 'floats' | 'ints' | 'hex'>> = {
+  UniqueId: 'hex',
+  Float32: 'float',
+  Int32: 'int', Enum: 'int', BrickColor: 'int', SharedString: 'int',
+  Vector2: 'floats', Vector3: 'floats', Color3: 'floats', CFrame: 'floats', OptionalCFrame: 'floats',
+  Color3uint8: 'ints', Vector3int16: 'ints',
+};
+
+/** Scratch for a row's numbers (a CFrame's twelve at most). */
+const scratch = new Float64Array(12);
+
+/** The writer of `column`'s rows. */
+export function rowWriter(column: Column, ctx: EncodeContext): RowWriter {
+  const encode = ENCODERS[column.type];
+  const numbers = column.numbers;
+  const form = NUMBER_FORMS[column.type];
+  if (numbers && form) {
+    switch (form) {
+      case 'float': return (w, row) => { numbers(row, scratch); w.float32(scratch[0]!); };
+      case 'int': return (w, row) => { numbers(row, scratch); w.int(scratch[0]!); };
+      case 'floats': return (w, row) => {
+        const count = numbers(row, scratch);
+        if (count === 0) { w.ascii('null'); return; } // an OptionalCFrame without one
+        w.byte(0x5b);
+        for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.float32(scratch[i]!); }
+        w.byte(0x5d);
+      };
+      case 'hex': return (w, row) => { numbers(row, scratch); w.hexWords(scratch); };
+      case 'ints': return (w, row) => {
+        const count = numbers(row, scratch);
+        w.byte(0x5b);
+        for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.int(scratch[i]!); }
+        w.byte(0x5d);
+      };
+    }
+  }
+  if (column instanceof StringColumn && (column.type === 'String' || column.type === 'Bytecode')) {
+    return (w, row) => {
+      if (!w.asciiString(column.data, column.byteStart(row), column.byteEnd(row))) encode(w, column.get(row), ctx);
+    };
+  }
+  return (w, row) => encode(w, column.get(row), ctx);
+}
+
+/**
+ * Writes an instance's name (`dom.name`) as a JSON string, ASCII names straight from
+ * their Name column's bytes. One per DOM: it keeps each table's Name column.
+ */
+export function nameWriter(dom: Dom): RowWriter {
+  const columns: (StringColumn | null | undefined)[] = [];
+  return (w, row) => {
+    const table = dom.tableOf(row);
+    let column = columns[table];
+    if (column === undefined) {
+      const found = dom.table(table).columns.get('Name');
+      columns[table] = column = found instanceof StringColumn && found.type === 'String' ? found : null;
+    }
+    if (column !== null) {
+      const at = dom.rowInTable(row);
+      if (w.asciiString(column.data, column.byteStart(at), column.byteEnd(at))) return;
+    }
+    w.string(dom.name(row));
+  };
+}
+
+/** Whether row `row` of a String column is ASCII text (then `get` gives it as a string). */
+export function isAsciiRow(column: Column, row: number): boolean {
+  if (!(column instanceof StringColumn)) return false;
+  const data = column.data;
+  for (let i = column.byteStart(row), end = column.byteEnd(row); i < end; i++) if (data[i]! > 0x7f) return false;
+  return true;
+}
