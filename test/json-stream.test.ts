@@ -124,4 +124,20 @@ test('pumpChunks: a failing source or sink rejects with its error and tears the 
     for await (const _ of source) throw new Error('sink failed');
   }), /sink failed/);
   assert.ok(produced < 1000, `the source stopped (${produced} chunks produced)`);
+
+  // After the sink fails, no further chunk is made: a source that would fail on it
+  // cannot replace the sink's error (a disk-full code must reach the caller).
+  let made = 0;
+  const third = slowPassThrough();
+  const diskFull = Object.assign(new Error('no space left'), { code: 'ENOSPC' });
+  const source = (function* () {
+    for (;;) {
+      if (made > 0 && third.transform.destroyed) throw new Error('a chunk was made after the sink failed');
+      made++;
+      yield Buffer.alloc(1024);
+    }
+  })();
+  await assert.rejects(pumpChunks(source, third.transform, async (chunks) => {
+    for await (const _ of chunks) throw diskFull;
+  }), { code: 'ENOSPC' });
 });

@@ -194,10 +194,14 @@ export async function pumpChunks(
   // `done` settles when the pipeline ends or fails; the loop below stops on either.
   let ended = false;
   const settled = done.then(() => { ended = true; }, () => { ended = true; });
+  // Iterated by hand so that a failed pipeline is seen before the next chunk is made:
+  // after a sink error nothing more is produced, and that error is the one thrown.
+  const iterator = chunks[Symbol.iterator]();
   try {
-    for (const chunk of chunks) {
-      if (ended) break;
-      if (encode.write(chunk)) await new Promise<void>((resolve) => setImmediate(resolve));
+    while (!ended) {
+      const next = iterator.next();
+      if (next.done === true) break;
+      if (encode.write(next.value)) await new Promise<void>((resolve) => setImmediate(resolve));
       else await Promise.race([once(encode, 'drain').then(() => undefined, () => undefined), settled]);
     }
   } catch (error) {
@@ -205,7 +209,8 @@ export async function pumpChunks(
     await settled;
     throw error;
   }
-  if (!ended) encode.end();
+  if (ended) iterator.return?.(); // stopped early: let the source clean up
+  else encode.end();
   await done;
 }
 
