@@ -15,7 +15,7 @@ import { addPartBox, asCFrame, asVec3, finishBounds, newBounds, type Bounds } fr
 import { readMapScripts, stringByteLength, type MapScript } from './map-scripts.js';
 import { scanMapScripts } from './script-findings.js';
 import { readTerrainGrid } from '../scene/terrain.js';
-import { terrainStats } from '../terrain/stats.js';
+import { terrainStats, type TerrainStats } from '../terrain/stats.js';
 import type { SmoothGrid } from '../terrain/smooth-grid.js';
 import { summariseImport, type Imported, type NotImported } from './imported.js';
 import { assemblies, surfaceJoints } from './joints.js';
@@ -33,23 +33,12 @@ const MAX_CONFLICT_WARNINGS = 10;
 /** An empty SmoothGrid is its 2-byte header; more means the map has terrain voxels. */
 const EMPTY_SMOOTH_GRID_BYTES = 2;
 
-export interface TerrainSummary {
+/** The report's terrain: its statistics (terrain/stats.ts) and the grids' sizes. */
+export interface TerrainSummary extends TerrainStats {
   /** The map has terrain voxels: a Terrain whose SmoothGrid holds more than its empty header. */
   present: boolean;
   smooth_grid_bytes: number;
   physics_grid_bytes: number;
-  /** 128-stud chunks in the SmoothGrid. */
-  chunks: number;
-  /** Voxels (4 studs a side) per terrain material, Water included, Air not. */
-  voxels_per_material: Record<string, number>;
-  solid_voxels: number;
-  /** Voxels holding water (Water voxels and solid ones sharing their cell with water). */
-  water_voxels: number;
-  /** Cubic studs, occupancy-weighted. */
-  solid_volume: number;
-  water_volume: number;
-  /** Studs: the box around every voxel holding solid or water; null without voxels. */
-  bounds: { min: Vec3; max: Vec3 } | null;
 }
 
 export interface ScriptAtRisk {

@@ -145,13 +145,7 @@ export function fillConvex(
     } else if (blend === null) {
       for (; x <= end; x++, at++, z += dzdx) if (z < depth[at]!) depth[at] = z;
     } else {
-      for (; x <= end; x++, at++, o++, z += dzdx) {
-        if (z < depth[at]!) {
-          const under = pixels[o]!;
-          const known = under < blend.result.length ? blend.result[under]! : -1;
-          pixels[o] = known >= 0 ? known : blendIndex(c.palette, blend, under);
-        }
-      }
+      blendSpan(c, blend, at, o, end - x + 1, z, dzdx);
     }
   }
 }
@@ -203,13 +197,7 @@ export function fillParallelogram(
         if (z < depth[at]!) { depth[at] = z; pixels[o] = color; }
       }
     } else {
-      for (; x <= end; x++, at++, o++, z += dzdx) {
-        if (z < depth[at]!) {
-          const under = pixels[o]!;
-          const known = under < blend.result.length ? blend.result[under]! : -1;
-          pixels[o] = known >= 0 ? known : blendIndex(c.palette, blend, under);
-        }
-      }
+      blendSpan(c, blend, at, o, end - x + 1, z, dzdx);
     }
   }
 }
@@ -266,4 +254,20 @@ export function clearBands(c: Canvas, bands: readonly number[]): void {
   c.depth.fill(Infinity);
   c.tileFar.fill(Infinity);
   c.tileDirty.fill(0);
+}
+
+/**
+ * A translucent span of `count` pixels from depth index `at` and pixel index `o`: where
+ * it lies in front, each pixel becomes its blend with what is under it (blend tables
+ * fill in as colours meet). Depth is left as it is, so what lies behind still draws.
+ */
+function blendSpan(c: Canvas, blend: BlendTable, at: number, o: number, count: number, z: number, dzdx: number): void {
+  const depth = c.depth, pixels = c.pixels;
+  for (let i = 0; i < count; i++, at++, o++, z += dzdx) {
+    if (z < depth[at]!) {
+      const under = pixels[o]!;
+      const known = under < blend.result.length ? blend.result[under]! : -1;
+      pixels[o] = known >= 0 ? known : blendIndex(c.palette, blend, under);
+    }
+  }
 }
