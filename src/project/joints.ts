@@ -34,7 +34,7 @@
 import { findService, type Column, type Dom } from '../parser/dom.js';
 import type { CFrameValue, Value } from '../parser/values.js';
 import { BASE_PART_CLASSES, CSG_CLASSES } from './classes.js';
-import { asCFrame, asVec3 } from './geometry.js';
+import { cframeNumbersOf, vec3NumbersOf } from './geometry.js';
 
 export type SurfaceJointClass = 'Weld' | 'Snap' | 'Glue' | 'Rotate' | 'RotateV' | 'RotateP';
 
@@ -71,7 +71,7 @@ export function reliesOnSurfaceJoints(dom: Dom): boolean {
 
 /**
  * The parts that can join, as flat records (a 2006 place has thousands; an object and
- * seven arrays per part cost more than the whole search). Body b's numbers start at
+ * six arrays per part cost more than the whole search). Body b's numbers start at
  * b * BODY in `frames`: its centre, its own axes in world space (axis j at AXES + 3j,
  * the rotation's columns) and its half sizes; its box at b * 6 in `boxes` (min x,y,z,
  * max x,y,z); its surface types at b * 6 in `surfaces`, in NormalId order, -1 for a
@@ -185,25 +185,11 @@ export function forEachNearPair(boxes: Float64Array, n: number, visit: (a: numbe
   }
 }
 
-/** Scratch for one row's numbers (Column.numbers). */
+/**
+ * Scratch for one row's numbers (Column.numbers): each read overwrites it, so what a
+ * read gives is copied out before the next.
+ */
 const NUMBERS = new Float64Array(12);
-
-/** Row `at` of a column of `type` as numbers in NUMBERS (straight from the column in binary files); false when it holds none. */
-function readNumbers(column: Column | undefined, type: 'CFrame' | 'Vector3', at: number): boolean {
-  if (!column) return false;
-  if (column.type === type && column.numbers) return column.numbers(at, NUMBERS) > 0;
-  if (type === 'CFrame') {
-    const cframe = asCFrame(column.get(at));
-    if (!cframe) return false;
-    NUMBERS.set(cframe.position);
-    for (let i = 0; i < 3; i++) NUMBERS.set(cframe.orientation[i]!, 3 + 3 * i);
-    return true;
-  }
-  const v = asVec3(column.get(at));
-  if (!v) return false;
-  NUMBERS.set(v);
-  return true;
-}
 
 /** An Enum-like row as a number (straight from the column in binary files), or whatever `get` gives. */
 function readEnum(column: Column | undefined, at: number): Value | undefined {
@@ -215,6 +201,7 @@ function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Bodies {
   const workspace = findService(dom, 'Workspace');
   const rows: number[] = [];
   const frames: number[] = [];
+  const boxes: number[] = [];
   const surfaces: number[] = [];
   let table = -1;
   let columns: { cframe?: Column; size?: Column; shape?: Column; surfaces: (Column | undefined)[] } | null = null;
@@ -233,15 +220,15 @@ function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Bodies {
       }
       const at = dom.rowInTable(row);
       const faces = joinableFaces(className, readEnum(columns!.shape, at));
-      if (faces !== NO_FACES && readNumbers(columns!.cframe, 'CFrame', at)) {
+      if (faces !== NO_FACES && cframeNumbersOf(columns!.cframe, at, NUMBERS)) {
         // Axis j of the part is column j of the rotation (rows at NUMBERS[3 + 3i]).
         for (let i = 0; i < 3; i++) {
           body[i] = NUMBERS[i]!;
           for (let j = 0; j < 3; j++) body[AXES + 3 * j + i] = NUMBERS[3 + 3 * i + j]!;
         }
-        if (readNumbers(columns!.size, 'Vector3', at)) {
+        if (vec3NumbersOf(columns!.size, at, NUMBERS)) {
           for (let i = 0; i < 3; i++) body[HALF + i] = Math.abs(NUMBERS[i]!) / 2;
-          if (addBody(rows, frames, row, body)) {
+          if (addBody(rows, frames, boxes, row, body)) {
             for (let face = 0; face < 6; face++) surfaces.push(faces[face] ? int8(numberOr(readEnum(columns!.surfaces[face], at), 0)) : -1);
           }
         }
@@ -249,31 +236,26 @@ function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Bodies {
     }
     row = dom.next(row, workspace);
   }
-  const count = rows.length;
-  const boxes = new Float64Array(6 * count);
-  const f = Float64Array.from(frames);
-  for (let b = 0; b < count; b++) {
-    const o = b * BODY;
-    for (let i = 0; i < 3; i++) {
-      // World axis i reaches sum_j |axis j's i-th component| * half j.
-      const reach = Math.abs(f[o + AXES + i]!) * f[o + HALF]! + Math.abs(f[o + AXES + 3 + i]!) * f[o + HALF + 1]! + Math.abs(f[o + AXES + 6 + i]!) * f[o + HALF + 2]!;
-      boxes[6 * b + i] = f[o + i]! - reach;
-      boxes[6 * b + 3 + i] = f[o + i]! + reach;
-    }
-  }
-  return { count, rows: Int32Array.from(rows), frames: f, boxes, surfaces: Int8Array.from(surfaces) };
+  return { count: rows.length, rows: Int32Array.from(rows), frames: Float64Array.from(frames), boxes: Float64Array.from(boxes), surfaces: Int8Array.from(surfaces) };
 }
 
-/** Adds a body when its box is finite (a part at NaN or Infinity joins nothing). */
-function addBody(rows: number[], frames: number[], row: number, body: Float64Array): boolean {
+/** Adds a body and its box (min x,y,z, max x,y,z) when the box is finite: a part at NaN or Infinity joins nothing. */
+function addBody(rows: number[], frames: number[], boxes: number[], row: number, body: Float64Array): boolean {
+  const box = BOX;
   for (let i = 0; i < 3; i++) {
+    // World axis i reaches sum_j |axis j's i-th component| * half j.
     const reach = Math.abs(body[AXES + i]!) * body[HALF]! + Math.abs(body[AXES + 3 + i]!) * body[HALF + 1]! + Math.abs(body[AXES + 6 + i]!) * body[HALF + 2]!;
-    if (!Number.isFinite(body[i]! - reach) || !Number.isFinite(body[i]! + reach)) return false;
+    box[i] = body[i]! - reach;
+    box[3 + i] = body[i]! + reach;
   }
+  for (let i = 0; i < 6; i++) if (!Number.isFinite(box[i]!)) return false;
   rows.push(row);
   for (let i = 0; i < BODY; i++) frames.push(body[i]!);
+  for (let i = 0; i < 6; i++) boxes.push(box[i]!);
   return true;
 }
+
+const BOX = new Float64Array(6);
 
 const ALL_FACES = [true, true, true, true, true, true] as const;
 const NO_FACES = [false, false, false, false, false, false] as const;
@@ -421,7 +403,7 @@ class JointSearch {
     const f = this.#f, d = this.#dots;
     for (let n = 1; n <= 2; n++) {
       const k = (j + n) % 3;
-      // (a's face centre - b.p) · b's axis k = -(offset along b_k) + s·half_a[i]·(a_i · b_k)
+      // (a's face centre - b's centre) · b's axis k = -(offset along b_k) + s·half_a[i]·(a_i · b_k)
       let along = 0;
       for (let m = 0; m < 3; m++) along -= this.#offset[m]! * d[3 * m + k]!;
       along += s * f[a * BODY + HALF + i]! * d[3 * i + k]!;
@@ -450,6 +432,7 @@ class JointSearch {
       frame[9 + i] = f[za + i]! * half + f[p0 * BODY + i]! - f[p1 * BODY + i]!;
     }
     // Into p1's space: dot with p1's axes (the world vector at `v` along p1's axis k).
+    // `sign * 0` above can be -0; snap32 adds + 0, so no frame holds one.
     const local = (v: number, k: number): number => snap32(f[B + 3 * k]! * frame[v]! + f[B + 3 * k + 1]! * frame[v + 1]! + f[B + 3 * k + 2]! * frame[v + 2]!);
     const r = C0_ROTATIONS[face]!;
     const c0: CFrameValue = {
