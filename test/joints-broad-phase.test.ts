@@ -40,7 +40,9 @@ test('the joint broad phase visits every pair of boxes within NEAR exactly once'
     const list = boxes(seed, count, spread, farAway);
     const expected = allPairs(list);
     const seen = new Set<string>();
-    forEachNearPair(list, (a, b) => {
+    const flat = Float64Array.from(list.flatMap((box) => [...box.min, ...box.max]));
+    forEachNearPair(flat, list.length, (i, j) => {
+      const a = list[i]!, b = list[j]!;
       const key = a.id < b.id ? `${a.id},${b.id}` : `${b.id},${a.id}`;
       assert.ok(!seen.has(key), `seed ${seed}: pair ${key} visited twice`);
       seen.add(key);

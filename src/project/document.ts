@@ -25,7 +25,7 @@ import type { PropType } from '../parser/values.js';
 import { summariseImport, scriptSubtrees, type ImportSummary, type NotImported } from './imported.js';
 import { generatedId, instanceId } from './ids.js';
 import { sharedStringsJson } from './dump.js';
-import { InstanceTree, instancesJson, type GeneratedInstance } from './instances.js';
+import { InstanceTree, instancesJson, type GeneratedInstance, type GeneratedSchema } from './instances.js';
 import { JsonWriter } from './json-writer.js';
 import { assemblies, surfaceJoints, type SurfaceJoint } from './joints.js';
 import { readMapScripts, type MapScript } from './map-scripts.js';
@@ -178,6 +178,9 @@ function otherOmissions(dom: Dom, omit: ReturnType<typeof omitted>, excluded: Ui
   return out;
 }
 
+/** What a generated joint holds (its other properties keep the engine's defaults). */
+const JOINT_SCHEMA: GeneratedSchema = [['Name', 'String'], ['Part0', 'Ref'], ['Part1', 'Ref'], ['C0', 'CFrame'], ['C1', 'CFrame']];
+
 /** The generated joints as instances: ids g0, g1, ..., under Part0. */
 function generatedJoints(dom: Dom, joints: readonly SurfaceJoint[]): GeneratedInstance[] {
   return joints.map((joint, index) => ({
@@ -185,13 +188,8 @@ function generatedJoints(dom: Dom, joints: readonly SurfaceJoint[]): GeneratedIn
     className: joint.className,
     name: joint.className,
     parent: joint.part0,
-    properties: [
-      ['Name', 'String', joint.className],
-      ['Part0', 'Ref', dom.referent(joint.part0)],
-      ['Part1', 'Ref', dom.referent(joint.part1)],
-      ['C0', 'CFrame', joint.c0],
-      ['C1', 'CFrame', joint.c1],
-    ],
+    schema: JOINT_SCHEMA,
+    values: [joint.className, dom.referent(joint.part0), dom.referent(joint.part1), joint.c0, joint.c1],
   }));
 }
 

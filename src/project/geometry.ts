@@ -2,6 +2,7 @@
  * Part geometry: the world-space box of a rotated part, accumulated into the
  * bounds of a whole map, and the compact number form the project document uses.
  */
+import type { Column } from '../parser/dom.js';
 import type { CFrameValue, Value, Vec3 } from '../parser/values.js';
 
 export interface Bounds {
@@ -57,6 +58,34 @@ export function asVec3(value: Value | undefined): Vec3 | null {
     return value as Vec3;
   }
   return null;
+}
+
+/**
+ * Row `at` of a CFrame column as twelve numbers in `out` (the position, then the
+ * rotation row by row: GetComponents order): straight from the column in binary
+ * files, else from its value. False when the row holds no CFrame.
+ */
+export function cframeNumbersOf(column: Column | undefined, at: number, out: Float64Array): boolean {
+  if (!column) return false;
+  if (column.type === 'CFrame' && column.numbers) return column.numbers(at, out) === 12;
+  const cframe = asCFrame(column.get(at));
+  if (!cframe) return false;
+  const { position: p, orientation: r } = cframe;
+  for (let i = 0; i < 3; i++) {
+    out[i] = p[i]!;
+    for (let j = 0; j < 3; j++) out[3 + 3 * i + j] = r[i]![j]!;
+  }
+  return true;
+}
+
+/** Row `at` of a Vector3 column as three numbers in `out`, as cframeNumbersOf reads a CFrame; false when the row holds none. */
+export function vec3NumbersOf(column: Column | undefined, at: number, out: Float64Array): boolean {
+  if (!column) return false;
+  if (column.type === 'Vector3' && column.numbers) return column.numbers(at, out) === 3;
+  const v = asVec3(column.get(at));
+  if (!v) return false;
+  out[0] = v[0]; out[1] = v[1]; out[2] = v[2];
+  return true;
 }
 
 /**

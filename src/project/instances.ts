@@ -50,6 +50,13 @@ export interface InstanceTreeOptions {
   generated?: readonly GeneratedInstance[];
 }
 
+/**
+ * The properties of an instance the import adds, names and types in order: one list
+ * shared by every instance of a kind (every generated Snap), so its text is encoded
+ * once.
+ */
+export type GeneratedSchema = readonly (readonly [name: string, type: PropType])[];
+
 /** An instance the import adds (a joint computed from surface types). */
 export interface GeneratedInstance {
   id: string;
@@ -57,8 +64,15 @@ export interface GeneratedInstance {
   name: string;
   /** The parent's DOM row. */
   parent: number;
-  /** Name → [type, value]; Ref values are DOM referents, as the decoder gives them. */
-  properties: [string, PropType, Value][];
+  schema: GeneratedSchema;
+  /** One value per schema entry; Ref values are DOM referents, as the decoder gives them. */
+  values: readonly Value[];
+}
+
+/** A generated schema's fixed text: each property's key (`,"Name":` after the first), and the `types` object that ends the instance. */
+interface GeneratedText {
+  keys: Uint8Array[];
+  tail: Uint8Array;
 }
 
 /** Where sampled values are written to be compared as text. */
@@ -132,6 +146,8 @@ export class InstanceTree {
   readonly schemas = new Map<string, ClassSchema>();
   readonly #tables: (TablePlans | null)[];
   readonly #ctx: EncodeContext;
+  readonly #generatedHeads = new Map<string, Map<string, Uint8Array>>();
+  readonly #generatedTexts = new Map<GeneratedSchema, GeneratedText>();
   readonly #writeName: RowWriter;
   /** Row writers of the columns sampled for defaults. */
   readonly #writers = new Map<Column, RowWriter>();
@@ -331,30 +347,36 @@ export class InstanceTree {
   writeGenerated(w: JsonWriter, instance: GeneratedInstance): void {
     w.ascii('{"id":');
     w.string(instance.id);
-    w.ascii(',"class":');
-    w.string(instance.className);
-    w.ascii(',"name":');
-    w.string(instance.name);
-    w.ascii(',"parent":');
+    w.bytes(this.#generatedHead(instance.className, instance.name));
     writeId(w, instance.parent);
     w.ascii(',"generated":true,"properties":{');
-    const properties = instance.properties;
-    for (let i = 0; i < properties.length; i++) {
-      const [name, type, value] = properties[i]!;
-      if (i) w.byte(0x2c);
-      w.string(name);
-      w.byte(0x3a);
-      ENCODERS[type](w, value, this.#ctx);
+    const { keys, tail } = this.#generatedText(instance.schema);
+    const { schema, values } = instance;
+    for (let i = 0; i < schema.length; i++) {
+      w.bytes(keys[i]!);
+      ENCODERS[schema[i]![1]](w, values[i]!, this.#ctx);
     }
-    w.ascii('},"types":{');
-    for (let i = 0; i < properties.length; i++) {
-      const [name, type] = properties[i]!;
-      if (i) w.byte(0x2c);
-      w.string(name);
-      w.byte(0x3a);
-      w.string(type);
+    w.bytes(tail);
+  }
+
+  /** `,"class":…,"name":…,"parent":` of a generated instance, encoded once per class and name. */
+  #generatedHead(className: string, name: string): Uint8Array {
+    let byName = this.#generatedHeads.get(className);
+    if (!byName) this.#generatedHeads.set(className, (byName = new Map<string, Uint8Array>()));
+    let head = byName.get(name);
+    if (!head) byName.set(name, (head = Buffer.from(`,"class":${JSON.stringify(className)},"name":${JSON.stringify(name)},"parent":`, 'utf8')));
+    return head;
+  }
+
+  #generatedText(schema: GeneratedSchema): GeneratedText {
+    let text = this.#generatedTexts.get(schema);
+    if (!text) {
+      const keys = schema.map(([name], i) => Buffer.from(`${i ? ',' : ''}${JSON.stringify(name)}:`, 'utf8'));
+      const types = schema.map(([name, type]) => `${JSON.stringify(name)}:${JSON.stringify(type)}`).join(',');
+      text = { keys, tail: Buffer.from(`},"types":{${types}}}`, 'utf8') };
+      this.#generatedTexts.set(schema, text);
     }
-    w.ascii('}}');
+    return text;
   }
 
   /** Kept rows in parent-before-child order (pre-order, roots in order), skipping excluded subtrees. */

@@ -32,9 +32,9 @@
  * onto it (float32 noise of the parts' coordinates, not geometry).
  */
 import { findService, type Column, type Dom } from '../parser/dom.js';
-import type { CFrameValue, Value, Vec3 } from '../parser/values.js';
+import type { CFrameValue, Value } from '../parser/values.js';
 import { BASE_PART_CLASSES, CSG_CLASSES } from './classes.js';
-import { asCFrame, asVec3 } from './geometry.js';
+import { cframeNumbersOf, vec3NumbersOf } from './geometry.js';
 
 export type SurfaceJointClass = 'Weld' | 'Snap' | 'Glue' | 'Rotate' | 'RotateV' | 'RotateP';
 
@@ -69,18 +69,23 @@ export function reliesOnSurfaceJoints(dom: Dom): boolean {
   return table.columns.get('ExplicitAutoJoints')?.get(dom.rowInTable(workspace)) !== true;
 }
 
-interface Body {
-  row: number;
-  /** Centre. */
-  p: number[];
-  /** The part's own axes in world space, axis j at [3j, 3j + 3) (the rotation's columns). */
-  axes: number[];
-  half: number[];
-  /** Surface type per NormalId; -1 for a face that cannot join (round or sloped). */
-  surfaces: number[];
-  min: number[];
-  max: number[];
+/**
+ * The parts that can join, as flat records (a 2006 place has thousands; an object and
+ * six arrays per part cost more than the whole search). Body b's numbers start at
+ * b * BODY in `frames`: its centre, its own axes in world space (axis j at AXES + 3j,
+ * the rotation's columns) and its half sizes; its box at b * 6 in `boxes` (min x,y,z,
+ * max x,y,z); its surface types at b * 6 in `surfaces`, in NormalId order, -1 for a
+ * face that cannot join (round or sloped).
+ */
+interface Bodies {
+  count: number;
+  rows: Int32Array;
+  frames: Float64Array;
+  boxes: Float64Array;
+  surfaces: Int8Array;
 }
+
+const BODY = 15, AXES = 3, HALF = 12;
 
 /** The surface joints `MakeJoints` would make among the Workspace's parts (none unless the place relies on them). */
 export function surfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoint[] {
@@ -88,12 +93,13 @@ export function surfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoint[] {
   const bodies = collectBodies(dom, excluded);
   const joined = existingPairs(dom);
   const joints: SurfaceJoint[] = [];
-  const pair = new PairGeometry();
-  forEachNearPair(bodies, (a, b) => {
+  const search = new JointSearch(bodies);
+  forEachNearPair(bodies.boxes, bodies.count, (a, b) => {
     // The engine tries the earlier part's faces first; rows keep that order stable.
-    const [p, q] = a.row < b.row ? [a, b] : [b, a];
-    if (joined.size && joined.has(pairKey(p.row, q.row))) return;
-    const joint = jointBetween(pair, p, q);
+    const p = bodies.rows[a]! < bodies.rows[b]! ? a : b;
+    const q = p === a ? b : a;
+    if (joined.size && joined.has(pairKey(bodies.rows[p]!, bodies.rows[q]!))) return;
+    const joint = search.jointBetween(p, q);
     if (joint) joints.push(joint);
   });
   joints.sort((x, y) => x.part0 - y.part0 || x.part1 - y.part1);
@@ -106,22 +112,22 @@ const MAX_CELLS = 512;
 const CELL_RANGE = 1 << 10;
 
 /**
- * Calls `visit` once for each pair of bodies whose boxes, grown by NEAR, overlap: the
- * broad phase. Boxes go into a uniform grid of cells twice the median box's largest
- * side (a sweep along one axis met 121k pairs on a 2006 arena whose bricks share their
- * X, Y and Z ranges, for 3.4k overlapping boxes); a pair is tested in the first cell
- * both boxes cover, so only once. Boxes covering more than MAX_CELLS cells (baseplates)
- * are tested against all others.
+ * Calls `visit` once for each pair of boxes (six numbers each in `boxes`: min x,y,z,
+ * max x,y,z) that, grown by NEAR, overlap: the broad phase. Boxes go into a uniform
+ * grid of cells twice the median box's largest side (a sweep along one axis met 121k
+ * pairs on a 2006 arena whose bricks share their X, Y and Z ranges, for 3.4k
+ * overlapping boxes); a pair is tested in the first cell both boxes cover, so only
+ * once. Boxes covering more than MAX_CELLS cells (baseplates) are tested against all
+ * others.
  */
-export function forEachNearPair<B extends Pick<Body, 'min' | 'max'>>(bodies: readonly B[], visit: (a: B, b: B) => void): void {
-  const n = bodies.length;
+export function forEachNearPair(boxes: Float64Array, n: number, visit: (a: number, b: number) => void): void {
   if (n < 2) return;
   const extents = new Float64Array(n);
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
   for (let i = 0; i < n; i++) {
-    const { min, max } = bodies[i]!;
-    extents[i] = Math.max(max[0]! - min[0]!, max[1]! - min[1]!, max[2]! - min[2]!);
-    for (let k = 0; k < 3; k++) { lo[k] = Math.min(lo[k]!, min[k]!); hi[k] = Math.max(hi[k]!, max[k]! + NEAR); }
+    const o = 6 * i;
+    extents[i] = Math.max(boxes[o + 3]! - boxes[o]!, boxes[o + 4]! - boxes[o + 1]!, boxes[o + 5]! - boxes[o + 2]!);
+    for (let k = 0; k < 3; k++) { lo[k] = Math.min(lo[k]!, boxes[o + k]!); hi[k] = Math.max(hi[k]!, boxes[o + 3 + k]! + NEAR); }
   }
   extents.sort();
   let cell = Math.max(2 * extents[n >> 1]!, 4 * NEAR);
@@ -132,11 +138,10 @@ export function forEachNearPair<B extends Pick<Body, 'min' | 'max'>>(bodies: rea
   const grid = new Map<number, number[]>();
   const large: number[] = [];
   for (let i = 0; i < n; i++) {
-    const { min, max } = bodies[i]!;
     let cells = 1;
     for (let k = 0; k < 3; k++) {
-      first[3 * i + k] = Math.floor((min[k]! - lo[k]!) / cell);
-      last[3 * i + k] = Math.floor((max[k]! + NEAR - lo[k]!) / cell);
+      first[3 * i + k] = Math.floor((boxes[6 * i + k]! - lo[k]!) / cell);
+      last[3 * i + k] = Math.floor((boxes[6 * i + 3 + k]! + NEAR - lo[k]!) / cell);
       cells *= last[3 * i + k]! - first[3 * i + k]! + 1;
     }
     if (cells > MAX_CELLS) { large.push(i); continue; }
@@ -150,8 +155,10 @@ export function forEachNearPair<B extends Pick<Body, 'min' | 'max'>>(bodies: rea
       }
     }
   }
-  const near = (a: B, b: B): boolean => {
-    for (let k = 0; k < 3; k++) if (b.min[k]! > a.max[k]! + NEAR || a.min[k]! > b.max[k]! + NEAR) return false;
+  const near = (a: number, b: number): boolean => {
+    for (let k = 0; k < 3; k++) {
+      if (boxes[6 * b + k]! > boxes[6 * a + 3 + k]! + NEAR || boxes[6 * a + k]! > boxes[6 * b + 3 + k]! + NEAR) return false;
+    }
     return true;
   };
   for (const [key, list] of grid) {
@@ -164,7 +171,7 @@ export function forEachNearPair<B extends Pick<Body, 'min' | 'max'>>(bodies: rea
         // Only in the first cell the two cover (the greater of their first cells per axis).
         if (Math.max(first[3 * i]!, first[3 * j]!) !== x || Math.max(first[3 * i + 1]!, first[3 * j + 1]!) !== y
           || Math.max(first[3 * i + 2]!, first[3 * j + 2]!) !== z) continue;
-        if (near(bodies[i]!, bodies[j]!)) visit(bodies[i]!, bodies[j]!);
+        if (near(i, j)) visit(i, j);
       }
     }
   }
@@ -173,16 +180,32 @@ export function forEachNearPair<B extends Pick<Body, 'min' | 'max'>>(bodies: rea
   for (const i of large) {
     for (let j = 0; j < n; j++) {
       if (j === i || (isLarge[j] && j < i)) continue;
-      if (near(bodies[i]!, bodies[j]!)) visit(bodies[i]!, bodies[j]!);
+      if (near(i, j)) visit(i, j);
     }
   }
 }
 
-function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Body[] {
+/**
+ * Scratch for one row's numbers (Column.numbers): each read overwrites it, so what a
+ * read gives is copied out before the next.
+ */
+const NUMBERS = new Float64Array(12);
+
+/** An Enum-like row as a number (straight from the column in binary files), or whatever `get` gives. */
+function readEnum(column: Column | undefined, at: number): Value | undefined {
+  if (column?.type === 'Enum' && column.numbers) { column.numbers(at, NUMBERS); return NUMBERS[0]!; }
+  return column?.get(at);
+}
+
+function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Bodies {
   const workspace = findService(dom, 'Workspace');
-  const bodies: Body[] = [];
+  const rows: number[] = [];
+  const frames: number[] = [];
+  const boxes: number[] = [];
+  const surfaces: number[] = [];
   let table = -1;
   let columns: { cframe?: Column; size?: Column; shape?: Column; surfaces: (Column | undefined)[] } | null = null;
+  const body = new Float64Array(BODY);
   for (let row = dom.firstChild(workspace); row !== -1;) {
     if (excluded?.[row]) { row = dom.after(row, workspace); continue; }
     const className = dom.className(row);
@@ -196,19 +219,43 @@ function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Body[] {
         };
       }
       const at = dom.rowInTable(row);
-      const cframe = asCFrame(columns!.cframe?.get(at));
-      const size = asVec3(columns!.size?.get(at));
-      const faces = joinableFaces(className, columns!.shape?.get(at));
-      if (cframe && size && faces !== NO_FACES) {
-        const body = makeBody(row, cframe, size);
-        for (let face = 0; face < 6; face++) body.surfaces[face] = faces[face] ? int8(numberOr(columns!.surfaces[face]?.get(at), 0)) : -1;
-        if (body.min.every(Number.isFinite) && body.max.every(Number.isFinite)) bodies.push(body);
+      const faces = joinableFaces(className, readEnum(columns!.shape, at));
+      if (faces !== NO_FACES && cframeNumbersOf(columns!.cframe, at, NUMBERS)) {
+        // Axis j of the part is column j of the rotation (rows at NUMBERS[3 + 3i]).
+        for (let i = 0; i < 3; i++) {
+          body[i] = NUMBERS[i]!;
+          for (let j = 0; j < 3; j++) body[AXES + 3 * j + i] = NUMBERS[3 + 3 * i + j]!;
+        }
+        if (vec3NumbersOf(columns!.size, at, NUMBERS)) {
+          for (let i = 0; i < 3; i++) body[HALF + i] = Math.abs(NUMBERS[i]!) / 2;
+          if (addBody(rows, frames, boxes, row, body)) {
+            for (let face = 0; face < 6; face++) surfaces.push(faces[face] ? int8(numberOr(readEnum(columns!.surfaces[face], at), 0)) : -1);
+          }
+        }
       }
     }
     row = dom.next(row, workspace);
   }
-  return bodies;
+  return { count: rows.length, rows: Int32Array.from(rows), frames: Float64Array.from(frames), boxes: Float64Array.from(boxes), surfaces: Int8Array.from(surfaces) };
 }
+
+/** Adds a body and its box (min x,y,z, max x,y,z) when the box is finite: a part at NaN or Infinity joins nothing. */
+function addBody(rows: number[], frames: number[], boxes: number[], row: number, body: Float64Array): boolean {
+  const box = BOX;
+  for (let i = 0; i < 3; i++) {
+    // World axis i reaches sum_j |axis j's i-th component| * half j.
+    const reach = Math.abs(body[AXES + i]!) * body[HALF]! + Math.abs(body[AXES + 3 + i]!) * body[HALF + 1]! + Math.abs(body[AXES + 6 + i]!) * body[HALF + 2]!;
+    box[i] = body[i]! - reach;
+    box[3 + i] = body[i]! + reach;
+  }
+  for (let i = 0; i < 6; i++) if (!Number.isFinite(box[i]!)) return false;
+  rows.push(row);
+  for (let i = 0; i < BODY; i++) frames.push(body[i]!);
+  for (let i = 0; i < 6; i++) boxes.push(box[i]!);
+  return true;
+}
+
+const BOX = new Float64Array(6);
 
 const ALL_FACES = [true, true, true, true, true, true] as const;
 const NO_FACES = [false, false, false, false, false, false] as const;
@@ -236,92 +283,6 @@ function numberOr(value: Value | undefined, fallback: number): number {
   return typeof value === 'number' ? value : fallback;
 }
 
-function makeBody(row: number, cframe: CFrameValue, size: Vec3): Body {
-  // Plain arrays: a typed array per field cost more to create than the whole pair search.
-  const r = cframe.orientation;
-  const axes = [r[0][0], r[1][0], r[2][0], r[0][1], r[1][1], r[2][1], r[0][2], r[1][2], r[2][2]];
-  const half = [Math.abs(size[0]) / 2, Math.abs(size[1]) / 2, Math.abs(size[2]) / 2];
-  const p = [cframe.position[0], cframe.position[1], cframe.position[2]];
-  const min = [0, 0, 0];
-  const max = [0, 0, 0];
-  for (let i = 0; i < 3; i++) {
-    const reach = Math.abs(r[i]![0]) * half[0]! + Math.abs(r[i]![1]) * half[1]! + Math.abs(r[i]![2]) * half[2]!;
-    min[i] = p[i]! - reach;
-    max[i] = p[i]! + reach;
-  }
-  return { row, p, axes, half, surfaces: [0, 0, 0, 0, 0, 0], min, max };
-}
-
-/**
- * What two parts' faces are checked with, in scalars (no allocation per pair): the
- * dot products of their axes, and of their centres' offset with the first one's axes.
- */
-class PairGeometry {
-  /** dots[3i + j] = a's axis i · b's axis j. */
-  readonly dots = new Float64Array(9);
-  /** offset[i] = (b.p - a.p) · a's axis i. */
-  readonly offset = new Float64Array(3);
-
-  load(a: Body, b: Body): void {
-    const A = a.axes, B = b.axes;
-    for (let i = 0; i < 3; i++) {
-      for (let j = 0; j < 3; j++) this.dots[3 * i + j] = A[3 * i]! * B[3 * j]! + A[3 * i + 1]! * B[3 * j + 1]! + A[3 * i + 2]! * B[3 * j + 2]!;
-      this.offset[i] = (b.p[0]! - a.p[0]!) * A[3 * i]! + (b.p[1]! - a.p[1]!) * A[3 * i + 1]! + (b.p[2]! - a.p[2]!) * A[3 * i + 2]!;
-    }
-  }
-
-  /** Each axis of a within `angle` of some axis of b (aligned up to right-angle turns). */
-  aligned(angle: number): boolean {
-    const cos = Math.cos(angle);
-    for (let i = 0; i < 3; i++) {
-      const d = this.dots;
-      if (Math.max(Math.abs(d[3 * i]!), Math.abs(d[3 * i + 1]!), Math.abs(d[3 * i + 2]!)) < cos) return false;
-    }
-    return true;
-  }
-
-  /** b's face closest to pointing against a's face (axis i, sign s): [axis j, sign t]. */
-  opposite(i: number, s: number): [number, number] {
-    let j = 0;
-    for (let k = 1; k < 3; k++) if (Math.abs(this.dots[3 * i + k]!) > Math.abs(this.dots[3 * i + j]!)) j = k;
-    // b's normal t·b_j must point along -s·a_i: t = -s · sign(a_i · b_j).
-    const t = this.dots[3 * i + j]! >= 0 ? -s : s;
-    return [j, t];
-  }
-
-  /**
-   * a's face (axis i, sign s) and b's face (axis j, sign t) lie in one plane (within
-   * `planar`) and overlap by at least JOINT_OVERLAP_MIN along both of a's face axes.
-   */
-  touching(a: Body, i: number, s: number, b: Body, j: number, t: number, planar: number): boolean {
-    const d = this.dots;
-    // b's face centre relative to a's face centre, along a's axis k.
-    const along = (k: number) => this.offset[k]! + t * b.half[j]! * d[3 * k + j]! - (k === i ? s * a.half[i]! : 0);
-    if (Math.abs(s * along(i)) > planar) return false;
-    const j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-    for (const k of [(i + 1) % 3, (i + 2) % 3]) {
-      const c = along(k);
-      const reach = Math.abs(d[3 * k + j1]!) * b.half[j1]! + Math.abs(d[3 * k + j2]!) * b.half[j2]!;
-      const overlap = Math.min(a.half[k]!, c + reach) - Math.max(-a.half[k]!, c - reach);
-      if (overlap < JOINT_OVERLAP_MIN) return false;
-    }
-    return true;
-  }
-
-  /** a's face centre (axis i, sign s) lies on b's face (axis j), seen along b's normal, within `tolerance`. */
-  centreOnFace(a: Body, i: number, s: number, b: Body, j: number, tolerance: number): boolean {
-    const d = this.dots;
-    for (const k of [(j + 1) % 3, (j + 2) % 3]) {
-      // (a's face centre - b.p) · b's axis k = -(offset along b_k) + s·half_a[i]·(a_i · b_k)
-      let along = 0;
-      for (let m = 0; m < 3; m++) along -= this.offset[m]! * d[3 * m + k]!;
-      along += s * a.half[i]! * d[3 * i + k]!;
-      if (Math.abs(along) > b.half[k]! + tolerance) return false;
-    }
-    return true;
-  }
-}
-
 const isRotate = (surface: number): boolean => surface === HINGE || surface === MOTOR || surface === STEPPING_MOTOR;
 const isSnap = (s: number, t: number): boolean =>
   (s === STUDS && (t === INLET || t === UNIVERSAL)) || (s === INLET && (t === STUDS || t === UNIVERSAL)) || (s === UNIVERSAL && (t === STUDS || t === INLET || t === UNIVERSAL));
@@ -329,94 +290,187 @@ const isSnap = (s: number, t: number): boolean =>
 /** NormalId of axis `axis` with sign `sign`: +X 0, +Y 1, +Z 2, -X 3, -Y 4, -Z 5. */
 const normalId = (axis: number, sign: number): number => (sign > 0 ? axis : axis + 3);
 
-function jointBetween(pair: PairGeometry, a: Body, b: Body): SurfaceJoint | null {
-  pair.load(a, b);
-  if (!pair.aligned(LOOSE.angle)) return null;
-  const tight = pair.aligned(TIGHT.angle);
-  const rotateAligned = pair.aligned(ROTATE.angle);
-  for (let face = 0; face < 6; face++) {
-    const s = a.surfaces[face]!;
-    if (s < 0) continue;
-    const i = face % 3, sign = face < 3 ? 1 : -1;
-    const [j, t] = pair.opposite(i, sign);
-    const other = normalId(j, t);
-    const u = b.surfaces[other]!;
-    if (u < 0) continue;
-    if (isRotate(s) || isRotate(u)) {
-      if (!rotateAligned || !pair.touching(a, i, sign, b, j, t, ROTATE.planar)) continue;
-      // The axle is the part with the hinge surface whose face centre lies on the other face.
-      if (isRotate(s) && pair.centreOnFace(a, i, sign, b, j, LOOSE.planar)) return joint(rotateClass(s), a, face, b);
-      if (isRotate(u) && centreOnFaceReverse(b, j, t, a, i)) return joint(rotateClass(u), b, other, a);
-      continue;
-    }
-    if ((s === WELD || u === WELD) && tight && pair.touching(a, i, sign, b, j, t, TIGHT.planar)) return joint('Weld', a, face, b);
-    if (isSnap(s, u) && tight && pair.touching(a, i, sign, b, j, t, TIGHT.planar)) return joint('Snap', a, face, b);
-    if ((s === GLUE || u === GLUE) && pair.touching(a, i, sign, b, j, t, LOOSE.planar)) return joint('Glue', a, face, b);
+/**
+ * The narrow phase over `bodies`: whether and how two parts join, in scalars (no
+ * allocation per pair). `load` fills the dot products of the pair's axes and their
+ * centres' offset along the first one's axes.
+ */
+class JointSearch {
+  readonly #f: Float64Array;
+  readonly #s: Int8Array;
+  readonly #rows: Int32Array;
+  /** dots[3i + j] = a's axis i · b's axis j. */
+  readonly #dots = new Float64Array(9);
+  /** offset[i] = (b's centre - a's) · a's axis i. */
+  readonly #offset = new Float64Array(3);
+  /** The face `opposite` found: b's axis and sign. */
+  #j = 0;
+  #t = 0;
+
+  constructor(bodies: Bodies) {
+    this.#f = bodies.frames;
+    this.#s = bodies.surfaces;
+    this.#rows = bodies.rows;
   }
-  return null;
+
+  jointBetween(a: number, b: number): SurfaceJoint | null {
+    this.#load(a, b);
+    if (!this.#aligned(LOOSE.angle)) return null;
+    const tight = this.#aligned(TIGHT.angle);
+    const rotateAligned = this.#aligned(ROTATE.angle);
+    for (let face = 0; face < 6; face++) {
+      const s = this.#s[6 * a + face]!;
+      if (s < 0) continue;
+      const i = face % 3, sign = face < 3 ? 1 : -1;
+      this.#opposite(i, sign);
+      const j = this.#j, t = this.#t;
+      const other = normalId(j, t);
+      const u = this.#s[6 * b + other]!;
+      if (u < 0) continue;
+      if (isRotate(s) || isRotate(u)) {
+        if (!rotateAligned || !this.#touching(a, i, sign, b, j, t, ROTATE.planar)) continue;
+        // The axle is the part with the hinge surface whose face centre lies on the other face.
+        if (isRotate(s) && this.#centreOnFace(a, i, sign, b, j, LOOSE.planar)) return this.#joint(rotateClass(s), a, face, b);
+        if (isRotate(u)) {
+          // The same check with the parts swapped (loads b, a; a's turn comes back after).
+          this.#load(b, a);
+          const onFace = this.#centreOnFace(b, j, t, a, i, LOOSE.planar);
+          this.#load(a, b);
+          if (onFace) return this.#joint(rotateClass(u), b, other, a);
+        }
+        continue;
+      }
+      if ((s === WELD || u === WELD) && tight && this.#touching(a, i, sign, b, j, t, TIGHT.planar)) return this.#joint('Weld', a, face, b);
+      if (isSnap(s, u) && tight && this.#touching(a, i, sign, b, j, t, TIGHT.planar)) return this.#joint('Snap', a, face, b);
+      if ((s === GLUE || u === GLUE) && this.#touching(a, i, sign, b, j, t, LOOSE.planar)) return this.#joint('Glue', a, face, b);
+    }
+    return null;
+  }
+
+  #load(a: number, b: number): void {
+    const f = this.#f, A = a * BODY + AXES, B = b * BODY + AXES, pa = a * BODY, pb = b * BODY;
+    for (let i = 0; i < 3; i++) {
+      for (let j = 0; j < 3; j++) this.#dots[3 * i + j] = f[A + 3 * i]! * f[B + 3 * j]! + f[A + 3 * i + 1]! * f[B + 3 * j + 1]! + f[A + 3 * i + 2]! * f[B + 3 * j + 2]!;
+      this.#offset[i] = (f[pb]! - f[pa]!) * f[A + 3 * i]! + (f[pb + 1]! - f[pa + 1]!) * f[A + 3 * i + 1]! + (f[pb + 2]! - f[pa + 2]!) * f[A + 3 * i + 2]!;
+    }
+  }
+
+  /** Each axis of a within `angle` of some axis of b (aligned up to right-angle turns). */
+  #aligned(angle: number): boolean {
+    const cos = Math.cos(angle);
+    const d = this.#dots;
+    for (let i = 0; i < 3; i++) {
+      if (Math.max(Math.abs(d[3 * i]!), Math.abs(d[3 * i + 1]!), Math.abs(d[3 * i + 2]!)) < cos) return false;
+    }
+    return true;
+  }
+
+  /** b's face closest to pointing against a's face (axis i, sign s), into #j (axis) and #t (sign). */
+  #opposite(i: number, s: number): void {
+    const d = this.#dots;
+    let j = 0;
+    for (let k = 1; k < 3; k++) if (Math.abs(d[3 * i + k]!) > Math.abs(d[3 * i + j]!)) j = k;
+    // b's normal t·b_j must point along -s·a_i: t = -s · sign(a_i · b_j).
+    this.#j = j;
+    this.#t = d[3 * i + j]! >= 0 ? -s : s;
+  }
+
+  /** b's face centre (axis j, sign t) relative to a's face centre (axis i, sign s), along a's axis k. */
+  #along(a: number, i: number, s: number, b: number, j: number, t: number, k: number): number {
+    return this.#offset[k]! + t * this.#f[b * BODY + HALF + j]! * this.#dots[3 * k + j]! - (k === i ? s * this.#f[a * BODY + HALF + i]! : 0);
+  }
+
+  /**
+   * a's face (axis i, sign s) and b's face (axis j, sign t) lie in one plane (within
+   * `planar`) and overlap by at least JOINT_OVERLAP_MIN along both of a's face axes.
+   */
+  #touching(a: number, i: number, s: number, b: number, j: number, t: number, planar: number): boolean {
+    if (Math.abs(s * this.#along(a, i, s, b, j, t, i)) > planar) return false;
+    const f = this.#f, d = this.#dots, ha = a * BODY + HALF, hb = b * BODY + HALF;
+    const j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+    for (let n = 1; n <= 2; n++) {
+      const k = (i + n) % 3;
+      const c = this.#along(a, i, s, b, j, t, k);
+      const reach = Math.abs(d[3 * k + j1]!) * f[hb + j1]! + Math.abs(d[3 * k + j2]!) * f[hb + j2]!;
+      const overlap = Math.min(f[ha + k]!, c + reach) - Math.max(-f[ha + k]!, c - reach);
+      if (overlap < JOINT_OVERLAP_MIN) return false;
+    }
+    return true;
+  }
+
+  /** a's face centre (axis i, sign s) lies on b's face (axis j), seen along b's normal, within `tolerance`. */
+  #centreOnFace(a: number, i: number, s: number, b: number, j: number, tolerance: number): boolean {
+    const f = this.#f, d = this.#dots;
+    for (let n = 1; n <= 2; n++) {
+      const k = (j + n) % 3;
+      // (a's face centre - b's centre) · b's axis k = -(offset along b_k) + s·half_a[i]·(a_i · b_k)
+      let along = 0;
+      for (let m = 0; m < 3; m++) along -= this.#offset[m]! * d[3 * m + k]!;
+      along += s * f[a * BODY + HALF + i]! * d[3 * i + k]!;
+      if (Math.abs(along) > f[b * BODY + HALF + k]! + tolerance) return false;
+    }
+    return true;
+  }
+
+  /**
+   * A joint between `p0` (at its face `face`) and `p1`. C0, in p0's space: origin at the
+   * face centre, Z along the outward normal, X the next axis, Y = Z × X. C1 is the
+   * same world frame in p1's space: rotation p1ᵀ·(p0·C0), position p1ᵀ·(world - p1).
+   */
+  #joint(className: SurfaceJointClass, p0: number, face: number, p1: number): SurfaceJoint {
+    const f = this.#f, A = p0 * BODY + AXES, B = p1 * BODY + AXES;
+    const axis = face % 3;
+    const sign = face < 3 ? 1 : -1;
+    const half = sign * f[p0 * BODY + HALF + axis]!;
+    // In the world, C0's X is p0's next axis, Y = sign · the axis after, Z = sign · the face's axis.
+    const xa = A + 3 * ((axis + 1) % 3), ya = A + 3 * ((axis + 2) % 3), za = A + 3 * axis;
+    const frame = FRAME;
+    for (let i = 0; i < 3; i++) {
+      frame[i] = f[xa + i]!;
+      frame[3 + i] = sign * f[ya + i]!;
+      frame[6 + i] = sign * f[za + i]!;
+      frame[9 + i] = f[za + i]! * half + f[p0 * BODY + i]! - f[p1 * BODY + i]!;
+    }
+    // Into p1's space: dot with p1's axes (the world vector at `v` along p1's axis k).
+    // `sign * 0` above can be -0; snap32 adds + 0, so no frame holds one.
+    const local = (v: number, k: number): number => snap32(f[B + 3 * k]! * frame[v]! + f[B + 3 * k + 1]! * frame[v + 1]! + f[B + 3 * k + 2]! * frame[v + 2]!);
+    const r = C0_ROTATIONS[face]!;
+    const c0: CFrameValue = {
+      position: [axis === 0 ? snap32(half) : 0, axis === 1 ? snap32(half) : 0, axis === 2 ? snap32(half) : 0],
+      orientation: [[r[0]!, r[1]!, r[2]!], [r[3]!, r[4]!, r[5]!], [r[6]!, r[7]!, r[8]!]],
+    };
+    const c1: CFrameValue = {
+      position: [local(9, 0), local(9, 1), local(9, 2)],
+      orientation: [
+        [local(0, 0), local(3, 0), local(6, 0)],
+        [local(0, 1), local(3, 1), local(6, 1)],
+        [local(0, 2), local(3, 2), local(6, 2)],
+      ],
+    };
+    return { className, part0: this.#rows[p0]!, part1: this.#rows[p1]!, c0, c1 };
+  }
 }
 
-/** b's face centre (axis j, sign t) on a's face (axis i): the same check with the parts swapped. */
-function centreOnFaceReverse(b: Body, j: number, t: number, a: Body, i: number): boolean {
-  const swapped = new PairGeometry();
-  swapped.load(b, a);
-  return swapped.centreOnFace(b, j, t, a, i, LOOSE.planar);
+/** A joint's frame in the world while it is made: X, Y, Z and the origin relative to Part1's centre. */
+const FRAME = new Float64Array(12);
+
+/** C0's rotation per face (NormalId), rows of [X Y Z]: X the next axis, Z the face's normal, Y = Z × X. */
+const C0_ROTATIONS = [0, 1, 2, 3, 4, 5].map((face) => {
+  const axis = face % 3, sign = face < 3 ? 1 : -1;
+  const columns = [unit((axis + 1) % 3, 1), unit((axis + 2) % 3, sign), unit(axis, sign)];
+  return [0, 1, 2].flatMap((row) => columns.map((column) => column[row]!));
+});
+
+function unit(axis: number, sign: number): number[] {
+  const v = [0, 0, 0];
+  v[axis] = sign;
+  return v;
 }
 
 function rotateClass(surface: number): SurfaceJointClass {
   return surface === MOTOR ? 'RotateV' : surface === STEPPING_MOTOR ? 'RotateP' : 'Rotate';
 }
 
-/**
- * A joint between `p0` (at its face `face`) and `p1`. C0, in p0's space: origin at the
- * face centre, Z along the outward normal, X the next axis, Y = Z × X. C1 is the
- * same world frame in p1's space: rotation p1ᵀ·(p0·C0), position p1ᵀ·(world - p1).
- */
-function joint(className: SurfaceJointClass, p0: Body, face: number, p1: Body): SurfaceJoint {
-  const axis = face % 3;
-  const sign = face < 3 ? 1 : -1;
-  const xAxis = (axis + 1) % 3;
-  // Local frame columns (in p0's space): x = e[xAxis], z = sign·e[axis], y = z × x.
-  const x = LOCAL_X, y = LOCAL_Y, z = LOCAL_Z, origin = LOCAL_ORIGIN;
-  x.fill(0); z.fill(0); origin.fill(0);
-  x[xAxis] = 1;
-  z[axis] = sign;
-  y[0] = z[1]! * x[2]! - z[2]! * x[1]!;
-  y[1] = z[2]! * x[0]! - z[0]! * x[2]!;
-  y[2] = z[0]! * x[1]! - z[1]! * x[0]!;
-  origin[axis] = sign * p0.half[axis]!;
-  // The same frame in world space: p0's axes combined by the local columns.
-  const A = p0.axes, B = p1.axes;
-  const world = (v: Float64Array, out: Float64Array) => {
-    for (let i = 0; i < 3; i++) out[i] = A[i]! * v[0]! + A[3 + i]! * v[1]! + A[6 + i]! * v[2]!;
-  };
-  const wx = WORLD_X, wy = WORLD_Y, wz = WORLD_Z, wo = WORLD_ORIGIN;
-  world(x, wx); world(y, wy); world(z, wz); world(origin, wo);
-  for (let i = 0; i < 3; i++) wo[i] = wo[i]! + p0.p[i]! - p1.p[i]!;
-  // Into p1's space: dot with p1's axes.
-  const local = (v: Float64Array, k: number) => B[3 * k]! * v[0]! + B[3 * k + 1]! * v[1]! + B[3 * k + 2]! * v[2]!;
-  const c0: CFrameValue = {
-    position: [snap32(origin[0]!), snap32(origin[1]!), snap32(origin[2]!)],
-    orientation: [
-      [snap32(x[0]!), snap32(y[0]), snap32(z[0]!)],
-      [snap32(x[1]!), snap32(y[1]), snap32(z[1]!)],
-      [snap32(x[2]!), snap32(y[2]), snap32(z[2]!)],
-    ],
-  };
-  const c1: CFrameValue = {
-    position: [snap32(local(wo, 0)), snap32(local(wo, 1)), snap32(local(wo, 2))],
-    orientation: [
-      [snap32(local(wx, 0)), snap32(local(wy, 0)), snap32(local(wz, 0))],
-      [snap32(local(wx, 1)), snap32(local(wy, 1)), snap32(local(wz, 1))],
-      [snap32(local(wx, 2)), snap32(local(wy, 2)), snap32(local(wz, 2))],
-    ],
-  };
-  return { className, part0: p0.row, part1: p1.row, c0, c1 };
-}
-
-// Scratch vectors of `joint` (one joint at a time).
-const LOCAL_X = new Float64Array(3), LOCAL_Y = new Float64Array(3), LOCAL_Z = new Float64Array(3), LOCAL_ORIGIN = new Float64Array(3);
-const WORLD_X = new Float64Array(3), WORLD_Y = new Float64Array(3), WORLD_Z = new Float64Array(3), WORLD_ORIGIN = new Float64Array(3);
 
 /**
  * A joint frame's component as float32, as every CFrame a place holds, after snapping

@@ -29,7 +29,7 @@ import {
   BASE_PART_CLASSES, BRICK_COLORS, CLASS_SHAPES, DEFAULT_PART_COLOR, GROUP_CLASSES, MATERIALS,
   MESH_OBJECT_CLASSES, MESH_TYPES, NORMAL_IDS, PART_TYPES,
 } from './classes.js';
-import { asCFrame, asVec3, roundVec3 } from './geometry.js';
+import { asVec3, cframeNumbersOf, roundVec3, vec3NumbersOf } from './geometry.js';
 import { writeId } from './ids.js';
 import { JsonWriter } from './json-writer.js';
 import { nameWriter } from './row-writers.js';
@@ -99,9 +99,6 @@ export interface Scene {
   groups: number;
   children: SceneNode[];
 }
-
-const IDENTITY: Matrix3 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
-const ORIGIN: Vec3 = [0, 0, 0];
 
 /** The scene's columns of a part table (src/scene's), with `Content` standing in for a missing `AssetId`. */
 function partColumns(dom: Dom, table: number): PartColumns {
@@ -228,10 +225,6 @@ const FLAGS = [
   ',"anchored":true,"can_collide":false', ',"anchored":true,"can_collide":true',
 ].map((text) => Buffer.from(text, 'latin1'));
 
-function vec3(w: JsonWriter, v: readonly number[]): void {
-  w.byte(0x5b); w.float32(v[0]!); w.byte(0x2c); w.float32(v[1]!); w.byte(0x2c); w.float32(v[2]!); w.byte(0x5d);
-}
-
 /** Scratch for a CFrame's twelve numbers (Column.numbers). */
 const NUMBERS = new Float64Array(12);
 
@@ -242,39 +235,26 @@ function numbersArray(w: JsonWriter, from: number, count: number): void {
   w.byte(0x5d);
 }
 
-/** position and rotation, from the CFrame column's numbers when it has them (binary files), else from its value. */
+/** position and rotation, from the CFrame column's numbers when it has them (binary files), else from its value; the origin without a CFrame. */
 function writeTransform(w: JsonWriter, column: PartColumns['cframe'], at: number): void {
-  if (column?.type === 'CFrame' && column.numbers) {
-    column.numbers(at, NUMBERS);
-    w.ascii(',"position":');
-    numbersArray(w, 0, 3);
-    w.ascii(',"rotation":[');
-    numbersArray(w, 3, 3); w.byte(0x2c); numbersArray(w, 6, 3); w.byte(0x2c); numbersArray(w, 9, 3);
-    w.byte(0x5d);
-    return;
-  }
-  const cframe = asCFrame(column?.get(at));
+  if (!cframeNumbersOf(column, at, NUMBERS)) NUMBERS.set(ORIGIN_CFRAME);
   w.ascii(',"position":');
-  vec3(w, cframe ? cframe.position : ORIGIN);
-  const r = cframe ? cframe.orientation : IDENTITY;
+  numbersArray(w, 0, 3);
   w.ascii(',"rotation":[');
-  vec3(w, r[0]); w.byte(0x2c); vec3(w, r[1]); w.byte(0x2c); vec3(w, r[2]);
+  numbersArray(w, 3, 3); w.byte(0x2c); numbersArray(w, 6, 3); w.byte(0x2c); numbersArray(w, 9, 3);
   w.byte(0x5d);
 }
+
+/** A part without a CFrame stands at the origin, unrotated. */
+const ORIGIN_CFRAME = Float64Array.of(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
 
 /** A part's fields after its name: transform, size, look, flags, and the mesh and images it shows. */
 function writePart(w: JsonWriter, dom: Dom, row: number, className: string, c: PartColumns): void {
   const at = dom.rowInTable(row);
   writeTransform(w, c.cframe, at);
   w.ascii(',"size":');
-  if (c.size?.type === 'Vector3' && c.size.numbers) {
-    c.size.numbers(at, NUMBERS);
-    numbersArray(w, 0, 3);
-  } else {
-    const size = asVec3(c.size?.get(at));
-    if (size) vec3(w, size);
-    else w.ascii('null');
-  }
+  if (vec3NumbersOf(c.size, at, NUMBERS)) numbersArray(w, 0, 3);
+  else w.ascii('null');
   w.bytes(shapeText(shapeOf(className, c.shape?.get(at))));
   const color = colorOf(c, at);
   w.int(color[0]); w.byte(0x2c); w.int(color[1]); w.byte(0x2c); w.int(color[2]);
