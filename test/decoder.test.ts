@@ -4,6 +4,9 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { decode, decodeBinary, decodeChunks, DecodeError, findService, fullName, getValue, roots } from '../src/index.js';
 import { BINARY, chunkBoundaries, corpusFiles, prng } from './support/corpus.js';
+import { readColumn } from '../src/parser/columns/index.js';
+import type { DecodeLimits } from '../src/parser/limits.js';
+import { cursor } from '../src/parser/reader.js';
 import { PLACES_DIR } from './support/paths.js';
 
 const SCRIPT_CLASSES = new Set(['Script', 'LocalScript', 'ModuleScript']);
@@ -103,6 +106,41 @@ function chunk(name: string, data: Uint8Array, compressedLength = 0, uncompresse
 
 const concat = (...parts: Uint8Array[]): Uint8Array => Uint8Array.from(parts.flatMap((p) => [...p]));
 const END = chunk('END', new TextEncoder().encode('</roblox>'));
+
+test('a refusal past one of the limits names it (DecodeError.limit); a malformed file names none', () => {
+  const bytes = readFileSync(`${PLACES_DIR}/booga.rbxl`);
+  const refusal = (file: Uint8Array, limits: Parameters<typeof decode>[1]): DecodeError => {
+    try {
+      decode(file, limits);
+    } catch (error) {
+      assert.ok(error instanceof DecodeError, String(error));
+      return error;
+    }
+    assert.fail('decoded');
+  };
+  const cases: [Partial<DecodeLimits>, string][] = [
+    [{ maxInstances: 10 }, 'maxInstances'], [{ maxClasses: 3 }, 'maxClasses'], [{ maxChunkBytes: 1000 }, 'maxChunkBytes'],
+    [{ maxTotalBytes: 100_000 }, 'maxTotalBytes'], [{ maxExpansion: 1 }, 'maxExpansion'], [{ maxStringBytes: 3 }, 'maxStringBytes'],
+  ];
+  for (const [limits, limit] of cases) assert.equal(refusal(bytes, limits).limit, limit, JSON.stringify(limits));
+  // Negative header counts are malformed, not large.
+  for (const offset of [16, 20]) {
+    const negative = Uint8Array.from(bytes);
+    new DataView(negative.buffer).setInt32(offset, -1, true);
+    const error = refusal(negative, {});
+    assert.match(error.message, /is outside 0\.\./);
+    assert.equal(error.limit, undefined, `count at ${offset}`);
+  }
+  assert.equal(refusal(bytes.subarray(0, bytes.length >> 1), {}).limit, undefined, 'a truncated file');
+  // A Content column naming more URIs than it has rows is malformed (its cap is the row count, not a limit).
+  const content = new Uint8Array(12);
+  new DataView(content.buffer).setUint32(4, 2, true);
+  assert.throws(() => readColumn('Content', cursor(content), { count: 1, maxStringBytes: 100, maxSequenceLength: 10 }), (error: unknown) => {
+    assert.ok(error instanceof DecodeError && /Content uri count 2 exceeds/.test(error.message), String(error));
+    assert.equal(error.limit, undefined);
+    return true;
+  });
+});
 
 test('lying lengths are refused before allocation', () => {
   // A 1 KB-class file claiming a 1 GiB LZ4 chunk.

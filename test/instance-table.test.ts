@@ -565,18 +565,28 @@ describe('every column is checked when the file is decoded, not when it is read'
     return concat([bytes.subarray(0, 32), ...chunks.flatMap((chunk, i) => frameChunk(chunk.name, i === index ? data : chunk.data, false))]);
   }
 
-  const assertDecodeError = (bytes: Uint8Array, what: string, property: string) => assert.throws(() => decode(bytes), (error: unknown) => {
-    assert.ok(error instanceof DecodeError, `${what}: ${String(error)}`);
-    assert.equal(error.chunk, 'PROP', what);
-    assert.ok(error.property?.endsWith(`.${property}`), `${what}: property ${error.property}`);
-    return true;
-  }, what);
+  /** Asserts that decoding fails with a DecodeError at the property's PROP chunk, and returns it. */
+  const assertDecodeError = (bytes: Uint8Array, what: string, property: string): DecodeError => {
+    try {
+      decode(bytes);
+    } catch (error) {
+      assert.ok(error instanceof DecodeError, `${what}: ${String(error)}`);
+      assert.equal(error.chunk, 'PROP', what);
+      assert.ok(error.property?.endsWith(`.${property}`), `${what}: property ${error.property}`);
+      return error;
+    }
+    assert.fail(`${what}: decoded`);
+  };
+
+  /** The cap each damage below passes (undefined: the damage makes the file malformed). */
+  const LIMIT_OF_DAMAGE: Record<number, string | undefined> = { 0x01: 'maxStringBytes', 0x15: 'maxSequenceLength', 0x16: 'maxSequenceLength' };
 
   for (const name of ['rocket-arena-2006.rbxl', 'slime-defense.rbxl', 'roblox-statemachine-demo.rbxl', 'grow-a-slime.rbxl']) {
     test(`${name}: a PROP chunk of each property type one byte short fails at decode`, () => {
       const bytes = readFileSync(join(PLACES_DIR, name));
       for (const prop of propChunks(bytes)) {
-        assertDecodeError(withChunk(bytes, prop.index, prop.data.subarray(0, prop.data.length - 1)), `${prop.name} cut by one byte`, prop.name);
+        const error = assertDecodeError(withChunk(bytes, prop.index, prop.data.subarray(0, prop.data.length - 1)), `${prop.name} cut by one byte`, prop.name);
+        assert.equal(error.limit, undefined, `${prop.name} cut by one byte is malformed, not past a cap`);
       }
     });
   }
@@ -600,7 +610,10 @@ describe('every column is checked when the file is decoded, not when it is read'
         if (prop.typeId === 0x19 && prop.data[prop.data.length - 1] !== 0) continue;
         const data = Uint8Array.from(prop.data);
         damage(data, prop.dataAt);
-        assertDecodeError(withChunk(bytes, prop.index, data), `${name} ${prop.name} (type 0x${prop.typeId.toString(16)})`, prop.name);
+        const what = `${name} ${prop.name} (type 0x${prop.typeId.toString(16)})`;
+        const error = assertDecodeError(withChunk(bytes, prop.index, data), what, prop.name);
+        // A length or count past a cap names it (the service answers 413); a bad value does not (422).
+        assert.equal(error.limit, LIMIT_OF_DAMAGE[prop.typeId], what);
         seen.add(prop.typeId);
       }
     }

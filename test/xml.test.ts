@@ -447,7 +447,9 @@ describe('malformed XML', () => {
     const deepItems = `<roblox version="4">${'<Item class="Folder">'.repeat(200_000)}`;
     assert.match(decodeError(bytesOf(deepItems)).message, /deeper than 2000 levels/);
     const deepTags = `<roblox version="4">${'<a>'.repeat(1_000_000)}${'</a>'.repeat(1_000_000)}</roblox>`;
-    assert.match(decodeError(bytesOf(deepTags)).message, /maxXmlDepth/);
+    const deep = decodeError(bytesOf(deepTags));
+    assert.match(deep.message, /maxXmlDepth/);
+    assert.equal(deep.limit, 'maxXmlDepth', 'a refusal past a cap names it');
     const fine = `<roblox version="4">${'<Item class="Folder"><Properties/>'.repeat(40)}${'</Item>'.repeat(40)}</roblox>`;
     assert.equal(decodeXml(bytesOf(fine), { maxXmlDepth: 100 }).count, 40);
     decodeError(bytesOf(fine), { maxXmlDepth: 30 });
@@ -463,13 +465,18 @@ describe('malformed XML', () => {
 
   it('holds declared sizes to the limits', () => {
     const items = `<roblox version="4">${'<Item class="Folder" referent="x"><Properties/></Item>'.replace('referent="x"', '').repeat(11)}</roblox>`;
-    assert.match(decodeError(bytesOf(items), { maxInstances: 10 }).message, /maxInstances/);
+    // Each refusal names the cap it passed in `limit` (the service answers 413 for those, 422 for the rest).
+    const refused = (error: DecodeError, limit: string, message: RegExp) => { assert.match(error.message, message); assert.equal(error.limit, limit, error.message); };
+    refused(decodeError(bytesOf(items), { maxInstances: 10 }), 'maxInstances', /maxInstances/);
     assert.equal(decodeXml(bytesOf(items), { maxInstances: 11 }).count, 11);
     const big = Buffer.alloc(3000, 1).toString('base64');
-    assert.match(decodeError(model('', { extra: `<SharedStrings><SharedString md5="k">${big}</SharedString></SharedStrings>` }), { maxStringBytes: 2048 }).message, /maxStringBytes/);
-    assert.match(decodeError(model(`<string name="S">${'x'.repeat(5000)}</string>`), { maxStringBytes: 4096 }).message, /maxStringBytes/);
-    assert.match(decodeError(model(`<NumberSequence name="N">${'0 1 0 '.repeat(50)}</NumberSequence>`), { maxSequenceLength: 20 }).message, /maxSequenceLength/);
-    assert.match(decodeError(model(''), { maxTotalBytes: 10 }).message, /larger than 10 bytes/);
+    refused(decodeError(model('', { extra: `<SharedStrings><SharedString md5="k">${big}</SharedString></SharedStrings>` }), { maxStringBytes: 2048 }), 'maxStringBytes', /maxStringBytes/);
+    refused(decodeError(model(`<string name="S">${'x'.repeat(5000)}</string>`), { maxStringBytes: 4096 }), 'maxStringBytes', /maxStringBytes/);
+    refused(decodeError(model(`<BinaryString name="B">${big}</BinaryString>`), { maxStringBytes: 2048 }), 'maxStringBytes', /maxStringBytes/);
+    refused(decodeError(model(`<NumberSequence name="N">${'0 1 0 '.repeat(50)}</NumberSequence>`), { maxSequenceLength: 20 }), 'maxSequenceLength', /maxSequenceLength/);
+    refused(decodeError(model(''), { maxTotalBytes: 10 }), 'maxTotalBytes', /larger than 10 bytes/);
+    // A malformed value is not a refusal past a cap.
+    assert.equal(decodeError(model('<NumberSequence name="N">0 1</NumberSequence>')).limit, undefined);
   });
 
   it('warns instead of failing on what it does not know', () => {

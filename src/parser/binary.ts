@@ -56,7 +56,7 @@ function readInst(c: Cursor, limits: DecodeLimits): InstChunk {
   const className = readText(c, limits.maxStringBytes, 'class name');
   const objectFormat = readU8(c);
   const count = readU32(c);
-  checkCount(c, count, 4, 'INST instance', limits.maxInstances);
+  checkCount(c, count, 4, 'INST instance', limits.maxInstances, 'maxInstances');
   const referents = readReferents(c, count, 'INST referents');
   // object_format 1 is followed by one service marker byte per instance; nothing else reads them.
   return { kind: 'INST', classId, className, objectFormat, referents };
@@ -86,7 +86,7 @@ function readPrnt(c: Cursor, limits: DecodeLimits): PrntChunk {
   const version = readU8(c);
   if (version !== 0) throw new DecodeError(`unsupported PRNT version ${version}`);
   const count = readU32(c);
-  checkCount(c, count, 8, 'PRNT link', limits.maxInstances);
+  checkCount(c, count, 8, 'PRNT link', limits.maxInstances, 'maxInstances');
   const children = readReferents(c, count, 'PRNT children');
   const parents = readReferents(c, count, 'PRNT parents');
   return { kind: 'PRNT', version, children, parents };
@@ -177,7 +177,7 @@ function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLo
     if (chunk.kind === 'INST') {
       instances += chunk.referents.length;
       if (instances > limits.maxInstances) {
-        throw new DecodeError(`more than ${limits.maxInstances} instances`, { chunk: raw.name, offset: raw.offset });
+        throw new DecodeError(`more than ${limits.maxInstances} instances`, { chunk: raw.name, offset: raw.offset, limit: 'maxInstances' });
       }
     }
     visit(chunk, raw);

@@ -82,7 +82,7 @@ export function frameChunks(bytes: Uint8Array, limits: DecodeLimits): Frame[] {
       throw new DecodeError(`chunk declares ${storedLength} bytes of data but the file has ${bytes.length - dataStart} left`, context);
     }
     if (uncompressedLength > limits.maxChunkBytes) {
-      throw new DecodeError(`chunk uncompressed length ${uncompressedLength} exceeds the limit of ${limits.maxChunkBytes}`, context);
+      throw new DecodeError(`chunk uncompressed length ${uncompressedLength} exceeds the limit of ${limits.maxChunkBytes}`, { ...context, limit: 'maxChunkBytes' });
     }
     if (compressedLength !== 0) {
       const ratio = isZstd(bytes.subarray(dataStart, dataStart + storedLength)) ? ZSTD_MAX_RATIO : LZ4_MAX_RATIO;
@@ -92,10 +92,10 @@ export function frameChunks(bytes: Uint8Array, limits: DecodeLimits): Frame[] {
     }
     total += uncompressedLength;
     if (total > limits.maxTotalBytes) {
-      throw new DecodeError(`decompressed file size exceeds the limit of ${limits.maxTotalBytes} bytes`, context);
+      throw new DecodeError(`decompressed file size exceeds the limit of ${limits.maxTotalBytes} bytes`, { ...context, limit: 'maxTotalBytes' });
     }
     if (total > bytes.length * limits.maxExpansion + EXPANSION_SLACK) {
-      throw new DecodeError(`chunks expand to more than ${limits.maxExpansion}× the file's size`, context);
+      throw new DecodeError(`chunks expand to more than ${limits.maxExpansion}× the file's size`, { ...context, limit: 'maxExpansion' });
     }
     frames.push({ name, offset: pos, compressedLength, uncompressedLength });
     pos = dataStart + storedLength;

@@ -1,8 +1,11 @@
 /**
- * The one error type for malformed input. It says where: the chunk (name and its
- * byte offset in the file), the property when one was being read, and the byte
- * offset at which reading failed.
+ * The one error type for input the decoder refuses. It says where: the chunk (name
+ * and its byte offset in the file), the property when one was being read, and the
+ * byte offset at which reading failed; and, when the file is refused for declaring
+ * more than a cap allows rather than for its form, which cap (`limit`).
  */
+import type { DecodeLimits } from './limits.js';
+
 export interface DecodeErrorContext {
   /** Chunk name, e.g. "PROP", or "header" / "xml". */
   chunk?: string;
@@ -10,12 +13,16 @@ export interface DecodeErrorContext {
   offset?: number;
   /** "Class.Property" when the failure is inside a property column. */
   property?: string;
+  /** The cap the file declares more than (e.g. "maxInstances"); absent when the file is malformed. */
+  limit?: keyof DecodeLimits;
 }
 
 export class DecodeError extends Error {
   readonly chunk?: string;
   readonly offset?: number;
   readonly property?: string;
+  /** The cap the file declares more than; absent for a malformed file (see DecodeErrorContext). */
+  readonly limit?: keyof DecodeLimits;
   /** The message without its location, so an outer reader can add context. */
   readonly reason: string;
 
@@ -26,6 +33,7 @@ export class DecodeError extends Error {
     this.chunk = context.chunk;
     this.offset = context.offset;
     this.property = context.property;
+    this.limit = context.limit;
   }
 
   /** The same error with missing location fields filled in from an outer reader. */
@@ -34,6 +42,7 @@ export class DecodeError extends Error {
       chunk: this.chunk ?? context.chunk,
       offset: this.offset ?? context.offset,
       property: this.property ?? context.property,
+      limit: this.limit,
     });
   }
 }

@@ -52,11 +52,12 @@ export function readHeader(bytes: Uint8Array, limits: DecodeLimits): FileHeader 
   if (version !== 0) throw new DecodeError(`unsupported format version ${version}`, { chunk: 'header', offset: 14 });
   const classCount = view.getInt32(16, true);
   const instanceCount = view.getInt32(20, true);
+  // A negative count is malformed; one past the cap is a file larger than allowed.
   if (classCount < 0 || classCount > limits.maxClasses) {
-    throw new DecodeError(`header class count ${classCount} is outside 0..${limits.maxClasses}`, { chunk: 'header', offset: 16 });
+    throw new DecodeError(`header class count ${classCount} is outside 0..${limits.maxClasses}`, { chunk: 'header', offset: 16, ...(classCount > limits.maxClasses ? { limit: 'maxClasses' } : {}) });
   }
   if (instanceCount < 0 || instanceCount > limits.maxInstances) {
-    throw new DecodeError(`header instance count ${instanceCount} is outside 0..${limits.maxInstances}`, { chunk: 'header', offset: 20 });
+    throw new DecodeError(`header instance count ${instanceCount} is outside 0..${limits.maxInstances}`, { chunk: 'header', offset: 20, ...(instanceCount > limits.maxInstances ? { limit: 'maxInstances' } : {}) });
   }
   return { classCount, instanceCount };
 }

@@ -5,6 +5,7 @@
  */
 import { Buffer, isUtf8 } from 'node:buffer';
 import { DecodeError } from './errors.js';
+import type { DecodeLimits } from './limits.js';
 import type { StringValue } from './values.js';
 
 export interface Cursor {
@@ -35,9 +36,13 @@ export function need(c: Cursor, count: number, what = 'data'): number {
   return at;
 }
 
-/** Checks a declared element count against the bytes that must follow (and an optional cap) before allocating. */
-export function checkCount(c: Cursor, count: number, bytesEach: number, what: string, cap = Infinity): void {
-  if (count > cap) throw new DecodeError(`${what} count ${count} exceeds the limit of ${cap}`);
+/**
+ * Checks a declared element count against the bytes that must follow (and an optional
+ * cap) before allocating. `limit` names a cap that is one of DecodeLimits; a cap the
+ * file's own structure sets (a column's row count) makes the error a malformed file's.
+ */
+export function checkCount(c: Cursor, count: number, bytesEach: number, what: string, cap = Infinity, limit?: keyof DecodeLimits): void {
+  if (count > cap) throw new DecodeError(`${what} count ${count} exceeds the limit of ${cap}`, limit ? { limit } : {});
   if (count * bytesEach > c.end - c.pos) {
     throw new DecodeError(`${what} count ${count} needs ${count * bytesEach} bytes at data offset ${c.pos - c.base}, only ${c.end - c.pos} left`);
   }
@@ -63,10 +68,10 @@ export function readF32(c: Cursor): number {
   return c.view.getFloat32(need(c, 4, 'f32'), true);
 }
 
-/** A u32-length-prefixed byte string, as a view into the data (no copy). */
+/** A u32-length-prefixed byte string, as a view into the data (no copy); `maxBytes` is the string cap (DecodeLimits.maxStringBytes). */
 export function readBytes(c: Cursor, maxBytes: number, what = 'string'): Uint8Array {
   const length = readU32(c);
-  if (length > maxBytes) throw new DecodeError(`${what} length ${length} exceeds the limit of ${maxBytes} bytes`);
+  if (length > maxBytes) throw new DecodeError(`${what} length ${length} exceeds the limit of ${maxBytes} bytes`, { limit: 'maxStringBytes' });
   const at = need(c, length, what);
   return c.bytes.subarray(at, at + length);
 }

@@ -133,7 +133,8 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
     }
   } catch (error) {
     if (error instanceof TooLargeFile) return { ok: false, reason: 'too_large', message: error.message };
-    if (error instanceof DecodeError) return { ok: false, reason: isLimitRefusal(error) ? 'too_large' : 'not_a_place', message: error.message };
+    // Past one of the decoder's caps (many of them set from the memory budget) is too large; anything else is not a place.
+    if (error instanceof DecodeError) return { ok: false, reason: error.limit ? 'too_large' : 'not_a_place', message: error.message };
     // The preview expired and was swept between the create's check and this read.
     if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return { ok: false, reason: 'missing', message: 'preview file is gone' };
     if ((error as NodeJS.ErrnoException)?.code === 'ENOSPC') return { ok: false, reason: 'disk_full', message: 'the disk is full' };
@@ -177,13 +178,4 @@ class TooLargeFile extends Error {}
 /** The file's bytes, refused before reading when it is larger than the task may hold. */
 function readPlace(path: string, maxBytes: number): Uint8Array {
   return readFileBounded(path, maxBytes, (size) => new TooLargeFile(`the file is ${size} bytes, more than the ${maxBytes} a map may have here (MAX_MEMORY_MB)`));
-}
-
-/**
- * A decoder refusal that is about size, not form: the file is well-formed as far as it
- * was read, but declares more than the limits allow (instances, decompressed bytes,
- * expansion, string lengths). Told apart by the decoder's wording of its limit checks.
- */
-export function isLimitRefusal(error: DecodeError): boolean {
-  return /exceeds the limit|more than \d+ (instances|Item elements)|is outside 0\.\.\d+|expand to more than|larger than \d+ bytes|longer than \d+ bytes/.test(error.reason);
 }

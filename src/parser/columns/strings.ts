@@ -57,7 +57,7 @@ export function readStringColumn(c: Cursor, ctx: ColumnContext, type: PropType =
   const at = c.pos;
   for (let i = 0; i < ctx.count; i++) {
     const length = readU32(c);
-    if (length > ctx.maxStringBytes) throw new DecodeError(`string length ${length} exceeds the limit of ${ctx.maxStringBytes} bytes`);
+    if (length > ctx.maxStringBytes) throw new DecodeError(`string length ${length} exceeds the limit of ${ctx.maxStringBytes} bytes`, { limit: 'maxStringBytes' });
     need(c, length, 'string');
   }
   return new StringColumn(type, ctx.count, c.bytes, at, c.pos, text, diffString);

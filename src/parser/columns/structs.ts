@@ -51,7 +51,7 @@ function checkSequences(c: Cursor, ctx: ColumnContext, type: 'NumberSequence' | 
   const at = c.pos;
   for (let i = 0; i < ctx.count; i++) {
     const keypoints = readU32(c);
-    checkCount(c, keypoints, bytesEach, `${type} keypoint`, ctx.maxSequenceLength);
+    checkCount(c, keypoints, bytesEach, `${type} keypoint`, ctx.maxSequenceLength, 'maxSequenceLength');
     c.pos += keypoints * bytesEach;
   }
   return new ViewColumn(type, ctx.count, c.bytes, at, c.pos, read, diff);

@@ -27,13 +27,14 @@ export interface DecodeContext {
   element: XmlNode;
 }
 
-/** Throws the DecodeError for the property being decoded, at its element's offset. */
-export function fail(ctx: DecodeContext, message: string): never {
+/** Throws the DecodeError for the property being decoded, at its element's offset; `limit` names the cap it passed. */
+export function fail(ctx: DecodeContext, message: string, limit?: keyof DecodeLimits): never {
   const start = startIndexOf(ctx.element);
   throw new DecodeError(message, {
     chunk: 'xml',
     property: `${ctx.className}.${ctx.propertyName}`,
     offset: start === undefined ? undefined : ctx.byteOffset(start),
+    ...(limit ? { limit } : {}),
   });
 }
 

@@ -36,7 +36,7 @@ const MAX_TEXT_LENGTH = (1 << 29) - 24;
 
 function decodeDocument(bytes: Uint8Array, limits: DecodeLimits): XmlDom {
   if (bytes.length > limits.maxTotalBytes || bytes.length > MAX_TEXT_LENGTH) {
-    throw new DecodeError(`XML document of ${bytes.length} bytes is larger than ${Math.min(limits.maxTotalBytes, MAX_TEXT_LENGTH)} bytes`, { chunk: 'xml', offset: 0 });
+    throw new DecodeError(`XML document of ${bytes.length} bytes is larger than ${Math.min(limits.maxTotalBytes, MAX_TEXT_LENGTH)} bytes`, { chunk: 'xml', offset: 0, limit: 'maxTotalBytes' });
   }
   const log: WarningLog = new Map();
   const { text, bomBytes } = decodeUtf8(bytes, log);

@@ -11,7 +11,7 @@ import { textOf, type XmlNode } from './tree.js';
 /** Character data of a string-valued element, held to maxStringBytes. */
 export function stringText(ctx: DecodeContext, children: XmlNode[]): string {
   const text = textOf(children);
-  if (exceedsBytes(text, ctx.limits.maxStringBytes)) fail(ctx, `string longer than ${ctx.limits.maxStringBytes} bytes (maxStringBytes)`);
+  if (exceedsBytes(text, ctx.limits.maxStringBytes)) fail(ctx, `string longer than ${ctx.limits.maxStringBytes} bytes (maxStringBytes)`, 'maxStringBytes');
   return text;
 }
 
@@ -19,11 +19,11 @@ export function stringText(ctx: DecodeContext, children: XmlNode[]): string {
 export function base64Bytes(ctx: DecodeContext, text: string): Uint8Array {
   if (base64Size(text) > ctx.limits.maxStringBytes * 1.5 + 1024) {
     // Far above the cap even allowing for line breaks: refuse before decoding.
-    fail(ctx, `binary string longer than ${ctx.limits.maxStringBytes} bytes (maxStringBytes)`);
+    fail(ctx, `binary string longer than ${ctx.limits.maxStringBytes} bytes (maxStringBytes)`, 'maxStringBytes');
   }
   const bytes = decodeBase64(text);
   if (!bytes) fail(ctx, 'content is not base64');
-  if (bytes.length > ctx.limits.maxStringBytes) fail(ctx, `binary string longer than ${ctx.limits.maxStringBytes} bytes (maxStringBytes)`);
+  if (bytes.length > ctx.limits.maxStringBytes) fail(ctx, `binary string longer than ${ctx.limits.maxStringBytes} bytes (maxStringBytes)`, 'maxStringBytes');
   return bytes;
 }
 

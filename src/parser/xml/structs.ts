@@ -95,7 +95,7 @@ function floatList(ctx: DecodeContext, children: XmlNode[], width: number, what:
   const parts = text.split(/\s+/);
   if (parts.length % width !== 0) fail(ctx, `${what} has ${parts.length} numbers, not a multiple of ${width}`);
   if (parts.length / width > ctx.limits.maxSequenceLength) {
-    fail(ctx, `${what} has more than ${ctx.limits.maxSequenceLength} keypoints (maxSequenceLength)`);
+    fail(ctx, `${what} has more than ${ctx.limits.maxSequenceLength} keypoints (maxSequenceLength)`, 'maxSequenceLength');
   }
   return parts.map((part) => float32(ctx, part));
 }

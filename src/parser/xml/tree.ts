@@ -42,7 +42,7 @@ export function parseTree(text: string, limits: DecodeLimits, byteOffset: (charI
     jPath: false,
     updateTag(tagName) {
       if (tagName === 'Item' && ++items > limits.maxInstances) {
-        throw new DecodeError(`more than ${limits.maxInstances} Item elements (maxInstances)`, { chunk: 'xml' });
+        throw new DecodeError(`more than ${limits.maxInstances} Item elements (maxInstances)`, { chunk: 'xml', limit: 'maxInstances' });
       }
       return tagName;
     },
@@ -53,7 +53,7 @@ export function parseTree(text: string, limits: DecodeLimits, byteOffset: (charI
     if (error instanceof DecodeError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     if (message.includes('Maximum nested tags')) {
-      throw new DecodeError(`elements nest deeper than ${limits.maxXmlDepth} levels (maxXmlDepth)`, { chunk: 'xml' });
+      throw new DecodeError(`elements nest deeper than ${limits.maxXmlDepth} levels (maxXmlDepth)`, { chunk: 'xml', limit: 'maxXmlDepth' });
     }
     throw parserError(message, text, byteOffset);
   }
