@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createS3Store, listAll, storeConfigFromEnv, type ObjectStore, type S3StoreConfig } from '../src/store/backends/index.js';
+import { createS3Store, listAll, storeConfigFromEnv, StoreUnavailableError, type ObjectStore, type S3StoreConfig } from '../src/store/backends/index.js';
 import { createPreviewStore } from '../src/store/previews.js';
 import { createProjectStore } from '../src/store/projects.js';
 import { configFromEnv, ConfigError, type Config } from '../src/config.js';
@@ -72,10 +72,23 @@ async function startFleet(count: number, overrides: Partial<Config> = {}, env: R
   };
 }
 
+/**
+ * The keys under `prefix`, as the test sees them. s3rver lists by walking its
+ * directory tree, and a walk that meets a file or folder an instance removes at that
+ * moment (a multipart upload's parts, a sweep) answers 500; the listing is tried again
+ * then, as a client of a real store would on a 5xx.
+ */
 async function keys(objects: ObjectStore, prefix: string): Promise<string[]> {
-  const found: string[] = [];
-  for await (const info of listAll(objects, prefix)) found.push(info.key);
-  return found;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const found: string[] = [];
+      for await (const info of listAll(objects, prefix)) found.push(info.key);
+      return found;
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || attempt === 5) throw error;
+      await sleep(100);
+    }
+  }
 }
 
 /** Who the stored uploader entries of a preview name (one object each). */
