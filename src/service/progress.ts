@@ -4,7 +4,8 @@
  * it from `X-Create-Id`), then polls that id while the create runs. An entry belongs to
  * the user who started the create; anyone else asking learns nothing (the same answer
  * as for an id never used). Entries live in this process's memory: finished ones are
- * kept a few minutes, and both their number per user and in all are bounded.
+ * kept a few minutes, and both their number per user and in all are bounded. The
+ * service shares them with the other instances through the store (shared-progress.ts).
  */
 
 export type CreatePhase =
@@ -77,7 +78,7 @@ interface Entry {
   finishedAt: number | null;
 }
 
-const PHASE_ORDER: Record<CreatePhase, number> = { starting: 0, assets: 1, converting: 2, building: 3, storing: 4, done: 5, failed: 5 };
+export const PHASE_ORDER: Readonly<Record<CreatePhase, number>> = { starting: 0, assets: 1, converting: 2, building: 3, storing: 4, done: 5, failed: 5 };
 
 export function createProgressBoard(options: ProgressBoardOptions = {}): ProgressBoard {
   const keepFinishedMs = options.keepFinishedMs ?? 10 * 60 * 1000;
