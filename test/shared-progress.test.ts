@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDiskStore, progressKeys, StoreUnavailableError, type ObjectStore } from '../src/store/backends/index.js';
+import { createProgressBoard } from '../src/service/progress.js';
 import { createSharedProgress } from '../src/service/shared-progress.js';
 
 const MINUTE = 60_000;
@@ -35,7 +36,10 @@ test('what a create publishes on one instance, another reads: each change, the e
     const tracker = running.begin('ann', 'create-0001')!;
     await settled();
     assert.equal((await other.get('ann', 'create-0001'))?.phase, 'starting');
+    clock += 1000; // a running create is written at most once a second
     tracker.assets(3, 10, 1);
+    await settled();
+    clock += 1000;
     tracker.assets(5, 10, 1);
     await settled();
     assert.deepEqual(await other.get('ann', 'create-0001'), { ...(await running.get('ann', 'create-0001'))! });
@@ -64,7 +68,10 @@ test('a running create that stopped reporting (its instance is gone) is shown no
     const now = () => clock;
     const running = createSharedProgress(objects, { now, staleRunningMs: 5 * MINUTE, keepFinishedMs: MINUTE });
     const other = createSharedProgress(objects, { now, staleRunningMs: 5 * MINUTE, keepFinishedMs: MINUTE });
-    running.begin('ann', 'create-0001')!.assets(1, 4, 0);
+    const tracker = running.begin('ann', 'create-0001')!;
+    await settled();
+    clock += 1000;
+    tracker.assets(1, 4, 0);
     await settled();
     clock += 4 * MINUTE;
     assert.equal((await other.get('ann', 'create-0001'))?.phase, 'assets');
@@ -111,5 +118,111 @@ test('damaged, foreign or oversized objects show nothing; a store that is down a
     assert.ok(errors.length >= 1 && errors.every((error) => error === down));
     assert.equal((await running.get('ann', 'create-0003'))?.phase, 'done', 'this instance still knows');
     await assert.rejects(createSharedProgress(failing).get('ann', 'create-0003'), StoreUnavailableError);
+  });
+});
+
+/** A store whose puts wait until the test lets them through (in order), counting them. */
+function gated(objects: ObjectStore) {
+  const waiting: (() => void)[] = [];
+  const bodies: string[] = [];
+  const store: ObjectStore = {
+    ...objects,
+    put: (key, body, options) => new Promise((resolve, reject) => {
+      bodies.push(String(body));
+      waiting.push(() => { objects.put(key, body, options).then(resolve, reject); });
+    }),
+  };
+  return { store, bodies, release: async () => { waiting.shift()?.(); await settled(); }, waiting };
+}
+
+const storedPhase = async (objects: ObjectStore, user: string, id: string): Promise<string | undefined> =>
+  (await createSharedProgress(objects).get(user, id))?.phase;
+
+test('one write in flight per create, the latest after it; running states at most once a second, the end at once', async () => {
+  await withStore(async (objects) => {
+    const gate = gated(objects);
+    const tracker = createSharedProgress(gate.store).begin('ann', 'create-0001')!;
+    for (let done = 1; done <= 1000; done++) tracker.assets(done, 1000, 0);
+    assert.equal(gate.bodies.length, 1, 'the first write is in flight: the thousand changes wait for it');
+    await gate.release();
+    assert.equal(gate.bodies.length, 1, 'and then for the interval');
+    tracker.done('p_aaaaaaaaaaaaaaaaaaaa');
+    await settled();
+    assert.equal(gate.bodies.length, 2, 'the end is written at once');
+    await gate.release();
+    const stored = await createSharedProgress(objects).get('ann', 'create-0001');
+    assert.equal(stored?.phase, 'done');
+    assert.equal(stored?.assets_done, 1000);
+  });
+});
+
+test('a reused id: the new create\'s state is written after the old one\'s last write, never under it', async () => {
+  await withStore(async (objects) => {
+    const gate = gated(objects);
+    const shared = createSharedProgress(gate.store);
+    const old = shared.begin('ann', 'create-0001')!;
+    await gate.release(); // starting
+    old.done('p_aaaaaaaaaaaaaaaaaaaa'); // in flight, held
+    const fresh = shared.begin('ann', 'create-0001')!;
+    assert.ok(fresh);
+    assert.equal(gate.bodies.length, 2, 'the new create waits for the old one\'s write');
+    await gate.release(); // the old done lands
+    assert.equal(gate.bodies.length, 3);
+    assert.match(gate.bodies[2]!, /"phase":"starting"/);
+    await gate.release();
+    assert.equal(await storedPhase(objects, 'ann', 'create-0001'), 'starting');
+    old.failed('late', 'a late report of the old create'); // dropped: the key is the new create's
+    await settled();
+    assert.equal(gate.bodies.length, 3);
+  });
+});
+
+test('a create the board evicted is still published to its end', async () => {
+  await withStore(async (objects) => {
+    const shared = createSharedProgress(objects, { board: createProgressBoard({ maxPerUser: 1 }) });
+    const first = shared.begin('ann', 'create-0001')!;
+    shared.begin('ann', 'create-0002'); // evicts create-0001 from this instance's board
+    first.done('p_aaaaaaaaaaaaaaaaaaaa');
+    await settled();
+    const seen = await shared.get('ann', 'create-0001'); // from the store now, on this instance too
+    assert.equal(seen?.phase, 'done');
+    assert.equal(seen?.project_id, 'p_aaaaaaaaaaaaaaaaaaaa');
+  });
+});
+
+test('a finished create the store refused is tried again; close writes what is pending and then nothing', async () => {
+  await withStore(async (objects) => {
+    let failures = 2;
+    const flaky: ObjectStore = {
+      ...objects,
+      put: (key, body, options) => (String(body).includes('"done"') && failures-- > 0 ? Promise.reject(new StoreUnavailableError('down', 'put', key, 'unreachable', 5)) : objects.put(key, body, options)),
+    };
+    const errors: unknown[] = [];
+    createSharedProgress(flaky, { onError: (error) => errors.push(error) }).begin('ann', 'create-0001')!.done('p_aaaaaaaaaaaaaaaaaaaa');
+    await sleep(1500); // tries after 250 ms and 1 s
+    assert.equal(errors.length, 2);
+    assert.equal(await storedPhase(objects, 'ann', 'create-0001'), 'done');
+
+    const shared = createSharedProgress(objects);
+    const tracker = shared.begin('ann', 'create-0002')!;
+    await settled();
+    tracker.assets(3, 9, 0); // waits for the interval
+    await shared.close();
+    assert.equal((await createSharedProgress(objects).get('ann', 'create-0002'))?.assets_done, 3, 'close wrote the pending state');
+    tracker.done('p_aaaaaaaaaaaaaaaaaaaa');
+    await settled();
+    assert.equal(await storedPhase(objects, 'ann', 'create-0002'), 'assets', 'nothing is published after close');
+  });
+});
+
+test('a running create that reports nothing for a while is rewritten, so it never looks gone', async () => {
+  await withStore(async (objects) => {
+    const shared = createSharedProgress(objects, { staleRunningMs: 300, publishIntervalMs: 50 });
+    const tracker = shared.begin('ann', 'create-0001')!;
+    tracker.phase('building');
+    await sleep(700);
+    assert.equal((await createSharedProgress(objects, { staleRunningMs: 300 }).get('ann', 'create-0001'))?.phase, 'building');
+    tracker.done('p_aaaaaaaaaaaaaaaaaaaa');
+    await shared.close();
   });
 });

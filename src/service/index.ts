@@ -213,6 +213,7 @@ export async function createService(config: Config): Promise<Service> {
     async close() {
       await assets.close();
       await pool.close();
+      await progress.close();
       await objects.close();
     },
   };

@@ -46,6 +46,8 @@ export interface CreateProgressSink {
 export interface CreateTracker extends CreateProgressSink {
   done(projectId: string): void;
   failed(code: string, message: string): void;
+  /** This create's progress now (a copy), whether or not the board still holds it. */
+  snapshot(): CreateProgress;
 }
 
 export interface ProgressBoard {
@@ -79,6 +81,10 @@ interface Entry {
 }
 
 export const PHASE_ORDER: Readonly<Record<CreatePhase, number>> = { starting: 0, assets: 1, converting: 2, building: 3, storing: 4, done: 5, failed: 5 };
+
+function copy(progress: CreateProgress): CreateProgress {
+  return { ...progress, ...(progress.error ? { error: { ...progress.error } } : {}) };
+}
 
 export function createProgressBoard(options: ProgressBoardOptions = {}): ProgressBoard {
   const keepFinishedMs = options.keepFinishedMs ?? 10 * 60 * 1000;
@@ -153,13 +159,14 @@ export function createProgressBoard(options: ProgressBoardOptions = {}): Progres
         progress.error = { code, message };
         entry.finishedAt = now();
       },
+      snapshot: () => copy(progress),
     };
   }
 
   function get(user: string, id: string): CreateProgress | undefined {
     expire();
     const entry = entries.get(keyOf(user, id));
-    return entry ? { ...entry.progress, ...(entry.progress.error ? { error: { ...entry.progress.error } } : {}) } : undefined;
+    return entry ? copy(entry.progress) : undefined;
   }
 
   return { begin, get, size: () => entries.size };
