@@ -175,6 +175,27 @@ describe('three instances sharing one S3 store', () => {
     assert.equal((await keys(fleet.objects, 'assets/sha256/')).length, 2 * new Set(ids.map((id) => sha256(bytesOf(id)))).size);
   });
 
+  test('create progress: a create on B that names itself is polled on A and C; no one else sees it', async () => {
+    const { preview_hash } = await analyze(a, variant('progress'), 'progress.rbxl', as('ann'));
+    const id = 'fleet-progress-0001';
+    const response = await fetch(b.url + CREATE, {
+      method: 'POST', headers: { ...as('ann'), 'Content-Type': 'application/json', 'X-Create-Id': id }, body: JSON.stringify({ preview_hash, scripts_mode: 'skip' }),
+    });
+    assert.equal(response.status, 200);
+    const { project_id } = (await response.json()) as { project_id: string };
+    for (const instance of [a, c]) {
+      let last: { status: number; body: any } = { status: 0, body: undefined };
+      await waitUntil(async () => {
+        last = await getJson(instance, `${CREATE}/${id}`, as('ann'));
+        return last.status === 200 && last.body.phase === 'done';
+      }, 'the other instances see the create done');
+      assert.equal(last.body.project_id, project_id);
+      assert.equal(last.body.create_id, id);
+      await expectError(await fetch(`${instance.url}${CREATE}/${id}`, { headers: as('mallory') }), 404, 'not_found');
+    }
+    assert.deepEqual((await keys(fleet.objects, 'progress/')).length, 1, 'one object per create');
+  });
+
   test('the same upload sent to A and B at once: one analysis, both uploaders, each with their own file name', async () => {
     const bytes = variant('twins');
     const [first, second] = await Promise.all([

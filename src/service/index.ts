@@ -26,7 +26,7 @@ import { createWorkerPool, type WorkerPool } from '../workers/pool.js';
 import { createAnalysisService, guard, type AnalysisService } from './analysis.js';
 import { memoryBudget, type MemoryBudget } from './budget.js';
 import { ServiceError } from './errors.js';
-import { createProgressBoard, type ProgressBoard } from './progress.js';
+import { createSharedProgress, type SharedProgress } from './shared-progress.js';
 import { createProjectService, type ProjectService } from './projects.js';
 
 export { ServiceError, isServiceError, type ServiceErrorKind } from './errors.js';
@@ -41,8 +41,8 @@ export interface Service {
   readonly uploadDir: string;
   readonly analyses: AnalysisService;
   readonly projects: ProjectService;
-  /** Progress of creates that named themselves (the create route's `X-Create-Id`), per user. */
-  readonly progress: ProgressBoard;
+  /** Progress of creates that named themselves (the create route's `X-Create-Id`), per user, shared with the fleet through the store. */
+  readonly progress: SharedProgress;
   /** The largest map file this service accepts, in bytes: MAX_UPLOAD_BYTES, or less when the memory budget says so. */
   readonly maxMapBytes: number;
   /**
@@ -128,6 +128,10 @@ export async function createService(config: Config): Promise<Service> {
     retries: config.assetRetries,
   });
 
+  const progress = createSharedProgress(objects, {
+    onError: (error) => process.stderr.write(JSON.stringify({ level: 'warn', t: new Date().toISOString(), msg: 'create progress not published', error: error instanceof Error ? error.message : String(error) }) + '\n'),
+  });
+
   const retentionMs = config.projectRetentionDays * 24 * 60 * 60 * 1000;
   const instance = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   // Held past the sweep, so the other instances skip theirs until it runs out; the holder renews it on its next sweep.
@@ -137,6 +141,7 @@ export async function createService(config: Config): Promise<Service> {
       for (const hash of await previews.sweep(staleMs)) quota.untrack('preview', hash);
       for (const id of await projects.sweep({ staleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0 })) quota.untrack('project', id);
       await objects.sweepIncomplete(staleMs);
+      await progress.sweep();
     }
     await assets.sweep(staleMs);
     await mirror.prune(staleMs);
@@ -177,7 +182,7 @@ export async function createService(config: Config): Promise<Service> {
     uploadDir,
     analyses: createAnalysisService({ previews, pool, quota }),
     projects: createProjectService({ objects, mirror, workDir: uploadDir, previews, projects, pool, assets, quota, maxSceneBytes: budget.task.maxDocumentBytes }),
-    progress: createProgressBoard(),
+    progress,
     maxMapBytes: Math.min(config.maxUploadBytes, budget.task.maxFileBytes),
     admitUpload(user, declaredBytes) {
       if (declaredBytes > budget.task.maxFileBytes + 64 * 1024) {
@@ -208,6 +213,7 @@ export async function createService(config: Config): Promise<Service> {
     async close() {
       await assets.close();
       await pool.close();
+      await progress.close();
       await objects.close();
     },
   };

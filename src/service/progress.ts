@@ -4,7 +4,8 @@
  * it from `X-Create-Id`), then polls that id while the create runs. An entry belongs to
  * the user who started the create; anyone else asking learns nothing (the same answer
  * as for an id never used). Entries live in this process's memory: finished ones are
- * kept a few minutes, and both their number per user and in all are bounded.
+ * kept a few minutes, and both their number per user and in all are bounded. The
+ * service shares them with the other instances through the store (shared-progress.ts).
  */
 
 export type CreatePhase =
@@ -45,6 +46,8 @@ export interface CreateProgressSink {
 export interface CreateTracker extends CreateProgressSink {
   done(projectId: string): void;
   failed(code: string, message: string): void;
+  /** This create's progress now (a copy), whether or not the board still holds it. */
+  snapshot(): CreateProgress;
 }
 
 export interface ProgressBoard {
@@ -77,7 +80,11 @@ interface Entry {
   finishedAt: number | null;
 }
 
-const PHASE_ORDER: Record<CreatePhase, number> = { starting: 0, assets: 1, converting: 2, building: 3, storing: 4, done: 5, failed: 5 };
+export const PHASE_ORDER: Readonly<Record<CreatePhase, number>> = { starting: 0, assets: 1, converting: 2, building: 3, storing: 4, done: 5, failed: 5 };
+
+function copy(progress: CreateProgress): CreateProgress {
+  return { ...progress, ...(progress.error ? { error: { ...progress.error } } : {}) };
+}
 
 export function createProgressBoard(options: ProgressBoardOptions = {}): ProgressBoard {
   const keepFinishedMs = options.keepFinishedMs ?? 10 * 60 * 1000;
@@ -152,13 +159,14 @@ export function createProgressBoard(options: ProgressBoardOptions = {}): Progres
         progress.error = { code, message };
         entry.finishedAt = now();
       },
+      snapshot: () => copy(progress),
     };
   }
 
   function get(user: string, id: string): CreateProgress | undefined {
     expire();
     const entry = entries.get(keyOf(user, id));
-    return entry ? { ...entry.progress, ...(entry.progress.error ? { error: { ...entry.progress.error } } : {}) } : undefined;
+    return entry ? copy(entry.progress) : undefined;
   }
 
   return { begin, get, size: () => entries.size };

@@ -103,8 +103,8 @@ function readCreateId(req: HttpRequest): string | null {
 
 /** GET /api-rbxl/import/rbxl/create/{create_id}: the progress of the caller's own create of that id. */
 export function createProgressRoute(ctx: HttpContext): RouteHandler {
-  return (exchange: Exchange, req: HttpRequest) => {
-    const progress = ctx.service.progress.get(exchange.user!, req.getParameter(0) ?? '');
+  return async (exchange: Exchange, req: HttpRequest) => {
+    const progress = await ctx.service.progress.get(exchange.user!, req.getParameter(0) ?? '');
     if (!progress) throw notFound('create');
     sendJson(exchange, 200, progress);
   };

@@ -152,6 +152,11 @@ export function timeoutError(operation: string, key: string | undefined, ms: num
   return unavailable('timeout', `no answer within ${ms} ms`, operation, key, undefined);
 }
 
-export function tooLargeError(operation: string, key: string, size: number, maxBytes: number): StoreError {
-  return new StoreError(`object ${key} is ${size} bytes, more than the ${maxBytes} allowed (${operation})`, operation, key);
+/** An object larger than its reader allows (`get` with `maxBytes`). */
+export class ObjectTooLargeError extends StoreError {
+  override name = 'ObjectTooLargeError';
+}
+
+export function tooLargeError(operation: string, key: string, size: number, maxBytes: number): ObjectTooLargeError {
+  return new ObjectTooLargeError(`object ${key} is ${size} bytes, more than the ${maxBytes} allowed (${operation})`, operation, key);
 }

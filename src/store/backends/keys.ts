@@ -17,6 +17,7 @@
  *   assets/ids/<id>.json                         {"id", "sha256"}: which bytes an asset id gave
  *   assets/converted/v<N>/<aa>/<sha256>.glb|.json a mesh or union model converted to glTF, and the record of it
  *   leases/<name>                                {"holder", "expires_at"}: who runs a fleet-wide job now
+ *   progress/<user>/<create id>.json             {"progress", "written_at"}: a create's progress, for polls on any instance
  *
  * `<hash>` and `<sha256>` are lowercase hex SHA-256; `<user>` is the SHA-256 of the user id
  * (ids may hold any character, keys may not); `<expires>` is the entry's expiry in
@@ -35,6 +36,8 @@ const SHA256 = /^[0-9a-f]{64}$/;
 const PROJECT_ID = /^p_[a-z2-7]{20}$/;
 const ASSET_ID = /^\d{1,20}$/;
 const EXPIRY_DIGITS = 13;
+/** A client's name for its create (service/progress.ts CREATE_ID). */
+const CREATE_ID = /^[A-Za-z0-9_-]{8,64}$/;
 
 export function isValidKey(key: string): boolean {
   return key.length > 0 && key.length <= MAX_KEY_LENGTH && key.split('/').every((segment) => SEGMENT.test(segment));
@@ -110,3 +113,9 @@ export const assetKeys = {
 };
 
 export const leaseKey = (name: string): string => checkKey(`leases/${name}`);
+
+export const progressKeys = {
+  prefix: 'progress/',
+  /** One user's create of one id (service/shared-progress.ts). */
+  create: (userId: string, createId: string): string => `progress/${userKey(userId)}/${check(createId, CREATE_ID, 'a create id')}.json`,
+};
