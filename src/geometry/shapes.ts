@@ -299,6 +299,9 @@ function prismOf(top: Vec3[], bottom: Vec3[]): MeshGeometry {
   return p.geometry();
 }
 
+/** Rungs of one truss at most. */
+const MAX_TRUSS_SEGMENTS = 1024;
+
 /** Truss: four rails along the longest axis, rungs around every 2-stud segment. */
 function truss(size: Vec3): MeshGeometry {
   const axis = size[0] >= size[1] && size[0] >= size[2] ? 0 : size[1] >= size[2] ? 1 : 2;
@@ -320,7 +323,8 @@ function truss(size: Vec3): MeshGeometry {
       box(centre, extent);
     }
   }
-  const segments = Math.max(1, Math.round(length / 2));
+  // Past MAX_TRUSS_SEGMENTS (a 2048-stud truss, the largest part) the rungs spread out: a hostile size draws no more.
+  const segments = Math.min(MAX_TRUSS_SEGMENTS, Math.max(1, Math.round(length / 2)));
   for (let i = 0; i <= segments; i++) {
     const along = -half[axis] + Math.min(length - bar / 2, Math.max(bar / 2, (i * length) / segments));
     for (const side of [-1, 1]) {

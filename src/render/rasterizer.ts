@@ -184,9 +184,10 @@ export function fillParallelogram(
       if (p < q) { if (p > lo) lo = p; if (q < hi) hi = q; } else { if (q > lo) lo = q; if (p < hi) hi = p; }
     } else if (bRow < 0 || bRow > 1) continue;
     const first = Math.ceil(lo - 0.5), last = Math.floor(hi - 0.5);
-    // Small integers from here on (`| 0`): V8 then indexes the typed arrays without a float check per pixel.
-    let x = first < 0 ? 0 : first | 0;
-    const end = last > width - 1 ? width - 1 : last | 0;
+    // Small integers from here on (`| 0`, after clamping to the row: a coordinate past
+    // ±2^31 would wrap): V8 then indexes the typed arrays without a float check per pixel.
+    let x = first < 0 ? 0 : first > width ? width : first | 0;
+    const end = last > width - 1 ? width - 1 : last < -1 ? -1 : last | 0;
     if (x > end) continue;
     let z = z0 + dzdx * (x + 0.5 - x0) + dzdy * dy;
     let at = y * width + x;

@@ -123,6 +123,11 @@ class SceneWriter {
         t[m + 2]! + rotation[2]![0]! * ox + rotation[2]![1]! * oy + rotation[2]![2]! * oz,
       ];
       const scale: Vec3 = [s[i * 3]!, s[i * 3 + 1]!, s[i * 3 + 2]!];
+      // A hostile size or mesh scale can overflow float32: such a part cannot stand in a glTF scene.
+      if (![...translation, ...rotation.flat(), ...scale].every(Number.isFinite)) {
+        this.notes.push(`${dom.className(row)} ${instanceId(row)} left out: its place, size or scale is not a finite number`);
+        continue;
+      }
       const shape = this.assembly.shapes[parts.shapes[i]!]!;
       const extras: Record<string, unknown> = { id: instanceId(row), class: dom.className(row) };
       if (shape.kind === 'placeholder') extras.placeholder = shape.reason;
