@@ -124,7 +124,7 @@ class SceneWriter {
       ];
       const scale: Vec3 = [s[i * 3]!, s[i * 3 + 1]!, s[i * 3 + 2]!];
       // A hostile size or mesh scale can overflow float32: such a part cannot stand in a glTF scene.
-      if (![...translation, ...rotation.flat(), ...scale].every(Number.isFinite)) {
+      if (!allFinite(translation) || !rotation.every(allFinite) || !allFinite(scale)) {
         this.notes.push(`${dom.className(row)} ${instanceId(row)} left out: its place, size or scale is not a finite number`);
         continue;
       }
@@ -423,3 +423,5 @@ export function decalQuad(decal: Pick<SceneDecal, 'face' | 'tile'>, size: Vec3, 
   const uvs = Float32Array.of(u0, v0, u1, v0, u1, v1, u0, v1);
   return { positions, normals, uvs, indices: Uint32Array.of(0, 3, 2, 0, 2, 1) };
 }
+
+const allFinite = (v: readonly number[]): boolean => Number.isFinite(v[0]) && Number.isFinite(v[1]) && Number.isFinite(v[2]);
