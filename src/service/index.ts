@@ -113,7 +113,7 @@ export async function createService(config: Config): Promise<Service> {
     dataDir: config.dataDir, maxDataBytes: config.maxDataBytes,
     userMaxBytes: config.userMaxBytes, userMaxPreviews: config.userMaxPreviews, userMaxProjects: config.userMaxProjects,
   });
-  const pool = createWorkerPool({ workers: config.workers, maxQueue: config.maxQueue, limits: budget.task, resourceLimits: budget.resourceLimits });
+  const pool = createWorkerPool({ workers: config.workers, maxQueue: config.maxQueue, limits: budget.task, resourceLimits: budget.resourceLimits, taskTimeoutMs: config.taskTimeoutMs });
   const assets = createAssetDownloader({
     dataDir: config.dataDir,
     objects,

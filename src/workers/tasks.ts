@@ -98,9 +98,13 @@ export type BuildResult =
   | { ok: false; reason: 'missing'; message: string }
   | { ok: false; reason: 'disk_full'; message: string };
 
-export type Task = AnalyzeTask | BuildTask | ConvertTask | SceneTask;
+export type Task = (AnalyzeTask | BuildTask | ConvertTask | SceneTask) & {
+  /** Shared with the pool: set to 1 as the task starts, which starts its deadline (pool.ts). */
+  started?: Int32Array;
+};
 
 export default async function runTask(task: Task): Promise<AnalyzeResult | BuildResult | ConvertResult | SceneResult> {
+  if (task.started) Atomics.store(task.started, 0, 1);
   try {
     if (task.kind === 'convert') {
       // One at a time: each conversion holds one asset and its geometry, then lets them go.
