@@ -10,10 +10,17 @@ import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createWorkerPool, type WorkerPool } from '../src/workers/pool.js';
+import { createDeadlines, TASK_FINISHED, TASK_RUNNING } from '../src/workers/deadlines.js';
 import { memoryBudget } from '../src/service/budget.js';
 import { configFromEnv, ConfigError } from '../src/config.js';
 import { PLACES_DIR } from './support/paths.js';
-import { as, expectError, getJson, HEALTH, startService, upload } from './support/service.js';
+import { analyze, as, CREATE, expectError, getJson, HEALTH, postJson, startService, upload } from './support/service.js';
+import { startServer } from '../src/http/server.js';
+import { generatePlace } from '../bench/generate.js';
+import { encode } from '../src/parser/writer/index.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const BUSY_TASK = new URL('./support/busy-task.js', import.meta.url);
 /** Far past every deadline here. */
@@ -68,7 +75,9 @@ test('only the task past its deadline is ended: the others on other workers fini
     // The second task starts while the first runs and is still running when the first is ended.
     const stuck = busy(pool, STUCK);
     await new Promise((resolve) => setTimeout(resolve, 250));
+    const started = performance.now();
     const fine = await busy(pool, 300);
+    assert.ok(performance.now() - started >= 300, 'the second task ran its whole time');
     assert.equal((await stuck as { ok: boolean }).ok, false);
     assert.deepEqual(fine, { ok: true, ms: 300 });
     assert.equal(pool.stats().timed_out, 1);
@@ -91,6 +100,56 @@ test('through the service: an analysis past TASK_TIMEOUT_MS answers 413 map_too_
     assert.deepEqual(uploads, []);
   } finally {
     await service.close();
+  }
+});
+
+test('a deadline watches only what is in flight: a task its worker has finished is never aborted, and the timer stops with the last task', async () => {
+  const deadlines = createDeadlines(100);
+  try {
+    const finishing = deadlines.add();
+    const stuck = deadlines.add();
+    Atomics.store(finishing.started, 0, TASK_RUNNING);
+    Atomics.store(stuck.started, 0, TASK_RUNNING);
+    await sleep(60); // both seen running (a tick is 25 ms)
+    // The worker is done and its result is on the way: the main thread has not read it yet.
+    Atomics.store(finishing.started, 0, TASK_FINISHED);
+    await sleep(340);
+    assert.equal(stuck.signal.aborted, true);
+    assert.equal(finishing.signal.aborted, false);
+    assert.deepEqual(deadlines.watching(), { tasks: 1, ticking: true });
+    finishing.done();
+    stuck.done();
+    assert.deepEqual(deadlines.watching(), { tasks: 0, ticking: false });
+    // Queued and never started: no deadline runs.
+    const queued = deadlines.add();
+    await sleep(300);
+    assert.equal(queued.signal.aborted, false);
+    queued.done();
+  } finally {
+    deadlines.close();
+  }
+});
+
+test('a create whose build runs past TASK_TIMEOUT_MS answers 413; no project and no temp file stay', { timeout: 120_000 }, async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-deadline-'));
+  const config = { host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1 };
+  // 150k parts: its build (seconds) is ended while it writes the document, after the decode (a fraction of a second).
+  const place = encode(generatePlace({ parts: 150_000, scripts: 20, uniqueAssets: 10, seed: 7 }));
+  let server = await startServer(config);
+  try {
+    const service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const { preview_hash } = await analyze(service, place, 'big.rbxl', as('ann'));
+    await server.close(1000);
+    // The same data with a deadline this build does not meet.
+    server = await startServer({ ...config, taskTimeoutMs: 500 });
+    const again = { ...service, url: server.url, port: server.port, server };
+    const { message } = await expectError(await postJson(again, CREATE, { preview_hash }, as('ann')), 413, 'map_too_large');
+    assert.match(message, /TASK_TIMEOUT_MS/);
+    assert.deepEqual(await readdir(join(dataDir, 'objects', 'projects')).catch(() => []), []);
+    assert.deepEqual((await readdir(join(dataDir, 'uploads'))).filter((name) => name.endsWith('.tmp')), []);
+  } finally {
+    await server.close(1000);
+    await rm(dataDir, { recursive: true, force: true });
   }
 });
 

@@ -10,6 +10,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { createSemaphore } from '../concurrency/index.js';
+import { createDeadlines } from './deadlines.js';
 import type { AnalyzeResult, AnalyzeTask, BuildResult, BuildTask, ConvertResult, ConvertTask, Refusal, SceneResult, SceneTask, TaskLimits } from './tasks.js';
 
 /** The queue is full: the HTTP layer answers 503 with Retry-After. */
@@ -111,63 +112,6 @@ const OUT_OF_MEMORY: Refusal = {
   reason: 'too_large' as const,
   message: 'the map needs more memory than one task may use here (MAX_MEMORY_MB / WORKERS)',
 };
-
-interface Deadline {
-  /** Set to 1 by the worker when it starts the task (tasks.ts). */
-  started: Int32Array;
-  /** Aborted when the task has run past the deadline: Piscina then ends its worker. */
-  signal: AbortSignal;
-  done(): void;
-}
-
-/**
- * Deadlines for tasks in flight. Piscina does not say when a queued task starts, so
- * each task carries a flag in shared memory that its worker sets first thing; one
- * timer, running only while tasks are in flight, notes when each flag was first seen
- * set and aborts a task once it has run for `timeoutMs` since (so a task is ended
- * between `timeoutMs` and `timeoutMs` plus one tick after it started).
- */
-function createDeadlines(timeoutMs: number) {
-  const tick = Math.min(1000, Math.max(10, Math.floor(timeoutMs / 4)));
-  const inFlight = new Set<{ started: Int32Array; controller: AbortController; seenAt: number }>();
-  let timer: NodeJS.Timeout | null = null;
-
-  const check = () => {
-    const now = performance.now();
-    for (const entry of inFlight) {
-      if (entry.seenAt < 0) {
-        if (Atomics.load(entry.started, 0) === 1) entry.seenAt = now;
-      } else if (now - entry.seenAt >= timeoutMs) {
-        inFlight.delete(entry);
-        entry.controller.abort();
-      }
-    }
-  };
-
-  return {
-    add(): Deadline {
-      const entry = { started: new Int32Array(new SharedArrayBuffer(4)), controller: new AbortController(), seenAt: -1 };
-      inFlight.add(entry);
-      timer ??= setInterval(check, tick).unref();
-      return {
-        started: entry.started,
-        signal: entry.controller.signal,
-        done: () => {
-          inFlight.delete(entry);
-          if (inFlight.size === 0 && timer !== null) {
-            clearInterval(timer);
-            timer = null;
-          }
-        },
-      };
-    },
-    close() {
-      if (timer !== null) clearInterval(timer);
-      timer = null;
-      inFlight.clear();
-    },
-  };
-}
 
 function formatSeconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
