@@ -21,6 +21,7 @@ import type { LocalMirror } from '../store/mirror.js';
 import type { ObjectStore, ObjectStream } from '../store/backends/types.js';
 import type { PreviewStore } from '../store/previews.js';
 import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/projects.js';
+import type { Holdings } from '../store/holdings.js';
 import type { DiskQuota } from '../store/quota.js';
 import type { WorkerPool } from '../workers/pool.js';
 import { busyToServiceError, diskToServiceError, fileNameFor, guard } from './analysis.js';
@@ -73,6 +74,8 @@ export interface ProjectDeps {
   pool: WorkerPool;
   assets: AssetDownloader;
   quota: DiskQuota;
+  /** Each user's share, counted in the store. */
+  holdings: Holdings;
   /** The files the workers read and write (assets, converted meshes, maps): the store's own on disk, local copies on S3. */
   mirror: LocalMirror;
   /** A local folder for scenes being built. */
@@ -87,7 +90,7 @@ function conversionKeys(sha256s: readonly string[]): { read: string[]; written: 
   return { read: [...sha256s.map(assetKeys.bytes), ...written], written };
 }
 
-export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, maxSceneBytes }: ProjectDeps): ProjectService {
+export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes }: ProjectDeps): ProjectService {
   const sceneBuilds = createSingleFlight<void>();
 
   /** Converts every downloaded mesh and union model once (the store remembers, for every instance), in the workers. */
@@ -119,10 +122,11 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   async function create({ user, previewHash, title, scriptsMode, signal, progress }: CreateRequest): Promise<CreatedProject | null> {
     const preview = await previews.getFor(previewHash, user);
     if (!preview) throw new ServiceError('not_found', 'preview not found');
-    guard(() => quota.checkUser(user, 'project', 0));
+    await holdings.check(user, 'project', 0).catch(diskToServiceError);
     guard(() => quota.checkRoom(1));
     // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
-    await previews.addUploader(preview.hash, user).catch(diskToServiceError);
+    const refreshed = await previews.addUploader(preview.hash, user).catch(diskToServiceError);
+    if (refreshed) await holdings.addPreview(user, preview.hash, await previews.diskBytes(preview.hash), refreshed.expiresAt).catch(diskToServiceError);
     // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
     setMaxListeners(Infinity, signal);
     const downloaded = await assets.download(preview.assets, signal, progress ? (done, total, failed) => progress.assets(done, total, failed) : undefined).catch((error: unknown) => {
@@ -142,10 +146,12 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     const place = await previews.openPlace(preview.hash);
     if (place === undefined) throw new ServiceError('not_found', 'preview not found');
     try {
+      // What the user's share leaves, as of now (the downloads may have taken a while).
+      const userRoom = await holdings.room(user).catch(diskToServiceError);
       const built = await pool.build({
         path: place.path,
         documentPath: tempPath,
-        diskRoomBytes: Math.min(quota.room(), quota.userRoom(user)),
+        diskRoomBytes: Math.min(quota.room(), userRoom),
         title,
         owner: user,
         createdAt,
@@ -161,7 +167,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
         switch (built.reason) {
           case 'missing': throw new ServiceError('not_found', 'preview not found');
           case 'too_large': throw new ServiceError('map_too_large', built.message);
-          case 'disk_full': throw quota.userRoom(user) < quota.room()
+          case 'disk_full': throw userRoom < quota.room()
             ? new ServiceError('quota_exceeded', 'the project document would take more than your share of the disk (USER_MAX_BYTES)')
             : new ServiceError('storage_full', built.message);
           default: throw new ServiceError('not_a_place', built.message);
@@ -177,7 +183,8 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       const bytes = built.bytes + Buffer.byteLength(summary);
       await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now(), encoding: built.encoding }, summary).catch(diskToServiceError);
       quota.add(bytes);
-      quota.track('project', id, bytes, [user]);
+      // The project is made: a store that fails here leaves it uncounted in the user's share rather than failing the create.
+      await holdings.addProject(user, id, bytes).catch(() => undefined);
       return { projectId: id, assets: outcomes };
     } finally {
       await projects.discard(tempPath); // a no-op once committed (the temp name is gone)
@@ -195,7 +202,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     const meta = await owned(user, id);
     await projects.delete(id);
     quota.add(-(meta.bytes ?? 0));
-    quota.untrack('project', id);
+    await holdings.removeProject(user, id);
   }
 
   async function scene(user: string, id: string): Promise<ObjectStream> {

@@ -58,9 +58,9 @@ export interface ProjectStore {
   /**
    * Removes objects of projects whose sidecar never came (a create cut short) once none of
    * them was written for `staleMs`, and projects created before `createdBefore`
-   * (retention; 0 keeps every project). Returns the ids of projects removed.
+   * (retention; 0 keeps every project). Returns the projects removed by retention, with their owners.
    */
-  sweep(options: { staleMs: number; createdBefore: number; now?: number }): Promise<string[]>;
+  sweep(options: { staleMs: number; createdBefore: number; now?: number }): Promise<{ id: string; owner: string }[]>;
 }
 
 export interface ProjectMeta {
@@ -221,8 +221,8 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return found;
   }
 
-  async function sweep({ staleMs, createdBefore, now = Date.now() }: { staleMs: number; createdBefore: number; now?: number }): Promise<string[]> {
-    const removed: string[] = [];
+  async function sweep({ staleMs, createdBefore, now = Date.now() }: { staleMs: number; createdBefore: number; now?: number }): Promise<{ id: string; owner: string }[]> {
+    const removed: { id: string; owner: string }[] = [];
     for await (const group of groups()) {
       if (group.objects.some((info) => info.key === projectKeys.meta(group.id))) continue;
       // A create in progress writes its document and summary shortly before its sidecar.
@@ -232,7 +232,7 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     }
     if (createdBefore > 0) {
       for (const { id, meta } of await list()) {
-        if ((meta.createdAt ?? 0) < createdBefore && (await remove(id))) removed.push(id);
+        if ((meta.createdAt ?? 0) < createdBefore && (await remove(id))) removed.push({ id, owner: meta.owner });
       }
     }
     return removed;
