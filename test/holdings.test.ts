@@ -6,16 +6,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDiskStore, holdingKeys, parseHoldingKey, userKey, type ObjectStore } from '../src/store/backends/index.js';
+import { createDiskStore, holdingKeys, listAll, parseHoldingKey, parseUploaderKey, previewKeys, userKey, type ObjectStore } from '../src/store/backends/index.js';
 import { createHoldings } from '../src/store/holdings.js';
 import { QuotaExceededError } from '../src/store/quota.js';
 import { startServer } from '../src/http/server.js';
 import { PLACES_DIR } from './support/paths.js';
-import { analyze, as, create, expectError, postJson, CREATE, upload } from './support/service.js';
+import { analyze, as, create, expectError, postJson, CREATE, upload, waitUntil } from './support/service.js';
 
 const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
@@ -48,7 +48,8 @@ test('a user\'s usage: previews once each while unexpired, projects until remove
     let clock = 1_000_000;
     const holdings = createHoldings(objects, LIMITS, () => clock);
     await holdings.addPreview('ann', HASH_A, 300, clock + 100);
-    await holdings.addPreview('ann', HASH_A, 300, clock + 500); // uploaded again: one preview
+    await holdings.addPreview('ann', HASH_A, 300, clock + 500); // uploaded again: one preview, one entry
+    assert.equal((await keysUnder(objects, holdingKeys.previewEntries('ann', HASH_A))).length, 1);
     await holdings.addPreview('ben', HASH_B, 300, clock + 100);
     let usage = await holdings.usage('ann');
     assert.deepEqual([usage.previews, usage.projects, usage.bytes], [1, 0, 300]);
@@ -66,13 +67,19 @@ test('a user\'s usage: previews once each while unexpired, projects until remove
     clock += 200;
     usage = await holdings.usage('ann');
     assert.deepEqual([usage.previews, usage.projects, usage.bytes], [1, 1, 700]);
-    // The sweep deletes the expired entries (ann's first A, ann's B, ben's B), nothing else.
-    assert.equal(await holdings.sweep(), 3);
+    // The sweep deletes the expired entries (ann's B, ben's B), nothing else.
+    assert.equal(await holdings.sweep(), 2);
     assert.deepEqual((await holdings.usage('ann')).bytes, 700);
     await holdings.removeProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa');
     assert.deepEqual([(await holdings.usage('ann')).projects, await holdings.room('ann')], [0, 700]);
   });
 });
+
+async function keysUnder(objects: ObjectStore, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const info of listAll(objects, prefix)) found.push(info.key);
+  return found;
+}
 
 test('filling in holdings runs once per store', async () => {
   await withStore(async (objects) => {
@@ -108,6 +115,43 @@ test('a store from before holdings: the first start fills them in from its previ
     await expectError(await postJson(service, CREATE, { preview_hash, scripts_mode: 'skip' }, as('dee')), 507, 'quota_exceeded');
   } finally {
     await server.close(1000);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('through the service: a user\'s entry for a preview runs to their own upload\'s expiry, one entry however often they upload it; retention removes a project\'s entry', { timeout: 60_000 }, async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'holdings-service-'));
+  const place = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+  const objects = createDiskStore({ root: join(dataDir, 'objects') });
+  // A sweep every second: the lease the first server took runs out two seconds after it stops.
+  let server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, previewTtlSeconds: 600, sweepIntervalMs: 1000 });
+  try {
+    let service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const { preview_hash } = await analyze(service, place, 'mine.rbxl', as('ann'));
+    await analyze(service, place, 'renamed.rbxl', as('ann')); // a new uploader entry
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await analyze(service, place, 'theirs.rbxl', as('ben')); // a later expiry than ann's
+    await analyze(service, place, 'renamed.rbxl', as('ann')); // the same name again: ann's entry stays as it was
+    const own = async (user: string) => Math.max(...(await keysUnder(objects, previewKeys.uploaderEntries(preview_hash, user))).map((key) => parseUploaderKey(key)!.expiresAt));
+    for (const user of ['ann', 'ben']) {
+      const entries = await keysUnder(objects, holdingKeys.previewEntries(user, preview_hash));
+      assert.equal(entries.length, 1, `${user}: ${entries.join(', ')}`);
+      assert.equal((parseHoldingKey(entries[0]!) as { expiresAt: number }).expiresAt, await own(user), `${user}'s own expiry`);
+    }
+    // A project past retention goes with its entry.
+    const { project_id } = await create(service, { preview_hash, scripts_mode: 'skip' }, as('ann'));
+    assert.equal((await keysUnder(objects, holdingKeys.user('ann') + 'projects/')).length, 1);
+    await server.close(1000);
+    const metaPath = join(dataDir, 'objects', 'projects', project_id, 'meta.json');
+    const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as { createdAt: number };
+    writeFileSync(metaPath, JSON.stringify({ ...meta, createdAt: Date.now() - 3 * 86_400_000 }));
+    server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, projectRetentionDays: 2, sweepIntervalMs: 1000 });
+    service = { ...service, url: server.url, port: server.port, server };
+    await waitUntil(async () => (await keysUnder(objects, `projects/${project_id}/`)).length === 0, 'the sweep to apply retention');
+    assert.deepEqual(await keysUnder(objects, holdingKeys.user('ann') + 'projects/'), []);
+  } finally {
+    await server.close(1000);
+    await objects.close();
     await rm(dataDir, { recursive: true, force: true });
   }
 });

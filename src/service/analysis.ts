@@ -61,7 +61,7 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
     }, upload.path, picture?.png).catch(diskToServiceError);
     const bytes = await previews.diskBytes(preview.hash);
     quota.add(bytes);
-    await holdings.addPreview(upload.user, preview.hash, bytes, preview.expiresAt).catch(diskToServiceError);
+    await holdings.addPreview(upload.user, preview.hash, bytes, expiryOf(preview, upload.user)).catch(diskToServiceError);
     return preview;
   }
 
@@ -78,7 +78,7 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
       if (preview.fileNames?.[upload.user] === upload.fileName) return preview;
       preview = (await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)) ?? preview;
     }
-    await holdings.addPreview(upload.user, hash, await previews.diskBytes(hash), preview.expiresAt).catch(diskToServiceError);
+    await holdings.addPreview(upload.user, hash, await previews.diskBytes(hash), expiryOf(preview, upload.user)).catch(diskToServiceError);
     return preview;
   }
 
@@ -90,6 +90,11 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
   }
 
   return { analyze, picture };
+}
+
+/** When `user`'s own upload of a preview expires (not another uploader's later one). */
+export function expiryOf(preview: Preview, user: string): number {
+  return preview.expiries?.[user] ?? preview.expiresAt;
 }
 
 /** Runs a quota check, turning its refusal into a ServiceError. */

@@ -24,7 +24,7 @@ import { createProjectStore } from '../store/projects.js';
 import { createHoldings } from '../store/holdings.js';
 import { createDiskQuota, type StorageState } from '../store/quota.js';
 import { createWorkerPool, type WorkerPool } from '../workers/pool.js';
-import { createAnalysisService, diskToServiceError, guard, type AnalysisService } from './analysis.js';
+import { createAnalysisService, diskToServiceError, expiryOf, guard, type AnalysisService } from './analysis.js';
 import { memoryBudget, type MemoryBudget } from './budget.js';
 import { ServiceError } from './errors.js';
 import { createSharedProgress, type SharedProgress } from './shared-progress.js';
@@ -144,7 +144,8 @@ export async function createService(config: Config): Promise<Service> {
     await holdings.indexOnce(async () => {
       const stored = [];
       for (const preview of await previews.list()) {
-        stored.push({ hash: preview.hash, bytes: await previews.diskBytes(preview.hash), expiresAt: preview.expiresAt, uploaders: preview.uploaders });
+        const bytes = await previews.diskBytes(preview.hash);
+        for (const user of preview.uploaders) stored.push({ hash: preview.hash, bytes, expiresAt: expiryOf(preview, user), uploaders: [user] });
       }
       return { previews: stored, projects: (await projects.list()).map(({ id, meta }) => ({ id, bytes: meta.bytes ?? 0, owner: meta.owner })) };
     });
@@ -154,7 +155,7 @@ export async function createService(config: Config): Promise<Service> {
     await indexHoldings();
     if (config.storeSweep && (await acquireLease(objects, SWEEP_LEASE, instance, leaseMs))) {
       await previews.sweep(staleMs);
-      for (const { id, owner } of await projects.sweep({ staleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0 })) await holdings.removeProject(owner, id);
+      await projects.sweep({ staleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0, beforeRemove: (id, owner) => holdings.removeProject(owner, id) });
       await holdings.sweep();
       await objects.sweepIncomplete(staleMs);
       await progress.sweep();

@@ -24,7 +24,7 @@ import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/proje
 import type { Holdings } from '../store/holdings.js';
 import type { DiskQuota } from '../store/quota.js';
 import type { WorkerPool } from '../workers/pool.js';
-import { busyToServiceError, diskToServiceError, fileNameFor, guard } from './analysis.js';
+import { busyToServiceError, diskToServiceError, expiryOf, fileNameFor, guard } from './analysis.js';
 import { ServiceError } from './errors.js';
 import type { CreateProgressSink } from './progress.js';
 import { projectSummary } from './summary.js';
@@ -126,7 +126,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     guard(() => quota.checkRoom(1));
     // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
     const refreshed = await previews.addUploader(preview.hash, user).catch(diskToServiceError);
-    if (refreshed) await holdings.addPreview(user, preview.hash, await previews.diskBytes(preview.hash), refreshed.expiresAt).catch(diskToServiceError);
+    if (refreshed) await holdings.addPreview(user, preview.hash, await previews.diskBytes(preview.hash), expiryOf(refreshed, user)).catch(diskToServiceError);
     // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
     setMaxListeners(Infinity, signal);
     const downloaded = await assets.download(preview.assets, signal, progress ? (done, total, failed) => progress.assets(done, total, failed) : undefined).catch((error: unknown) => {
@@ -200,9 +200,10 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
 
   async function remove(user: string, id: string): Promise<void> {
     const meta = await owned(user, id);
+    // The share's entry first: a failure between the two leaves a project uncounted, never a count without a project.
+    await holdings.removeProject(user, id);
     await projects.delete(id);
     quota.add(-(meta.bytes ?? 0));
-    await holdings.removeProject(user, id);
   }
 
   async function scene(user: string, id: string): Promise<ObjectStream> {

@@ -95,6 +95,16 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     return held;
   }
 
+  /** One entry per user and preview: the new one is written, then those it supersedes go (one listing of that preview's entries). */
+  async function addPreview(user: string, hash: string, bytes: number, expiresAt: number): Promise<void> {
+    const key = holdingKeys.preview(user, hash, expiresAt, bytes);
+    await objects.put(key, '');
+    for await (const info of listAll(objects, holdingKeys.previewEntries(user, hash))) {
+      const holding = parseHoldingKey(info.key);
+      if (info.key !== key && holding?.kind === 'preview' && holding.expiresAt <= expiresAt) await objects.delete(info.key);
+    }
+  }
+
   async function removeProject(user: string, id: string): Promise<void> {
     for await (const info of listAll(objects, holdingKeys.projectEntries(user, id))) await objects.delete(info.key);
   }
@@ -127,7 +137,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     check,
     checkBytes: async (user, bytes) => refuseBytes((await usage(user)).bytes, bytes),
     room: async (user) => Math.max(0, limits.userMaxBytes - (await usage(user)).bytes),
-    addPreview: async (user, hash, bytes, expiresAt) => { await objects.put(holdingKeys.preview(user, hash, expiresAt, bytes), ''); },
+    addPreview,
     addProject: async (user, id, bytes) => { await objects.put(holdingKeys.project(user, id, bytes), ''); },
     removeProject,
     sweep,

@@ -131,8 +131,10 @@ export const holdingKeys = {
   /** Written once the holdings were filled in from the previews and projects already stored. */
   indexed: 'holdings/index-v1',
   user: (userId: string): string => `holdings/${userKey(userId)}/`,
+  /** Every entry of one preview of one user. */
+  previewEntries: (userId: string, hash: string): string => `${holdingKeys.user(userId)}previews/${check(hash, SHA256, 'a SHA-256')}.`,
   preview: (userId: string, hash: string, expiresAt: number, bytes: number): string =>
-    `${holdingKeys.user(userId)}previews/${check(hash, SHA256, 'a SHA-256')}.${formatExpiry(expiresAt)}.${formatBytes(bytes)}`,
+    `${holdingKeys.previewEntries(userId, hash)}${formatExpiry(expiresAt)}.${formatBytes(bytes)}`,
   /** Every entry of one project of one user (list it to delete the entry, whatever its size). */
   projectEntries: (userId: string, id: string): string => `${holdingKeys.user(userId)}projects/${check(id, PROJECT_ID, 'a project id')}.`,
   project: (userId: string, id: string, bytes: number): string => `${holdingKeys.projectEntries(userId, id)}${formatBytes(bytes)}`,
