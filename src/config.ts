@@ -37,6 +37,8 @@ export interface Config {
   assetTotalTimeoutMs: number;
   /** Memory budget of the whole process (main thread and workers), in MiB. */
   maxMemoryMb: number;
+  /** How long one worker task (an analysis, a build, a batch of conversions, a scene.glb) may run; past it the map is refused with 413. */
+  taskTimeoutMs: number;
   /** Bytes the service may keep under dataDir; null: 80% of its file system's size, measured at start. */
   maxDataBytes: number | null;
   /** Bytes of one user's previews and projects together. */
@@ -102,6 +104,7 @@ export function defaultConfig(): Config {
     assetConcurrencyPerCreate: 4,
     assetTotalTimeoutMs: 120_000,
     maxMemoryMb: defaultMaxMemoryMb(),
+    taskTimeoutMs: 120_000,
     maxDataBytes: null,
     userMaxBytes: 2 * 1024 ** 3,
     userMaxPreviews: 100,
@@ -159,6 +162,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.assetConcurrencyPerCreate = integer('ASSET_CONCURRENCY_PER_CREATE', 1) ?? Math.min(config.assetConcurrencyPerCreate, config.assetConcurrency);
   config.assetTotalTimeoutMs = integer('ASSET_TOTAL_TIMEOUT_MS', 1) ?? config.assetTotalTimeoutMs;
   config.maxMemoryMb = integer('MAX_MEMORY_MB', 256) ?? config.maxMemoryMb;
+  config.taskTimeoutMs = integer('TASK_TIMEOUT_MS', 100) ?? config.taskTimeoutMs;
   config.maxDataBytes = integer('MAX_DATA_BYTES', 1) ?? config.maxDataBytes;
   config.userMaxBytes = integer('USER_MAX_BYTES', 1) ?? config.userMaxBytes;
   config.userMaxPreviews = integer('USER_MAX_PREVIEWS', 1) ?? config.userMaxPreviews;

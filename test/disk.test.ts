@@ -97,15 +97,15 @@ test('each user has a share: previews, projects and bytes; deleting a project fr
 test('a user\'s share is counted again from disk when the service restarts', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-disk-'));
   const config = { host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, userMaxPreviews: 1 };
+  let server = await startServer(config);
   try {
-    let server = await startServer(config);
     const service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
     await analyze(service, variant('r1'), 'a.rbxl', as('dee'));
     await server.close(1000);
     server = await startServer(config);
     await expectError(await upload({ ...service, url: server.url, port: server.port, server }, variant('r2'), 'b.rbxl', as('dee')), 507, 'quota_exceeded');
-    await server.close(1000);
   } finally {
+    await server.close(1000); // (a failed check must not leave it running: the test file would never end)
     await rm(dataDir, { recursive: true, force: true });
   }
 });
@@ -156,7 +156,7 @@ test('project retention: the store sweeps projects created before the cut-off', 
     };
     const oldId = await make(Date.now() - 10 * 86_400_000);
     const newId = await make(Date.now());
-    assert.deepEqual(await store.sweep({ staleMs: 60_000, createdBefore: Date.now() - 5 * 86_400_000 }), [oldId]);
+    assert.deepEqual(await store.sweep({ staleMs: 60_000, createdBefore: Date.now() - 5 * 86_400_000 }), [{ id: oldId, owner: 'ann' }]);
     assert.equal(await store.getMeta(oldId), undefined);
     assert.equal((await store.getMeta(newId))?.owner, 'ann');
     assert.deepEqual(await store.sweep({ staleMs: 60_000, createdBefore: 0 }), []);

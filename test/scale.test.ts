@@ -9,6 +9,7 @@
  * - the same upload sent to A and B at once: one analysis, both uploaders;
  * - someone who did not upload gets 404 on every instance;
  * - expiry seen by every instance, and the swept objects gone from the store;
+ * - each user's share (previews, projects) counted the same on every instance;
  * - faults: the store stopped mid-upload and mid-create answers 503 with Retry-After and
  *   leaves nothing half-written; /health answers 503 meanwhile; once the store is back
  *   the same instances work again, without a restart of their own.
@@ -273,6 +274,36 @@ describe('expiry across instances', () => {
     // Uploaded again (on C), it lives again everywhere.
     await analyze(c, bytes, 'again.rbxl', as('ann'));
     for (const instance of [a, b]) assert.equal(await status(instance), 200);
+  });
+});
+
+describe('each user\'s share across instances', () => {
+  let fleet: Fleet;
+
+  before(async () => {
+    fleet = await startFleet(2, { userMaxPreviews: 2, userMaxProjects: 1 });
+  });
+  after(() => fleet.close());
+
+  test('previews and projects made on one instance count on the other; deleting a project frees it everywhere', async () => {
+    const [a, b] = fleet.instances as [Service, Service];
+    const first = await analyze(a, variant('share-1'), 'one.rbxl', as('ann'));
+    await analyze(b, variant('share-2'), 'two.rbxl', as('ann'));
+    // Two previews, one made on each instance: a third is refused on both.
+    for (const instance of [a, b]) await expectError(await upload(instance, variant('share-3'), 'three.rbxl', as('ann')), 507, 'quota_exceeded');
+    // The same bytes again cost nothing, on the instance that never saw them; someone else is not affected.
+    await analyze(a, variant('share-2'), 'two-again.rbxl', as('ann'));
+    await analyze(b, variant('share-3'), 'three.rbxl', as('ben'));
+
+    const project = await create(a, { preview_hash: first.preview_hash, scripts_mode: 'skip' }, as('ann'));
+    const { message } = await expectError(await postJson(b, CREATE, { preview_hash: first.preview_hash, scripts_mode: 'skip' }, as('ann')), 507, 'quota_exceeded');
+    assert.match(message, /USER_MAX_PROJECTS/);
+    const held = await keys(fleet.objects, `holdings/${sha256('ann')}/projects/`);
+    assert.deepEqual(held.map((key) => key.split('/').pop()!.split('.')[0]), [project.project_id], 'one entry for the project');
+    const deleted = await fetch(`${b.url}/api-rbxl/projects/${project.project_id}`, { method: 'DELETE', headers: as('ann') });
+    assert.equal(deleted.status, 204);
+    assert.deepEqual(await keys(fleet.objects, `holdings/${sha256('ann')}/projects/`), []);
+    await create(a, { preview_hash: first.preview_hash, scripts_mode: 'skip' }, as('ann'));
   });
 });
 

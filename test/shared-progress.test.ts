@@ -33,7 +33,7 @@ test('what a create publishes on one instance, another reads: each change, the e
     const now = () => clock;
     const running = createSharedProgress(objects, { now });
     const other = createSharedProgress(objects, { now });
-    const tracker = running.begin('ann', 'create-0001')!;
+    const tracker = (await running.begin('ann', 'create-0001'))!;
     await settled();
     assert.equal((await other.get('ann', 'create-0001'))?.phase, 'starting');
     clock += 1000; // a running create is written at most once a second
@@ -68,7 +68,7 @@ test('a running create that stopped reporting (its instance is gone) is shown no
     const now = () => clock;
     const running = createSharedProgress(objects, { now, staleRunningMs: 5 * MINUTE, keepFinishedMs: MINUTE });
     const other = createSharedProgress(objects, { now, staleRunningMs: 5 * MINUTE, keepFinishedMs: MINUTE });
-    const tracker = running.begin('ann', 'create-0001')!;
+    const tracker = (await running.begin('ann', 'create-0001'))!;
     await settled();
     clock += 1000;
     tracker.assets(1, 4, 0);
@@ -111,7 +111,7 @@ test('damaged, foreign or oversized objects show nothing; a store that is down a
     const failing: ObjectStore = { ...objects, put: () => Promise.reject(down), get: () => Promise.reject(down) };
     const errors: unknown[] = [];
     const running = createSharedProgress(failing, { onError: (error) => errors.push(error) });
-    const tracker = running.begin('ann', 'create-0003')!;
+    const tracker = (await running.begin('ann', 'create-0003'))!;
     tracker.assets(1, 1, 0);
     tracker.done('p_aaaaaaaaaaaaaaaaaaaa');
     await settled();
@@ -141,7 +141,7 @@ const storedPhase = async (objects: ObjectStore, user: string, id: string): Prom
 test('one write in flight per create, the latest after it; running states at most once a second, the end at once', async () => {
   await withStore(async (objects) => {
     const gate = gated(objects);
-    const tracker = createSharedProgress(gate.store).begin('ann', 'create-0001')!;
+    const tracker = (await createSharedProgress(gate.store).begin('ann', 'create-0001'))!;
     for (let done = 1; done <= 1000; done++) tracker.assets(done, 1000, 0);
     assert.equal(gate.bodies.length, 1, 'the first write is in flight: the thousand changes wait for it');
     await gate.release();
@@ -160,10 +160,10 @@ test('a reused id: the new create\'s state is written after the old one\'s last 
   await withStore(async (objects) => {
     const gate = gated(objects);
     const shared = createSharedProgress(gate.store);
-    const old = shared.begin('ann', 'create-0001')!;
+    const old = (await shared.begin('ann', 'create-0001'))!;
     await gate.release(); // starting
     old.done('p_aaaaaaaaaaaaaaaaaaaa'); // in flight, held
-    const fresh = shared.begin('ann', 'create-0001')!;
+    const fresh = (await shared.begin('ann', 'create-0001'))!;
     assert.ok(fresh);
     assert.equal(gate.bodies.length, 2, 'the new create waits for the old one\'s write');
     await gate.release(); // the old done lands
@@ -180,8 +180,8 @@ test('a reused id: the new create\'s state is written after the old one\'s last 
 test('a create the board evicted is still published to its end', async () => {
   await withStore(async (objects) => {
     const shared = createSharedProgress(objects, { board: createProgressBoard({ maxPerUser: 1 }) });
-    const first = shared.begin('ann', 'create-0001')!;
-    shared.begin('ann', 'create-0002'); // evicts create-0001 from this instance's board
+    const first = (await shared.begin('ann', 'create-0001'))!;
+    await shared.begin('ann', 'create-0002'); // evicts create-0001 from this instance's board
     first.done('p_aaaaaaaaaaaaaaaaaaaa');
     await settled();
     const seen = await shared.get('ann', 'create-0001'); // from the store now, on this instance too
@@ -198,13 +198,13 @@ test('a finished create the store refused is tried again; close writes what is p
       put: (key, body, options) => (String(body).includes('"done"') && failures-- > 0 ? Promise.reject(new StoreUnavailableError('down', 'put', key, 'unreachable', 5)) : objects.put(key, body, options)),
     };
     const errors: unknown[] = [];
-    createSharedProgress(flaky, { onError: (error) => errors.push(error) }).begin('ann', 'create-0001')!.done('p_aaaaaaaaaaaaaaaaaaaa');
+    (await createSharedProgress(flaky, { onError: (error) => errors.push(error) }).begin('ann', 'create-0001'))!.done('p_aaaaaaaaaaaaaaaaaaaa');
     await sleep(1500); // tries after 250 ms and 1 s
     assert.equal(errors.length, 2);
     assert.equal(await storedPhase(objects, 'ann', 'create-0001'), 'done');
 
     const shared = createSharedProgress(objects);
-    const tracker = shared.begin('ann', 'create-0002')!;
+    const tracker = (await shared.begin('ann', 'create-0002'))!;
     await settled();
     tracker.assets(3, 9, 0); // waits for the interval
     await shared.close();
@@ -218,11 +218,39 @@ test('a finished create the store refused is tried again; close writes what is p
 test('a running create that reports nothing for a while is rewritten, so it never looks gone', async () => {
   await withStore(async (objects) => {
     const shared = createSharedProgress(objects, { staleRunningMs: 300, publishIntervalMs: 50 });
-    const tracker = shared.begin('ann', 'create-0001')!;
+    const tracker = (await shared.begin('ann', 'create-0001'))!;
     tracker.phase('building');
     await sleep(700);
     assert.equal((await createSharedProgress(objects, { staleRunningMs: 300 }).get('ann', 'create-0001'))?.phase, 'building');
     tracker.done('p_aaaaaaaaaaaaaaaaaaaa');
     await shared.close();
+  });
+});
+
+test('a create id another instance is running is in use on every instance; a finished or stale one may be named again', async () => {
+  await withStore(async (objects) => {
+    let clock = Date.now();
+    const now = () => clock;
+    const a = createSharedProgress(objects, { now, staleRunningMs: 5 * MINUTE });
+    const b = createSharedProgress(objects, { now, staleRunningMs: 5 * MINUTE });
+    const running = (await a.begin('ann', 'create-0001'))!;
+    await settled();
+    assert.equal(await b.begin('ann', 'create-0001'), null, 'running on A: in use on B');
+    assert.ok(await b.begin('ben', 'create-0001'), 'another user\'s id is another create');
+    running.done('p_aaaaaaaaaaaaaaaaaaaa');
+    await settled();
+    const again = await b.begin('ann', 'create-0001');
+    assert.ok(again, 'finished on A: B may run a create of that name');
+    await settled();
+    assert.equal(await a.begin('ann', 'create-0001'), null, 'and now it is in use on A');
+    // A running entry that is no longer rewritten (its instance died) frees the name once stale.
+    clock += 6 * MINUTE;
+    assert.ok(await a.begin('ann', 'create-0001'));
+    // A store that cannot answer the check does not stop a create.
+    const down = new StoreUnavailableError('down', 'get', 'k', 'unreachable', 5);
+    const failing: ObjectStore = { ...objects, get: () => Promise.reject(down) };
+    const c = createSharedProgress(failing);
+    assert.ok(await c.begin('ann', 'create-0009'));
+    await Promise.all([a.close(), b.close(), c.close()]);
   });
 });

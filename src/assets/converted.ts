@@ -13,7 +13,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { CONVERTER_VERSION, convertMeshAsset, type ConversionFailure } from '../scene/convert.js';
 import type { MeshLimits } from '../mesh/limits.js';
 import { assetPath, isSha256 } from './store.js';
@@ -97,7 +97,8 @@ export function readConvertedGlb(dataDir: string, sha256: string): Uint8Array {
 
 function writeWhole(path: string, data: string | Uint8Array): void {
   mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  // A dot first: the disk store's sweep removes such names when stale (a worker ended mid-write leaves one).
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     writeFileSync(temp, data);
     renameSync(temp, path);

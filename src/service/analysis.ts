@@ -7,6 +7,7 @@
 import { createSingleFlight } from '../concurrency/index.js';
 import type { ObjectStream } from '../store/backends/types.js';
 import type { PreviewStore, Preview } from '../store/previews.js';
+import type { Holdings } from '../store/holdings.js';
 import { isDiskFull, QuotaExceededError, StorageFullError, type DiskQuota } from '../store/quota.js';
 import { PoolBusyError, type WorkerPool } from '../workers/pool.js';
 import { ServiceError } from './errors.js';
@@ -30,6 +31,8 @@ export interface AnalysisDeps {
   previews: PreviewStore;
   pool: WorkerPool;
   quota: DiskQuota;
+  /** Each user's share, counted in the store. */
+  holdings: Holdings;
 }
 
 /** Where a preview's picture is served (to its uploaders only). */
@@ -42,7 +45,7 @@ export function fileNameFor(preview: Preview, user: string): string {
   return preview.fileNames?.[user] ?? preview.fileName;
 }
 
-export function createAnalysisService({ previews, pool, quota }: AnalysisDeps): AnalysisService {
+export function createAnalysisService({ previews, pool, quota, holdings }: AnalysisDeps): AnalysisService {
   const decodes = createSingleFlight<Preview>();
 
   async function decodeAndStore(upload: UploadedFile): Promise<Preview> {
@@ -58,13 +61,13 @@ export function createAnalysisService({ previews, pool, quota }: AnalysisDeps): 
     }, upload.path, picture?.png).catch(diskToServiceError);
     const bytes = await previews.diskBytes(preview.hash);
     quota.add(bytes);
-    quota.track('preview', preview.hash, bytes, preview.uploaders, preview.expiresAt);
+    await holdings.addPreview(upload.user, preview.hash, bytes, expiryOf(preview, upload.user)).catch(diskToServiceError);
     return preview;
   }
 
   async function analyze(upload: UploadedFile): Promise<Preview> {
     const hash = upload.sha256;
-    guard(() => quota.checkUser(upload.user, 'preview', upload.size, hash));
+    await holdings.check(upload.user, 'preview', upload.size, hash).catch(diskToServiceError);
     // The same bytes analysed before, on any instance: this upload only adds its uploader.
     let preview = (await previews.hasAnalysis(hash))
       ? await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)
@@ -75,7 +78,7 @@ export function createAnalysisService({ previews, pool, quota }: AnalysisDeps): 
       if (preview.fileNames?.[upload.user] === upload.fileName) return preview;
       preview = (await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)) ?? preview;
     }
-    quota.track('preview', hash, await previews.diskBytes(hash), preview.uploaders, preview.expiresAt);
+    await holdings.addPreview(upload.user, hash, await previews.diskBytes(hash), expiryOf(preview, upload.user)).catch(diskToServiceError);
     return preview;
   }
 
@@ -87,6 +90,11 @@ export function createAnalysisService({ previews, pool, quota }: AnalysisDeps): 
   }
 
   return { analyze, picture };
+}
+
+/** When `user`'s own upload of a preview expires (not another uploader's later one). */
+export function expiryOf(preview: Preview, user: string): number {
+  return preview.expiries?.[user] ?? preview.expiresAt;
 }
 
 /** Runs a quota check, turning its refusal into a ServiceError. */

@@ -21,9 +21,10 @@ import { createLocalMirror } from '../store/mirror.js';
 import type { ObjectStore, Reachability } from '../store/backends/types.js';
 import { createPreviewStore, STALE_TEMP_MS, type PreviewStore } from '../store/previews.js';
 import { createProjectStore } from '../store/projects.js';
+import { createHoldings } from '../store/holdings.js';
 import { createDiskQuota, type StorageState } from '../store/quota.js';
 import { createWorkerPool, type WorkerPool } from '../workers/pool.js';
-import { createAnalysisService, guard, type AnalysisService } from './analysis.js';
+import { createAnalysisService, diskToServiceError, expiryOf, guard, type AnalysisService } from './analysis.js';
 import { memoryBudget, type MemoryBudget } from './budget.js';
 import { ServiceError } from './errors.js';
 import { createSharedProgress, type SharedProgress } from './shared-progress.js';
@@ -50,6 +51,8 @@ export interface Service {
    * before any of it is read): the memory budget's file size, the disk, the user's share.
    */
   admitUpload(user: string, declaredBytes: number): void;
+  /** Whether the user's share has room for an upload of `declaredBytes` (a listing of the store: run it while the upload arrives). */
+  checkShare(user: string, declaredBytes: number): Promise<void>;
   /** What /health reports; the store's reachability is asked at most every ~2 s. */
   health(): Promise<ServiceHealth>;
   /** Expired previews, old projects, stale temp files; then disk use is counted again. */
@@ -109,11 +112,9 @@ export async function createService(config: Config): Promise<Service> {
   // Local files (uploads arriving, maps copied for a worker, documents being built) stay in uploadDir.
   const previews = createPreviewStore({ objects, workDir: uploadDir, cacheBytes: config.previewCacheBytes, ttlSeconds: config.previewTtlSeconds });
   const projects = createProjectStore({ objects, workDir: uploadDir });
-  const quota = createDiskQuota({
-    dataDir: config.dataDir, maxDataBytes: config.maxDataBytes,
-    userMaxBytes: config.userMaxBytes, userMaxPreviews: config.userMaxPreviews, userMaxProjects: config.userMaxProjects,
-  });
-  const pool = createWorkerPool({ workers: config.workers, maxQueue: config.maxQueue, limits: budget.task, resourceLimits: budget.resourceLimits });
+  const quota = createDiskQuota({ dataDir: config.dataDir, maxDataBytes: config.maxDataBytes });
+  const holdings = createHoldings(objects, { userMaxBytes: config.userMaxBytes, userMaxPreviews: config.userMaxPreviews, userMaxProjects: config.userMaxProjects });
+  const pool = createWorkerPool({ workers: config.workers, maxQueue: config.maxQueue, limits: budget.task, resourceLimits: budget.resourceLimits, taskTimeoutMs: config.taskTimeoutMs });
   const assets = createAssetDownloader({
     dataDir: config.dataDir,
     objects,
@@ -136,10 +137,26 @@ export async function createService(config: Config): Promise<Service> {
   const instance = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   // Held past the sweep, so the other instances skip theirs until it runs out; the holder renews it on its next sweep.
   const leaseMs = Math.max(2 * config.sweepIntervalMs, 1000);
+  // Once per store: what each user held before their holdings were kept (tried again at each sweep until it is done).
+  let indexed = false;
+  const indexHoldings = async (): Promise<void> => {
+    if (indexed) return;
+    await holdings.indexOnce(async () => {
+      const stored = [];
+      for (const preview of await previews.list()) {
+        const bytes = await previews.diskBytes(preview.hash);
+        for (const user of preview.uploaders) stored.push({ hash: preview.hash, bytes, expiresAt: expiryOf(preview, user), uploaders: [user] });
+      }
+      return { previews: stored, projects: (await projects.list()).map(({ id, meta }) => ({ id, bytes: meta.bytes ?? 0, owner: meta.owner })) };
+    });
+    indexed = true;
+  };
   async function sweep(staleMs = STALE_TEMP_MS): Promise<void> {
+    await indexHoldings();
     if (config.storeSweep && (await acquireLease(objects, SWEEP_LEASE, instance, leaseMs))) {
-      for (const hash of await previews.sweep(staleMs)) quota.untrack('preview', hash);
-      for (const id of await projects.sweep({ staleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0 })) quota.untrack('project', id);
+      await previews.sweep(staleMs);
+      await projects.sweep({ staleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0, beforeRemove: (id, owner) => holdings.removeProject(owner, id) });
+      await holdings.sweep();
       await objects.sweepIncomplete(staleMs);
       await progress.sweep();
     }
@@ -165,23 +182,20 @@ export async function createService(config: Config): Promise<Service> {
     return checked.answer;
   }
 
-  // Who holds what, before the first request: the quota's per-user index.
   try {
     await sweep(START_STALE_MS);
-    for (const preview of await previews.list()) quota.track('preview', preview.hash, await previews.diskBytes(preview.hash), preview.uploaders, preview.expiresAt);
-    for (const { id, meta } of await projects.list()) quota.track('project', id, meta.bytes ?? 0, [meta.owner]);
   } catch (error) {
     // A shared store that is down at start is not this instance's fault: it starts, /health says 503, requests answer 503 until it is back.
     if (!isStoreUnavailable(error)) throw error;
-    process.stderr.write(JSON.stringify({ level: 'warn', t: new Date().toISOString(), msg: 'object store unavailable at start; the per-user index starts empty', error: error.message }) + '\n');
+    process.stderr.write(JSON.stringify({ level: 'warn', t: new Date().toISOString(), msg: 'object store unavailable at start', error: error.message }) + '\n');
   }
 
   return {
     config,
     budget,
     uploadDir,
-    analyses: createAnalysisService({ previews, pool, quota }),
-    projects: createProjectService({ objects, mirror, workDir: uploadDir, previews, projects, pool, assets, quota, maxSceneBytes: budget.task.maxDocumentBytes }),
+    analyses: createAnalysisService({ previews, pool, quota, holdings }),
+    projects: createProjectService({ objects, mirror, workDir: uploadDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes: budget.task.maxDocumentBytes }),
     progress,
     maxMapBytes: Math.min(config.maxUploadBytes, budget.task.maxFileBytes),
     admitUpload(user, declaredBytes) {
@@ -189,8 +203,10 @@ export async function createService(config: Config): Promise<Service> {
         throw new ServiceError('map_too_large', `the upload is ${declaredBytes} bytes; a map may have at most ${budget.task.maxFileBytes} here (MAX_MEMORY_MB)`);
       }
       guard(() => quota.checkRoom(declaredBytes));
+    },
+    async checkShare(user, declaredBytes) {
       // The count of previews is checked once the upload's hash is known: the same bytes again cost nothing.
-      guard(() => quota.checkUserBytes(user, declaredBytes));
+      await holdings.checkBytes(user, declaredBytes).catch(diskToServiceError);
     },
     async health() {
       const storage = quota.state();

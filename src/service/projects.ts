@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSingleFlight } from '../concurrency/index.js';
-import { conversionOf } from '../assets/converted.js';
+import { conversionOf, readConversion } from '../assets/converted.js';
 import type { AssetDownloader, AssetOutcome } from '../assets/download.js';
 import { AssetStoreError } from '../assets/errors.js';
 import { projectTitle } from '../project/document.js';
@@ -21,9 +21,10 @@ import type { LocalMirror } from '../store/mirror.js';
 import type { ObjectStore, ObjectStream } from '../store/backends/types.js';
 import type { PreviewStore } from '../store/previews.js';
 import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/projects.js';
+import type { Holdings } from '../store/holdings.js';
 import type { DiskQuota } from '../store/quota.js';
 import type { WorkerPool } from '../workers/pool.js';
-import { busyToServiceError, diskToServiceError, fileNameFor, guard } from './analysis.js';
+import { busyToServiceError, diskToServiceError, expiryOf, fileNameFor, guard } from './analysis.js';
 import { ServiceError } from './errors.js';
 import type { CreateProgressSink } from './progress.js';
 import { projectSummary } from './summary.js';
@@ -73,6 +74,8 @@ export interface ProjectDeps {
   pool: WorkerPool;
   assets: AssetDownloader;
   quota: DiskQuota;
+  /** Each user's share, counted in the store. */
+  holdings: Holdings;
   /** The files the workers read and write (assets, converted meshes, maps): the store's own on disk, local copies on S3. */
   mirror: LocalMirror;
   /** A local folder for scenes being built. */
@@ -87,7 +90,7 @@ function conversionKeys(sha256s: readonly string[]): { read: string[]; written: 
   return { read: [...sha256s.map(assetKeys.bytes), ...written], written };
 }
 
-export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, maxSceneBytes }: ProjectDeps): ProjectService {
+export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes }: ProjectDeps): ProjectService {
   const sceneBuilds = createSingleFlight<void>();
 
   /** Converts every downloaded mesh and union model once (the store remembers, for every instance), in the workers. */
@@ -98,7 +101,9 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     await mirror.fetch(keys.read);
     const result = await pool.convert({ dataDir: mirror.root, sha256s }).catch(busyToServiceError);
     await mirror.push(keys.written);
-    const records = new Map(result.ok ? result.records.map((record) => [record.sha256, conversionOf(record)]) : []);
+    // A batch refused part-way (past TASK_TIMEOUT_MS, or out of memory) still wrote the records of the meshes it finished (a few small files).
+    const finished = result.ok ? result.records : sha256s.flatMap((sha256) => readConversion(mirror.root, sha256) ?? []);
+    const records = new Map(finished.map((record) => [record.sha256, conversionOf(record)]));
     return outcomes.map((o) => {
       if (!o.ok || !CONVERTED_KINDS.has(o.kind)) return o;
       const conversion = records.get(o.sha256) ?? { converted: false as const, reason: 'too_large' as const, message: result.ok ? 'not converted' : result.message };
@@ -117,10 +122,11 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   async function create({ user, previewHash, title, scriptsMode, signal, progress }: CreateRequest): Promise<CreatedProject | null> {
     const preview = await previews.getFor(previewHash, user);
     if (!preview) throw new ServiceError('not_found', 'preview not found');
-    guard(() => quota.checkUser(user, 'project', 0));
+    await holdings.check(user, 'project', 0).catch(diskToServiceError);
     guard(() => quota.checkRoom(1));
     // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
-    await previews.addUploader(preview.hash, user).catch(diskToServiceError);
+    const refreshed = await previews.addUploader(preview.hash, user).catch(diskToServiceError);
+    if (refreshed) await holdings.addPreview(user, preview.hash, await previews.diskBytes(preview.hash), expiryOf(refreshed, user)).catch(diskToServiceError);
     // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
     setMaxListeners(Infinity, signal);
     const downloaded = await assets.download(preview.assets, signal, progress ? (done, total, failed) => progress.assets(done, total, failed) : undefined).catch((error: unknown) => {
@@ -140,10 +146,12 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     const place = await previews.openPlace(preview.hash);
     if (place === undefined) throw new ServiceError('not_found', 'preview not found');
     try {
+      // What the user's share leaves, as of now (the downloads may have taken a while).
+      const userRoom = await holdings.room(user).catch(diskToServiceError);
       const built = await pool.build({
         path: place.path,
         documentPath: tempPath,
-        diskRoomBytes: Math.min(quota.room(), quota.userRoom(user)),
+        diskRoomBytes: Math.min(quota.room(), userRoom),
         title,
         owner: user,
         createdAt,
@@ -159,7 +167,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
         switch (built.reason) {
           case 'missing': throw new ServiceError('not_found', 'preview not found');
           case 'too_large': throw new ServiceError('map_too_large', built.message);
-          case 'disk_full': throw quota.userRoom(user) < quota.room()
+          case 'disk_full': throw userRoom < quota.room()
             ? new ServiceError('quota_exceeded', 'the project document would take more than your share of the disk (USER_MAX_BYTES)')
             : new ServiceError('storage_full', built.message);
           default: throw new ServiceError('not_a_place', built.message);
@@ -175,7 +183,8 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       const bytes = built.bytes + Buffer.byteLength(summary);
       await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now(), encoding: built.encoding }, summary).catch(diskToServiceError);
       quota.add(bytes);
-      quota.track('project', id, bytes, [user]);
+      // The project is made: a store that fails here leaves it uncounted in the user's share rather than failing the create.
+      await holdings.addProject(user, id, bytes).catch(() => undefined);
       return { projectId: id, assets: outcomes };
     } finally {
       await projects.discard(tempPath); // a no-op once committed (the temp name is gone)
@@ -191,9 +200,10 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
 
   async function remove(user: string, id: string): Promise<void> {
     const meta = await owned(user, id);
+    // The share's entry first: a failure between the two leaves a project uncounted, never a count without a project.
+    await holdings.removeProject(user, id);
     await projects.delete(id);
     quota.add(-(meta.bytes ?? 0));
-    quota.untrack('project', id);
   }
 
   async function scene(user: string, id: string): Promise<ObjectStream> {

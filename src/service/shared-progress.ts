@@ -23,8 +23,12 @@ import { listAll, ObjectTooLargeError, progressKeys, type ObjectStore } from '..
 import { CREATE_ID, PHASE_ORDER, createProgressBoard, type CreatePhase, type CreateProgress, type CreateTracker, type ProgressBoard } from './progress.js';
 
 export interface SharedProgress {
-  /** As ProgressBoard.begin; the create's progress is published to the store. */
-  begin(user: string, id: string): CreateTracker | null;
+  /**
+   * As ProgressBoard.begin (null while a create of that user and id runs), also across
+   * the fleet: a fresh stored entry of a running create is one another instance runs.
+   * The create's progress is published to the store.
+   */
+  begin(user: string, id: string): Promise<CreateTracker | null>;
   /** This instance's entry, else the store's while it is fresh; undefined for unknown, stale or someone else's. */
   get(user: string, id: string): Promise<CreateProgress | undefined>;
   /** Deletes stored entries no one can see any more; returns how many. */
@@ -76,10 +80,16 @@ export function createSharedProgress(objects: ObjectStore, options: SharedProgre
   const slots = new Map<string, Slot>();
   let closed = false;
 
-  function begin(user: string, id: string): CreateTracker | null {
+  async function begin(user: string, id: string): Promise<CreateTracker | null> {
+    const key = progressKeys.create(user, id);
+    // Another instance may be running a create of this id: its entry is fresh and not finished.
+    // (This instance's own creates are the board's to judge.) A store that cannot answer does not stop the create.
+    if (!slots.has(key)) {
+      const stored = await readStored(user, id).catch(() => undefined);
+      if (stored !== undefined && !isFinished(stored)) return null;
+    }
     const tracker = board.begin(user, id);
     if (tracker === null) return null;
-    const key = progressKeys.create(user, id);
     const slot: Slot = { key, tracker, dirty: true, writing: null, lastWriteAt: -Infinity, timer: null, heartbeat: null, retries: 0 };
     const replaced = slots.get(key);
     slots.set(key, slot);
@@ -144,6 +154,11 @@ export function createSharedProgress(objects: ObjectStore, options: SharedProgre
   async function get(user: string, id: string): Promise<CreateProgress | undefined> {
     const local = board.get(user, id);
     if (local !== undefined || !CREATE_ID.test(id)) return local;
+    return readStored(user, id);
+  }
+
+  /** The stored entry of a create while it is fresh; undefined for none, stale or not one of ours. */
+  async function readStored(user: string, id: string): Promise<CreateProgress | undefined> {
     const stored = await objects.get(progressKeys.create(user, id), { maxBytes: MAX_ENTRY_BYTES }).catch((error: unknown) => {
       // Larger than an entry can be: not ours, nothing to show. Other store errors (a store that is down: 503) go on.
       if (error instanceof ObjectTooLargeError) return undefined;

@@ -51,10 +51,12 @@ export interface Preview {
   createdAt: number;
   /** The latest expiry among the uploads. */
   expiresAt: number;
+  /** Each uploader's own latest expiry (what their share is charged until). */
+  expiries?: Record<string, number>;
 }
 
 /** A preview to store; the store stamps `createdAt` / `expiresAt` when they are absent. */
-export type NewPreview = Omit<Preview, 'createdAt' | 'expiresAt'> & Partial<Pick<Preview, 'createdAt' | 'expiresAt'>>;
+export type NewPreview = Omit<Preview, 'createdAt' | 'expiresAt' | 'expiries'> & Partial<Pick<Preview, 'createdAt' | 'expiresAt'>>;
 
 export interface PreviewStoreOptions {
   objects: ObjectStore;
@@ -188,13 +190,19 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     const live = entries.filter((entry) => entry.expiresAt > time).sort((a, b) => a.expiresAt - b.expiresAt);
     if (live.length === 0) return undefined;
     const fileNames: Record<string, string> = {};
-    for (const entry of live) if (entry.fileName !== undefined) fileNames[entry.user] = entry.fileName;
+    const expiries: Record<string, number> = {};
+    // In order of expiry: the last entry of each user is their latest.
+    for (const entry of live) {
+      if (entry.fileName !== undefined) fileNames[entry.user] = entry.fileName;
+      expiries[entry.user] = entry.expiresAt;
+    }
     return {
       ...analysis,
       fileName: FALLBACK_NAME,
       uploaders: [...new Set(live.map((entry) => entry.user))],
       fileNames,
       expiresAt: live[live.length - 1]!.expiresAt,
+      expiries,
     };
   }
 

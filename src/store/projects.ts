@@ -30,6 +30,14 @@ export interface ProjectStoreOptions {
   workDir: string;
 }
 
+export interface SweepOptions {
+  staleMs: number;
+  createdBefore: number;
+  now?: number;
+  /** Runs before a project past retention is removed (what counts it goes first). */
+  beforeRemove?: (id: string, owner: string) => Promise<void>;
+}
+
 export interface ProjectStore {
   /** Stores a new project document (and a sidecar owned by `doc.owner`) and returns its id ('p_' and 20 base32 characters). */
   save(doc: object & { owner: string }): Promise<string>;
@@ -58,9 +66,9 @@ export interface ProjectStore {
   /**
    * Removes objects of projects whose sidecar never came (a create cut short) once none of
    * them was written for `staleMs`, and projects created before `createdBefore`
-   * (retention; 0 keeps every project). Returns the ids of projects removed.
+   * (retention; 0 keeps every project). Returns the projects removed by retention, with their owners.
    */
-  sweep(options: { staleMs: number; createdBefore: number; now?: number }): Promise<string[]>;
+  sweep(options: SweepOptions): Promise<{ id: string; owner: string }[]>;
 }
 
 export interface ProjectMeta {
@@ -221,8 +229,8 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return found;
   }
 
-  async function sweep({ staleMs, createdBefore, now = Date.now() }: { staleMs: number; createdBefore: number; now?: number }): Promise<string[]> {
-    const removed: string[] = [];
+  async function sweep({ staleMs, createdBefore, now = Date.now(), beforeRemove }: SweepOptions): Promise<{ id: string; owner: string }[]> {
+    const removed: { id: string; owner: string }[] = [];
     for await (const group of groups()) {
       if (group.objects.some((info) => info.key === projectKeys.meta(group.id))) continue;
       // A create in progress writes its document and summary shortly before its sidecar.
@@ -232,7 +240,9 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     }
     if (createdBefore > 0) {
       for (const { id, meta } of await list()) {
-        if ((meta.createdAt ?? 0) < createdBefore && (await remove(id))) removed.push(id);
+        if ((meta.createdAt ?? 0) >= createdBefore) continue;
+        await beforeRemove?.(id, meta.owner);
+        if (await remove(id)) removed.push({ id, owner: meta.owner });
       }
     }
     return removed;

@@ -1,17 +1,9 @@
 /**
  * Disk quotas: what the service may keep under DATA_DIR in all (MAX_DATA_BYTES, and a
- * free-space floor on its file system) and per user (bytes, previews, projects).
- *
- * Usage is counted by walking DATA_DIR at start and at every sweep, with writes added
- * as they happen in between; per-user usage is an index of the previews and projects
- * each user holds, built from the stores at start and kept as they change. A preview
- * counts for every user who uploaded it. Refusals are typed (StorageFullError,
- * QuotaExceededError): HTTP answers 507.
- *
- * With an object store shared by several instances (STORE_URL), each instance counts
- * per user what the store held when it started plus what it has written since: the
- * per-user limits are per instance, not fleet-wide. An entry may carry its expiry (a
- * preview's), and stops counting then on every instance, whichever one swept it.
+ * free-space floor on its file system). Usage is counted by walking DATA_DIR at start
+ * and at every sweep, with writes added as they happen in between. Each user's share
+ * is counted from the store instead (holdings.ts), so it holds across instances.
+ * Refusals are typed (StorageFullError, QuotaExceededError): HTTP answers 507.
  */
 import { readdir, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,12 +12,7 @@ export interface DiskQuotaOptions {
   dataDir: string;
   /** null: 80% of DATA_DIR's file system, measured by start(). */
   maxDataBytes: number | null;
-  userMaxBytes: number;
-  userMaxPreviews: number;
-  userMaxProjects: number;
 }
-
-export type UsageKind = 'preview' | 'project';
 
 export interface StorageState {
   used_bytes: number;
@@ -55,21 +42,8 @@ export interface DiskQuota {
   checkRoom(bytes: number): void;
   /** Records bytes written (or, negative, removed) since the last count. */
   add(bytes: number): void;
-  /** Sets what a preview or project holds and who it counts for (replacing an earlier entry), until `expiresAt` (ms since the epoch) when given. */
-  track(kind: UsageKind, key: string, bytes: number, users: readonly string[], expiresAt?: number): void;
-  untrack(kind: UsageKind, key: string): void;
-  /** Throws QuotaExceededError unless `user` may add one more `kind` of `bytes` (an entry the user already has is free). */
-  checkUser(user: string, kind: UsageKind, bytes: number, key?: string): void;
-  /** Throws QuotaExceededError unless `user` may add `bytes` (counts are checked by checkUser, once the entry is known). */
-  checkUserBytes(user: string, bytes: number): void;
-  usage(user: string): { bytes: number; previews: number; projects: number };
-  /** Bytes `user` may still add. */
-  userRoom(user: string): number;
   state(): StorageState;
 }
-
-interface Entry { bytes: number; users: readonly string[]; expiresAt?: number }
-interface UserUsage { bytes: number; previews: number; projects: number }
 
 export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
   let maxBytes = options.maxDataBytes ?? Number.MAX_SAFE_INTEGER;
@@ -77,8 +51,6 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
   let free = Number.MAX_SAFE_INTEGER;
   /** Free space kept on the file system whatever MAX_DATA_BYTES says: 1% of it, at most 1 GiB. */
   let floor = 0;
-  const entries = new Map<string, Entry>();
-  const users = new Map<string, UserUsage>();
 
   async function measure(): Promise<void> {
     try {
@@ -96,51 +68,7 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
     used = await directoryBytes(options.dataDir);
   }
 
-  function checkUserBytes(user: string, bytes: number): void {
-    pruneExpired();
-    if ((users.get(user)?.bytes ?? 0) + bytes > options.userMaxBytes) {
-      throw new QuotaExceededError(`your previews and projects would take more than ${options.userMaxBytes} bytes (USER_MAX_BYTES); delete projects or let previews expire`);
-    }
-  }
-
   const room = (): number => Math.max(0, Math.min(maxBytes - used, free - floor));
-
-  function userOf(user: string): UserUsage {
-    let usage = users.get(user);
-    if (!usage) users.set(user, (usage = { bytes: 0, previews: 0, projects: 0 }));
-    return usage;
-  }
-
-  function apply(kind: UsageKind, entry: Entry, sign: 1 | -1): void {
-    for (const user of entry.users) {
-      const usage = userOf(user);
-      usage.bytes += sign * entry.bytes;
-      if (kind === 'preview') usage.previews += sign;
-      else usage.projects += sign;
-      if (usage.bytes <= 0 && usage.previews <= 0 && usage.projects <= 0) users.delete(user);
-    }
-  }
-
-  /** Entries past their expiry stop counting (at most once a second: it walks every entry). */
-  let prunedAt = 0;
-  function pruneExpired(): void {
-    const time = Date.now();
-    if (time - prunedAt < 1000) return;
-    prunedAt = time;
-    for (const [id, entry] of entries) {
-      if (entry.expiresAt === undefined || entry.expiresAt > time) continue;
-      const split = id.indexOf(':');
-      untrack(id.slice(0, split) as UsageKind, id.slice(split + 1));
-    }
-  }
-
-  function untrack(kind: UsageKind, key: string): void {
-    const id = `${kind}:${key}`;
-    const entry = entries.get(id);
-    if (!entry) return;
-    entries.delete(id);
-    apply(kind, entry, -1);
-  }
 
   return {
     start: recount,
@@ -155,29 +83,6 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
       used = Math.max(0, used + bytes);
       free = Math.max(0, free - bytes);
     },
-    track(kind, key, bytes, owners, expiresAt) {
-      untrack(kind, key);
-      const entry: Entry = { bytes, users: [...new Set(owners)], ...(expiresAt === undefined ? {} : { expiresAt }) };
-      entries.set(`${kind}:${key}`, entry);
-      apply(kind, entry, 1);
-    },
-    untrack,
-    checkUser(user, kind, bytes, key) {
-      pruneExpired();
-      const entry = key === undefined ? undefined : entries.get(`${kind}:${key}`);
-      if (entry?.users.includes(user)) return;
-      const usage = users.get(user) ?? { bytes: 0, previews: 0, projects: 0 };
-      if (kind === 'preview' && usage.previews >= options.userMaxPreviews) {
-        throw new QuotaExceededError(`you have ${usage.previews} previews, the most one user may have (USER_MAX_PREVIEWS); they expire, or create from them`);
-      }
-      if (kind === 'project' && usage.projects >= options.userMaxProjects) {
-        throw new QuotaExceededError(`you have ${usage.projects} projects, the most one user may keep (USER_MAX_PROJECTS); delete some first`);
-      }
-      checkUserBytes(user, bytes);
-    },
-    checkUserBytes,
-    userRoom: (user) => Math.max(0, options.userMaxBytes - (users.get(user)?.bytes ?? 0)),
-    usage: (user) => ({ ...(users.get(user) ?? { bytes: 0, previews: 0, projects: 0 }) }),
     state: () => ({ used_bytes: used, max_bytes: maxBytes, free_bytes: free, full: room() <= 0 }),
   };
 }

@@ -9,6 +9,7 @@
  */
 import { decode } from '../parser/index.js';
 import { DecodeError } from '../parser/errors.js';
+import { TASK_FINISHED, TASK_RUNNING } from './deadlines.js';
 import type { DecodeLimits } from '../parser/limits.js';
 import { releaseZstdMemory } from '../parser/zstd.js';
 import { analyzeDom, type Analysis } from '../project/report.js';
@@ -98,9 +99,13 @@ export type BuildResult =
   | { ok: false; reason: 'missing'; message: string }
   | { ok: false; reason: 'disk_full'; message: string };
 
-export type Task = AnalyzeTask | BuildTask | ConvertTask | SceneTask;
+export type Task = (AnalyzeTask | BuildTask | ConvertTask | SceneTask) & {
+  /** Shared with the pool: TASK_RUNNING as the task starts, which starts its deadline, TASK_FINISHED as it ends (pool.ts). */
+  started?: Int32Array;
+};
 
 export default async function runTask(task: Task): Promise<AnalyzeResult | BuildResult | ConvertResult | SceneResult> {
+  if (task.started) Atomics.store(task.started, 0, TASK_RUNNING);
   try {
     if (task.kind === 'convert') {
       // One at a time: each conversion holds one asset and its geometry, then lets them go.
@@ -142,6 +147,8 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
   } finally {
     releaseZstdMemory();
     releaseLargeMemory();
+    // Its result is on its way: a deadline passing now must not end the worker.
+    if (task.started) Atomics.store(task.started, 0, TASK_FINISHED);
   }
 }
 

@@ -37,6 +37,9 @@ export function analyzeRoute(ctx: HttpContext): RouteHandler {
     const declared = Number(lengthHeader); // digits: the route wrapper checked the framing
     if (declared > maxUploadBytes + FRAMING_BYTES) throw tooLarge(maxUploadBytes);
     ctx.service.admitUpload(exchange.user!, declared);
+    // The user's share is a listing of the store: it runs while the body arrives (uWS wants the body read from this tick on).
+    const share = ctx.service.checkShare(exchange.user!, declared);
+    share.catch(() => undefined); // awaited below; a refusal also ends the upload early
 
     const held: { sink: UploadSink | null } = { sink: null };
     /** Once analysis has the temp file, it (not an abort) decides when the file goes. */
@@ -47,7 +50,8 @@ export function analyzeRoute(ctx: HttpContext): RouteHandler {
     });
     let answer: object;
     try {
-      const fileName = await receiveUpload(ctx, exchange, boundary, declared, held);
+      const fileName = await receiveUpload(ctx, exchange, boundary, declared, held, share);
+      await share;
       const { path, sha256, size } = await held.sink!.finish();
       if (exchange.aborted) return;
       if (!isPreviewHash(sha256)) throw new Error('upload hash is not a SHA-256');
@@ -65,9 +69,9 @@ export function analyzeRoute(ctx: HttpContext): RouteHandler {
 /**
  * Reads the body into an upload sink (created when the `file` part begins, kept in
  * `held`). Resolves with the file's cleaned name once the body has ended; rejects with
- * what is wrong with it, or when the client goes away.
+ * what is wrong with it, when the client goes away, or as soon as `admitted` rejects.
  */
-function receiveUpload(ctx: HttpContext, exchange: Exchange, boundary: string, declared: number, held: { sink: UploadSink | null }): Promise<string> {
+function receiveUpload(ctx: HttpContext, exchange: Exchange, boundary: string, declared: number, held: { sink: UploadSink | null }, admitted: Promise<void>): Promise<string> {
   const { res } = exchange;
   return new Promise<string>((resolve, reject) => {
     let fileName: string | null = null;
@@ -85,6 +89,7 @@ function receiveUpload(ctx: HttpContext, exchange: Exchange, boundary: string, d
       reject(isMultipartError(error) ? multipartStatus(error, ctx.config.maxUploadBytes) : error);
     };
     exchange.onAbort.push(() => fail(new Error('the client went away')));
+    admitted.catch(fail);
     exchange.bodyStarted = true;
 
     const parser = createMultipartParser(boundary, {

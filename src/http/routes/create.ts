@@ -54,7 +54,7 @@ export function createRoute(ctx: HttpContext): RouteHandler {
     const request = parseCreateRequest(await readBody(exchange, limit));
     let tracker: CreateTracker | null = null;
     if (createId !== null) {
-      tracker = ctx.service.progress.begin(exchange.user!, createId);
+      tracker = await ctx.service.progress.begin(exchange.user!, createId);
       if (tracker === null) throw new HttpError(409, 'create_id_in_use', `a create named ${createId} is still running; name each create with its own X-Create-Id`);
     }
     const controller = new AbortController();

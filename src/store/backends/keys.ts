@@ -18,6 +18,9 @@
  *   assets/converted/v<N>/<aa>/<sha256>.glb|.json a mesh or union model converted to glTF, and the record of it
  *   leases/<name>                                {"holder", "expires_at"}: who runs a fleet-wide job now
  *   progress/<user>/<create id>.json             {"progress", "written_at"}: a create's progress, for polls on any instance
+ *   holdings/<user>/previews/<hash>.<expires>.<bytes>   empty: one upload of a preview, for the user's share
+ *   holdings/<user>/projects/<id>.<bytes>        empty: one project the user keeps, for their share
+ *   holdings/index-v1                            empty: the holdings above were filled in from what the store held
  *
  * `<hash>` and `<sha256>` are lowercase hex SHA-256; `<user>` is the SHA-256 of the user id
  * (ids may hold any character, keys may not); `<expires>` is the entry's expiry in
@@ -118,3 +121,39 @@ export const progressKeys = {
   /** `createId` has passed the service's CREATE_ID rule; here it need only be one key segment. */
   create: (userId: string, createId: string): string => `progress/${userKey(userId)}/${check(createId, SEGMENT, 'a key segment')}.json`,
 };
+
+/**
+ * What each user holds, for their share (store/holdings.ts): empty objects whose keys say
+ * it all, so one listing of a user's prefix is their usage on every instance.
+ */
+export const holdingKeys = {
+  prefix: 'holdings/',
+  /** Written once the holdings were filled in from the previews and projects already stored. */
+  indexed: 'holdings/index-v1',
+  user: (userId: string): string => `holdings/${userKey(userId)}/`,
+  /** Every entry of one preview of one user. */
+  previewEntries: (userId: string, hash: string): string => `${holdingKeys.user(userId)}previews/${check(hash, SHA256, 'a SHA-256')}.`,
+  preview: (userId: string, hash: string, expiresAt: number, bytes: number): string =>
+    `${holdingKeys.previewEntries(userId, hash)}${formatExpiry(expiresAt)}.${formatBytes(bytes)}`,
+  /** Every entry of one project of one user (list it to delete the entry, whatever its size). */
+  projectEntries: (userId: string, id: string): string => `${holdingKeys.user(userId)}projects/${check(id, PROJECT_ID, 'a project id')}.`,
+  project: (userId: string, id: string, bytes: number): string => `${holdingKeys.projectEntries(userId, id)}${formatBytes(bytes)}`,
+};
+
+export type Holding =
+  | { kind: 'preview'; user: string; hash: string; expiresAt: number; bytes: number }
+  | { kind: 'project'; user: string; id: string; bytes: number };
+
+/** What a holding's key says; undefined for a key that is not one. */
+export function parseHoldingKey(key: string): Holding | undefined {
+  const preview = /^holdings\/([0-9a-f]{64})\/previews\/([0-9a-f]{64})\.(\d{13})\.(\d{1,16})$/.exec(key);
+  if (preview !== null) return { kind: 'preview', user: preview[1]!, hash: preview[2]!, expiresAt: Number(preview[3]), bytes: Number(preview[4]) };
+  const project = /^holdings\/([0-9a-f]{64})\/projects\/(p_[a-z2-7]{20})\.(\d{1,16})$/.exec(key);
+  if (project !== null) return { kind: 'project', user: project[1]!, id: project[2]!, bytes: Number(project[3]) };
+  return undefined;
+}
+
+function formatBytes(bytes: number): string {
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`not a byte count: ${bytes}`);
+  return String(bytes);
+}

@@ -1,0 +1,157 @@
+/**
+ * Each user's share counted from the store (src/store/holdings.ts): the keys say what
+ * is held; a preview counts once however often it was uploaded, and not after it
+ * expired; projects count until removed; the sweep deletes expired entries; the first
+ * start over a store with previews and projects but no holdings fills them in, once.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDiskStore, holdingKeys, listAll, parseHoldingKey, parseUploaderKey, previewKeys, userKey, type ObjectStore } from '../src/store/backends/index.js';
+import { createHoldings } from '../src/store/holdings.js';
+import { QuotaExceededError } from '../src/store/quota.js';
+import { startServer } from '../src/http/server.js';
+import { PLACES_DIR } from './support/paths.js';
+import { analyze, as, create, expectError, postJson, CREATE, upload, waitUntil } from './support/service.js';
+
+const HASH_A = 'a'.repeat(64);
+const HASH_B = 'b'.repeat(64);
+const LIMITS = { userMaxBytes: 1000, userMaxPreviews: 2, userMaxProjects: 1 };
+
+async function withStore(run: (objects: ObjectStore, root: string) => Promise<void>): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'holdings-'));
+  const objects = createDiskStore({ root });
+  try {
+    await run(objects, root);
+  } finally {
+    await objects.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+test('holding keys say whose, what, until when and how large; anything else is not one', () => {
+  const key = holdingKeys.preview('ann', HASH_A, 1_700_000_000_123, 4096);
+  assert.equal(key, `holdings/${userKey('ann')}/previews/${HASH_A}.1700000000123.4096`);
+  assert.deepEqual(parseHoldingKey(key), { kind: 'preview', user: userKey('ann'), hash: HASH_A, expiresAt: 1_700_000_000_123, bytes: 4096 });
+  const project = holdingKeys.project('ann', 'p_aaaaaaaaaaaaaaaaaaaa', 77);
+  assert.deepEqual(parseHoldingKey(project), { kind: 'project', user: userKey('ann'), id: 'p_aaaaaaaaaaaaaaaaaaaa', bytes: 77 });
+  for (const other of [holdingKeys.indexed, `${key}x`, key.replace('previews', 'projects'), 'holdings/x/previews/y.1.2']) assert.equal(parseHoldingKey(other), undefined, other);
+  assert.throws(() => holdingKeys.project('ann', '../x', 1), TypeError);
+  assert.throws(() => holdingKeys.preview('ann', HASH_A, 1, -1), RangeError);
+});
+
+test('a user\'s usage: previews once each while unexpired, projects until removed; the limits refuse with their names', async () => {
+  await withStore(async (objects) => {
+    let clock = 1_000_000;
+    const holdings = createHoldings(objects, LIMITS, () => clock);
+    await holdings.addPreview('ann', HASH_A, 300, clock + 100);
+    await holdings.addPreview('ann', HASH_A, 300, clock + 500); // uploaded again: one preview, one entry
+    assert.equal((await keysUnder(objects, holdingKeys.previewEntries('ann', HASH_A))).length, 1);
+    await holdings.addPreview('ben', HASH_B, 300, clock + 100);
+    let usage = await holdings.usage('ann');
+    assert.deepEqual([usage.previews, usage.projects, usage.bytes], [1, 0, 300]);
+    assert.equal(usage.holds('preview', HASH_A), true);
+    assert.equal(usage.holds('preview', HASH_B), false, 'ben\'s');
+    await holdings.addProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa', 400);
+    await assert.rejects(holdings.check('ann', 'project', 0), (error: unknown) => error instanceof QuotaExceededError && /USER_MAX_PROJECTS/.test(error.message));
+    await assert.rejects(holdings.check('ann', 'preview', 301, HASH_B), /USER_MAX_BYTES/);
+    await holdings.check('ann', 'preview', 300, HASH_B); // exactly the share
+    await holdings.check('ann', 'preview', 10_000, HASH_A); // held already: free
+    assert.equal(await holdings.room('ann'), 300);
+    await holdings.addPreview('ann', HASH_B, 200, clock + 100);
+    await assert.rejects(holdings.check('ann', 'preview', 1, 'c'.repeat(64)), /USER_MAX_PREVIEWS/);
+    // Past the first expiry B no longer counts; A's later upload still does.
+    clock += 200;
+    usage = await holdings.usage('ann');
+    assert.deepEqual([usage.previews, usage.projects, usage.bytes], [1, 1, 700]);
+    // The sweep deletes the expired entries (ann's B, ben's B), nothing else.
+    assert.equal(await holdings.sweep(), 2);
+    assert.deepEqual((await holdings.usage('ann')).bytes, 700);
+    await holdings.removeProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa');
+    assert.deepEqual([(await holdings.usage('ann')).projects, await holdings.room('ann')], [0, 700]);
+  });
+});
+
+async function keysUnder(objects: ObjectStore, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const info of listAll(objects, prefix)) found.push(info.key);
+  return found;
+}
+
+test('filling in holdings runs once per store', async () => {
+  await withStore(async (objects) => {
+    const holdings = createHoldings(objects, LIMITS);
+    let listed = 0;
+    const stored = async () => {
+      listed++;
+      return { previews: [{ hash: HASH_A, bytes: 10, expiresAt: Date.now() + 60_000, uploaders: ['ann', 'ben', 'ann'] }], projects: [{ id: 'p_aaaaaaaaaaaaaaaaaaaa', bytes: 20, owner: 'ann' }] };
+    };
+    assert.equal(await holdings.indexOnce(stored), true);
+    assert.equal(await createHoldings(objects, LIMITS).indexOnce(stored), false, 'another instance, or a restart');
+    assert.equal(listed, 1);
+    assert.deepEqual([(await holdings.usage('ann')).bytes, (await holdings.usage('ben')).bytes], [30, 10]);
+  });
+});
+
+test('a store from before holdings: the first start fills them in from its previews and projects, and the shares hold', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'holdings-service-'));
+  const config = { host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, userMaxPreviews: 1, userMaxProjects: 1 };
+  const place = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+  let server = await startServer(config);
+  try {
+    let service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const { preview_hash } = await analyze(service, place, 'a.rbxl', as('dee'));
+    await create(service, { preview_hash, scripts_mode: 'skip' }, as('dee'));
+    await server.close(1000);
+    // As a store written before holdings were kept looks.
+    await rm(join(dataDir, 'objects', 'holdings'), { recursive: true });
+    server = await startServer(config);
+    service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    assert.deepEqual((await readdir(join(dataDir, 'objects', 'holdings'))).sort(), [userKey('dee'), 'index-v1'].sort());
+    await expectError(await upload(service, Buffer.concat([place, Buffer.from('other')]), 'b.rbxl', as('dee')), 507, 'quota_exceeded');
+    await expectError(await postJson(service, CREATE, { preview_hash, scripts_mode: 'skip' }, as('dee')), 507, 'quota_exceeded');
+  } finally {
+    await server.close(1000);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('through the service: a user\'s entry for a preview runs to their own upload\'s expiry, one entry however often they upload it; retention removes a project\'s entry', { timeout: 60_000 }, async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'holdings-service-'));
+  const place = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+  const objects = createDiskStore({ root: join(dataDir, 'objects') });
+  // A sweep every second: the lease the first server took runs out two seconds after it stops.
+  let server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, previewTtlSeconds: 600, sweepIntervalMs: 1000 });
+  try {
+    let service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const { preview_hash } = await analyze(service, place, 'mine.rbxl', as('ann'));
+    await analyze(service, place, 'renamed.rbxl', as('ann')); // a new uploader entry
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await analyze(service, place, 'theirs.rbxl', as('ben')); // a later expiry than ann's
+    await analyze(service, place, 'renamed.rbxl', as('ann')); // the same name again: ann's entry stays as it was
+    const own = async (user: string) => Math.max(...(await keysUnder(objects, previewKeys.uploaderEntries(preview_hash, user))).map((key) => parseUploaderKey(key)!.expiresAt));
+    for (const user of ['ann', 'ben']) {
+      const entries = await keysUnder(objects, holdingKeys.previewEntries(user, preview_hash));
+      assert.equal(entries.length, 1, `${user}: ${entries.join(', ')}`);
+      assert.equal((parseHoldingKey(entries[0]!) as { expiresAt: number }).expiresAt, await own(user), `${user}'s own expiry`);
+    }
+    // A project past retention goes with its entry.
+    const { project_id } = await create(service, { preview_hash, scripts_mode: 'skip' }, as('ann'));
+    assert.equal((await keysUnder(objects, holdingKeys.user('ann') + 'projects/')).length, 1);
+    await server.close(1000);
+    const metaPath = join(dataDir, 'objects', 'projects', project_id, 'meta.json');
+    const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as { createdAt: number };
+    writeFileSync(metaPath, JSON.stringify({ ...meta, createdAt: Date.now() - 3 * 86_400_000 }));
+    server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, projectRetentionDays: 2, sweepIntervalMs: 1000 });
+    service = { ...service, url: server.url, port: server.port, server };
+    await waitUntil(async () => (await keysUnder(objects, `projects/${project_id}/`)).length === 0, 'the sweep to apply retention');
+    assert.deepEqual(await keysUnder(objects, holdingKeys.user('ann') + 'projects/'), []);
+  } finally {
+    await server.close(1000);
+    await objects.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
