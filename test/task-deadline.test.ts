@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createWorkerPool, type WorkerPool } from '../src/workers/pool.js';
 import { createDeadlines, TASK_FINISHED, TASK_RUNNING } from '../src/workers/deadlines.js';
 import { memoryBudget } from '../src/service/budget.js';
@@ -18,7 +18,11 @@ import { analyze, as, CREATE, expectError, getJson, HEALTH, postJson, startServi
 import { startServer } from '../src/http/server.js';
 import { generatePlace } from '../bench/generate.js';
 import { encode } from '../src/parser/writer/index.js';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { assetPath } from '../src/assets/store.js';
+import { finishedConversions } from '../src/assets/converted.js';
+import { writeMeshV2 } from './support/mesh-writer.js';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -149,6 +153,56 @@ test('a create whose build runs past TASK_TIMEOUT_MS answers 413; no project and
     assert.deepEqual((await readdir(join(dataDir, 'uploads'))).filter((name) => name.endsWith('.tmp')), []);
   } finally {
     await server.close(1000);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+/** A mesh 2.00 of a grid of `side`² vertices, its heights set by `seed` (distinct bytes, distinct SHA-256). */
+function gridMesh(side: number, seed: number): Uint8Array {
+  const count = side * side;
+  const positions = new Float32Array(count * 3), normals = new Float32Array(count * 3), uvs = new Float32Array(count * 2);
+  for (let i = 0; i < count; i++) {
+    const x = i % side, z = Math.floor(i / side);
+    positions.set([x, Math.sin(x * 0.1 + seed) + Math.cos(z * 0.1), z], i * 3);
+    normals.set([0, 1, 0], i * 3);
+    uvs.set([x / side, z / side], i * 2);
+  }
+  const faces = new Uint32Array((side - 1) * (side - 1) * 6);
+  let at = 0;
+  for (let z = 0; z < side - 1; z++) {
+    for (let x = 0; x < side - 1; x++) {
+      const i = z * side + x;
+      faces.set([i, i + side, i + 1, i + 1, i + side, i + side + 1], at);
+      at += 6;
+    }
+  }
+  return writeMeshV2({ positions, normals, uvs, faces, lodOffsets: [] }, '2.00', 36);
+}
+
+test('a conversion task refused part-way: the records of the meshes it had finished are kept, the rest are not claimed', { timeout: 120_000 }, async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-convert-deadline-'));
+  const { task } = memoryBudget({ maxMemoryMb: 2048, workers: 1, previewCacheBytes: 0 });
+  const store = async (bytes: Uint8Array): Promise<string> => {
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    await mkdir(dirname(assetPath(dataDir, sha256)), { recursive: true });
+    await writeFile(assetPath(dataDir, sha256), bytes);
+    return sha256;
+  };
+  // Two small meshes converted before; one large enough (a million vertices) that no conversion of it ends within two 10 ms ticks.
+  const done = [await store(gridMesh(40, 1)), await store(gridMesh(40, 2))];
+  const large = await store(gridMesh(1000, 3));
+  const normal = createWorkerPool({ workers: 1, maxQueue: 4, limits: task, taskTimeoutMs: 120_000 });
+  const tight = createWorkerPool({ workers: 1, maxQueue: 4, limits: task, taskTimeoutMs: 1 });
+  try {
+    const first = await normal.convert({ dataDir, sha256s: done });
+    assert.ok(first.ok);
+    const refused = await tight.convert({ dataDir, sha256s: [...done, large] });
+    assert.equal(refused.ok, false);
+    assert.equal(tight.stats().timed_out, 1);
+    // What the service keeps of the refused batch: the two finished records, as the first run wrote them; nothing for the large mesh.
+    assert.deepEqual(finishedConversions(dataDir, [...done, large]), first.ok ? first.records : []);
+  } finally {
+    await Promise.all([normal.close(), tight.close()]);
     await rm(dataDir, { recursive: true, force: true });
   }
 });

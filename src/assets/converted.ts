@@ -90,6 +90,15 @@ export function convertStoredAsset(dataDir: string, sha256: string, options: { m
   return record;
 }
 
+/**
+ * The records already written for `sha256s`, in that order (those never converted left
+ * out): what a conversion task refused part-way (past its deadline, out of memory) still
+ * finished. A few small files, read on that path only.
+ */
+export function finishedConversions(dataDir: string, sha256s: readonly string[]): ConversionRecord[] {
+  return sha256s.flatMap((sha256) => readConversion(dataDir, sha256) ?? []);
+}
+
 /** The converted GLB's bytes (a record said converted). */
 export function readConvertedGlb(dataDir: string, sha256: string): Uint8Array {
   return readFileSync(convertedGlbPath(dataDir, sha256));

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSingleFlight } from '../concurrency/index.js';
-import { conversionOf, readConversion } from '../assets/converted.js';
+import { conversionOf, finishedConversions } from '../assets/converted.js';
 import type { AssetDownloader, AssetOutcome } from '../assets/download.js';
 import { AssetStoreError } from '../assets/errors.js';
 import { projectTitle } from '../project/document.js';
@@ -102,7 +102,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     const result = await pool.convert({ dataDir: mirror.root, sha256s }).catch(busyToServiceError);
     await mirror.push(keys.written);
     // A batch refused part-way (past TASK_TIMEOUT_MS, or out of memory) still wrote the records of the meshes it finished (a few small files).
-    const finished = result.ok ? result.records : sha256s.flatMap((sha256) => readConversion(mirror.root, sha256) ?? []);
+    const finished = result.ok ? result.records : finishedConversions(mirror.root, sha256s);
     const records = new Map(finished.map((record) => [record.sha256, conversionOf(record)]));
     return outcomes.map((o) => {
       if (!o.ok || !CONVERTED_KINDS.has(o.kind)) return o;
