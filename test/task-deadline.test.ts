@@ -14,7 +14,7 @@ import { createDeadlines, TASK_FINISHED, TASK_RUNNING } from '../src/workers/dea
 import { memoryBudget } from '../src/service/budget.js';
 import { configFromEnv, ConfigError } from '../src/config.js';
 import { PLACES_DIR } from './support/paths.js';
-import { analyze, as, CREATE, expectError, getJson, HEALTH, postJson, startService, upload } from './support/service.js';
+import { analyze, as, create, CREATE, expectError, getJson, HEALTH, postJson, startService, upload } from './support/service.js';
 import { startServer } from '../src/http/server.js';
 import { generatePlace } from '../bench/generate.js';
 import { encode } from '../src/parser/writer/index.js';
@@ -151,6 +151,36 @@ test('a create whose build runs past TASK_TIMEOUT_MS answers 413; no project and
     assert.match(message, /TASK_TIMEOUT_MS/);
     assert.deepEqual(await readdir(join(dataDir, 'objects', 'projects')).catch(() => []), []);
     assert.deepEqual((await readdir(join(dataDir, 'uploads'))).filter((name) => name.endsWith('.tmp')), []);
+  } finally {
+    await server.close(1000);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a scene.glb refused past the deadline is answered again without a build while the limits stay; new limits build it', { timeout: 120_000 }, async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-scene-deadline-'));
+  const config = { host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1 };
+  const place = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+  let server = await startServer(config);
+  try {
+    const first = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const { preview_hash } = await analyze(first, place, 'rocket.rbxl', as('ann'));
+    const { project_id } = await create(first, { preview_hash, scripts_mode: 'skip' }, as('ann'));
+    const sceneOf = (service: typeof first) => fetch(`${service.url}/api-rbxl/projects/${project_id}/scene.glb`, { headers: as('ann') });
+    await server.close(1000);
+    server = await startServer({ ...config, taskTimeoutMs: 1 });
+    const tight = { ...first, url: server.url, port: server.port, server };
+    for (let i = 0; i < 2; i++) {
+      const { message } = await expectError(await sceneOf(tight), 413, 'map_too_large');
+      assert.match(message, /TASK_TIMEOUT_MS/);
+    }
+    const health = await getJson(tight, HEALTH, {});
+    assert.equal(health.body.workers.tasks.scene, 1, 'the second answer came without a build');
+    await server.close(1000);
+    server = await startServer(config);
+    const again = await sceneOf({ ...first, url: server.url, port: server.port, server });
+    assert.equal(again.status, 200, 'other limits: built');
+    assert.equal(Buffer.from(await again.arrayBuffer()).subarray(0, 4).toString('latin1'), 'glTF');
   } finally {
     await server.close(1000);
     await rm(dataDir, { recursive: true, force: true });

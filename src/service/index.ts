@@ -29,6 +29,7 @@ import { memoryBudget, type MemoryBudget } from './budget.js';
 import { ServiceError } from './errors.js';
 import { createSharedProgress, type SharedProgress } from './shared-progress.js';
 import { createProjectService, type ProjectService } from './projects.js';
+import { CONVERTER_VERSION } from '../scene/convert.js';
 
 export { ServiceError, isServiceError, type ServiceErrorKind } from './errors.js';
 export { cleanFileName, FALLBACK_FILE_NAME } from './file-name.js';
@@ -195,7 +196,10 @@ export async function createService(config: Config): Promise<Service> {
     budget,
     uploadDir,
     analyses: createAnalysisService({ previews, pool, quota, holdings }),
-    projects: createProjectService({ objects, mirror, workDir: uploadDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes: budget.task.maxDocumentBytes }),
+    projects: createProjectService({
+      objects, mirror, workDir: uploadDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes: budget.task.maxDocumentBytes,
+      sceneLimits: JSON.stringify({ task: budget.task, taskTimeoutMs: config.taskTimeoutMs, converter: CONVERTER_VERSION }),
+    }),
     progress,
     maxMapBytes: Math.min(config.maxUploadBytes, budget.task.maxFileBytes),
     admitUpload(user, declaredBytes) {

@@ -82,6 +82,18 @@ export interface ProjectDeps {
   workDir: string;
   /** Largest scene.glb built (the memory budget's document size). */
   maxSceneBytes: number;
+  /**
+   * The limits a scene build runs under (task limits, TASK_TIMEOUT_MS, converter), as
+   * text: a refusal under the same limits is answered again without building.
+   */
+  sceneLimits: string;
+}
+
+/** A scene refusal kept beside the project, so the next request does not spend a worker on the same answer. */
+interface SceneRefusal {
+  code: 'map_too_large' | 'not_a_place';
+  message: string;
+  limits: string;
 }
 
 /** The keys a conversion of `sha256s` reads (the bytes) and writes (GLB and record). */
@@ -90,7 +102,7 @@ function conversionKeys(sha256s: readonly string[]): { read: string[]; written: 
   return { read: [...sha256s.map(assetKeys.bytes), ...written], written };
 }
 
-export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes }: ProjectDeps): ProjectService {
+export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes, sceneLimits }: ProjectDeps): ProjectService {
   const sceneBuilds = createSingleFlight<void>();
 
   /** Converts every downloaded mesh and union model once (the store remembers, for every instance), in the workers. */
@@ -210,6 +222,8 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     await owned(user, id);
     const stored = await objects.getStream(projectKeys.scene(id));
     if (stored !== undefined) return stored;
+    const refused = await sceneRefusal(id);
+    if (refused !== undefined) throw new ServiceError(refused.code, refused.message);
     await sceneBuilds.run(id, () => buildScene(id));
     const built = await objects.getStream(projectKeys.scene(id));
     if (built === undefined) throw new ServiceError('not_found', 'this project has no scene');
@@ -239,9 +253,13 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       if (!built.ok) {
         switch (built.reason) {
           case 'missing': throw new ServiceError('not_found', 'this project has no scene (its map is gone)');
-          case 'too_large': throw new ServiceError('map_too_large', built.message);
           case 'disk_full': throw new ServiceError('storage_full', built.message);
-          default: throw new ServiceError('not_a_place', built.message);
+          default: {
+            // The same map under the same limits gets the same answer: kept (best effort) so it is not worked out again.
+            const refusal: SceneRefusal = { code: built.reason === 'too_large' ? 'map_too_large' : 'not_a_place', message: built.message, limits: sceneLimits };
+            await objects.put(projectKeys.sceneRefusal(id), JSON.stringify(refusal)).catch(() => undefined);
+            throw new ServiceError(refusal.code, refusal.message);
+          }
         }
       }
       // A conversion the scene made on the way (a record the store had lost) is kept too.
@@ -251,6 +269,19 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     } finally {
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
+    }
+  }
+
+  /** The kept refusal of this project's scene, when it was made under the limits in force now. */
+  async function sceneRefusal(id: string): Promise<SceneRefusal | undefined> {
+    const stored = await objects.get(projectKeys.sceneRefusal(id), { maxBytes: 64 * 1024 }).catch(() => undefined);
+    if (stored === undefined) return undefined;
+    try {
+      const refusal = JSON.parse(stored.body.toString('utf8')) as Partial<SceneRefusal>;
+      const known = (refusal.code === 'map_too_large' || refusal.code === 'not_a_place') && typeof refusal.message === 'string';
+      return known && refusal.limits === sceneLimits ? (refusal as SceneRefusal) : undefined;
+    } catch {
+      return undefined;
     }
   }
 

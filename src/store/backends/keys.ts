@@ -11,6 +11,7 @@
  *   projects/<id>/place                          the map the project was made from (for scene.glb)
  *   projects/<id>/scene-assets.json              asset id → SHA-256 of what its create downloaded
  *   projects/<id>/scene.glb                      the scene, built on its first request
+ *   projects/<id>/scene-refused.json             {"code", "message", "limits"}: why it could not be built, under which limits
  *   projects/<id>/meta.json                      {"owner", "assets", "created_at", "bytes"}; written last
  *   assets/sha256/<aa>/<sha256>                  asset bytes, content-addressed (aa = first two hex digits)
  *   assets/sha256/<aa>/<sha256>.json             {"sha256", "size", "content_type"}
@@ -96,6 +97,8 @@ export const projectKeys = {
   place: (id: string): string => `${projectKeys.prefix(id)}place`,
   sceneAssets: (id: string): string => `${projectKeys.prefix(id)}scene-assets.json`,
   scene: (id: string): string => `${projectKeys.prefix(id)}scene.glb`,
+  /** Why scene.glb could not be built (past a limit, or not a place), with the limits that said so. */
+  sceneRefusal: (id: string): string => `${projectKeys.prefix(id)}scene-refused.json`,
 };
 
 /** The project id a key under `projects/` belongs to, and the object's name there. */
