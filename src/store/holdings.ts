@@ -6,8 +6,10 @@
  * user's prefix is their usage, the same on every instance, with no object read.
  *
  * An entry is written once what it counts is stored (a preview's uploader entry, a
- * project's sidecar) and deleted with it; an expired preview's entries stop counting at
- * once and the sweep deletes them. Two requests of one user on two instances at the
+ * project's sidecar); a project's is deleted just before the project, so a failure
+ * between the two leaves it uncounted, never counted for ever. A preview's entry runs to
+ * the user's own latest upload of it and a later upload replaces it; expired entries
+ * stop counting at once and the sweep deletes them. Two requests of one user on two instances at the
  * same moment may both pass a check, so a share can be exceeded by what was in flight;
  * nothing is lost either way.
  */
