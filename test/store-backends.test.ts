@@ -19,7 +19,7 @@ import {
   acquireLease,
   createDiskStore,
   createS3Store,
-  listAll,
+  listAll, listKeys,
   previewKeys,
   parseUploaderKey,
   readLease,
@@ -223,6 +223,10 @@ for (const subject of subjects) {
         } while (cursor !== undefined && pages < 50);
         assert.deepEqual(seen, used.filter((key) => key.startsWith('a')).sort(), `pages of ${limit}`);
       }
+      // Keys only (what the per-user shares list): the same keys, in the same order, page by page.
+      assert.deepEqual(await collect(listKeys(store, 'a')), used.filter((key) => key.startsWith('a')).sort());
+      const firstPage = await store.list('a', { keysOnly: true, limit: 2 });
+      assert.deepEqual(firstPage.objects.map((object) => object.key), used.filter((key) => key.startsWith('a')).sort().slice(0, 2));
     });
 
     test('conditional create: one writer wins, even among concurrent writers of another instance', async (t) => {

@@ -13,7 +13,7 @@
  * same moment may both pass a check, so a share can be exceeded by what was in flight;
  * nothing is lost either way.
  */
-import { holdingKeys, listAll, parseHoldingKey, type ObjectStore } from './backends/index.js';
+import { holdingKeys, listKeys, parseHoldingKey, type ObjectStore } from './backends/index.js';
 import { QuotaExceededError } from './quota.js';
 
 export interface ShareLimits {
@@ -61,8 +61,8 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     const previews = new Map<string, number>();
     const projects = new Map<string, number>();
     const time = now();
-    for await (const info of listAll(objects, holdingKeys.user(user))) {
-      const holding = parseHoldingKey(info.key);
+    for await (const key of listKeys(objects, holdingKeys.user(user))) {
+      const holding = parseHoldingKey(key);
       if (holding === undefined) continue;
       if (holding.kind === 'project') projects.set(holding.id, Math.max(projects.get(holding.id) ?? 0, holding.bytes));
       else if (holding.expiresAt > time) previews.set(holding.hash, Math.max(previews.get(holding.hash) ?? 0, holding.bytes));
@@ -101,23 +101,23 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
   async function addPreview(user: string, hash: string, bytes: number, expiresAt: number): Promise<void> {
     const key = holdingKeys.preview(user, hash, expiresAt, bytes);
     await objects.put(key, '');
-    for await (const info of listAll(objects, holdingKeys.previewEntries(user, hash))) {
-      const holding = parseHoldingKey(info.key);
-      if (info.key !== key && holding?.kind === 'preview' && holding.expiresAt <= expiresAt) await objects.delete(info.key);
+    for await (const other of listKeys(objects, holdingKeys.previewEntries(user, hash))) {
+      const holding = parseHoldingKey(other);
+      if (other !== key && holding?.kind === 'preview' && holding.expiresAt <= expiresAt) await objects.delete(other);
     }
   }
 
   async function removeProject(user: string, id: string): Promise<void> {
-    for await (const info of listAll(objects, holdingKeys.projectEntries(user, id))) await objects.delete(info.key);
+    for await (const key of listKeys(objects, holdingKeys.projectEntries(user, id))) await objects.delete(key);
   }
 
   async function sweep(): Promise<number> {
     const time = now();
     let removed = 0;
-    for await (const info of listAll(objects, holdingKeys.prefix)) {
-      const holding = parseHoldingKey(info.key);
+    for await (const key of listKeys(objects, holdingKeys.prefix)) {
+      const holding = parseHoldingKey(key);
       if (holding?.kind !== 'preview' || holding.expiresAt > time) continue;
-      await objects.delete(info.key);
+      await objects.delete(key);
       removed++;
     }
     return removed;

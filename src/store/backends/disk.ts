@@ -309,7 +309,7 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
     const startKey = prefix.slice(0, slash + 1);
     const objects: ObjectInfo[] = [];
     try {
-      for await (const info of walk(join(root, ...startKey.split('/').filter(Boolean)), startKey, prefix, after)) {
+      for await (const info of walk(join(root, ...startKey.split('/').filter(Boolean)), startKey, prefix, after, listOptions.keysOnly === true)) {
         if (objects.length === limit) return { objects, cursor: objects[objects.length - 1]!.key };
         objects.push(info);
       }
@@ -323,7 +323,7 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
    * The objects under `dir` whose keys start with `prefix` and come after `after`, in key
    * order: entries sorted with folders as `name/`, so a folder's keys fall where they sort.
    */
-  async function* walk(dir: string, dirKey: string, prefix: string, after: string | undefined): AsyncGenerator<ObjectInfo> {
+  async function* walk(dir: string, dirKey: string, prefix: string, after: string | undefined, keysOnly: boolean): AsyncGenerator<ObjectInfo> {
     const items = (await readFolder(dir))
       .filter((entry) => isValidKey(entry.name) && (entry.isDirectory() || entry.isFile()))
       .map((entry) => ({ name: entry.name, folder: entry.isDirectory(), order: entry.isDirectory() ? `${entry.name}/` : entry.name }))
@@ -333,9 +333,10 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
       if (item.folder) {
         if (!prefix.startsWith(key) && !key.startsWith(prefix)) continue;
         if (after !== undefined && key < after && !after.startsWith(key)) continue; // every key inside sorts before `after`
-        yield* walk(join(dir, item.name), key, prefix, after);
+        yield* walk(join(dir, item.name), key, prefix, after, keysOnly);
       } else {
         if (!key.startsWith(prefix) || (after !== undefined && key <= after)) continue;
+        if (keysOnly) { yield { key, size: 0, etag: '', lastModified: 0 }; continue; }
         const stats = await statOrUndefined(join(dir, item.name));
         if (stats !== undefined) yield infoOf(key, stats);
       }

@@ -12,7 +12,7 @@ export type { Capabilities, ListOptions, ListPage, ObjectInfo, ObjectStore, Obje
 export { ObjectTooLargeError, StoreError, StoreUnavailableError, isStoreUnavailable, type UnavailableReason } from './errors.js';
 export { defaultStoreConfig, describeStore, storeConfigFromEnv, StoreConfigError, type ConditionalWrites, type DiskStoreConfig, type S3StoreConfig, type StoreConfig } from './config.js';
 export { assetKeys, checkKey, holdingKeys, isValidKey, leaseKey, parseHoldingKey, parseProjectKey, parseUploaderKey, previewKeys, progressKeys, projectKeys, userKey, type Holding } from './keys.js';
-export { listAll, readModifyWrite, type UpdateOptions } from './operations.js';
+export { listAll, listKeys, readModifyWrite, type UpdateOptions } from './operations.js';
 export { acquireLease, readLease, releaseLease, type LeaseState } from './lease.js';
 export { createDiskStore, type DiskStoreOptions } from './disk.js';
 export { createS3Store } from './s3.js';

@@ -14,6 +14,16 @@ export async function measureReachability(probe: () => Promise<unknown>, mapErro
   }
 }
 
+/** Every key under `prefix`, page by page, in key order (without the per-object facts a disk store would stat for). */
+export async function* listKeys(store: ObjectStore, prefix: string): AsyncGenerator<string> {
+  let cursor: string | undefined;
+  do {
+    const page = await store.list(prefix, { keysOnly: true, ...(cursor === undefined ? {} : { cursor }) });
+    for (const info of page.objects) yield info.key;
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+}
+
 /** Every object under `prefix`, page by page, in key order. */
 export async function* listAll(store: ObjectStore, prefix: string, pageSize?: number): AsyncGenerator<ObjectInfo> {
   let cursor: string | undefined;

@@ -63,6 +63,11 @@ export interface ListOptions {
   cursor?: string;
   /** Objects per page (at most 1000, the S3 limit). */
   limit?: number;
+  /**
+   * Only the keys are wanted: a store may then give 0 and '' for size, ETag and time
+   * (the disk store skips its `stat` per file; S3's listing has them anyway).
+   */
+  keysOnly?: boolean;
 }
 
 export interface Capabilities {
