@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createProjectStore } from '../src/store/projects.js';
 import { createDiskStore } from '../src/store/backends/index.js';
 import { PLACES_DIR } from './support/paths.js';
-import { analyze, as, create, expectError, getJson, HEALTH, postJson, CREATE, startService, upload, waitUntil } from './support/service.js';
+import { analyze, as, create, expectError, getJson, HEALTH, postJson, CREATE, startService, upload, waitUntil, serviceOf } from './support/service.js';
 import { startServer } from '../src/http/server.js';
 
 const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
@@ -26,7 +26,7 @@ test('a full data directory answers 507 with Retry-After, /health says degraded,
   await writeFile(join(dataDir, 'ballast'), Buffer.alloc(200_000));
   const server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, maxDataBytes: 150_000, sweepIntervalMs: 50 });
   try {
-    const service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const service = serviceOf(server, dataDir);
     const health = await getJson(service, HEALTH, {});
     assert.equal(health.status, 200);
     assert.equal(health.body.status, 'degraded');
@@ -99,11 +99,11 @@ test('a user\'s share is counted again from disk when the service restarts', asy
   const config = { host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, userMaxPreviews: 1 };
   let server = await startServer(config);
   try {
-    const service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const service = serviceOf(server, dataDir);
     await analyze(service, variant('r1'), 'a.rbxl', as('dee'));
     await server.close(1000);
     server = await startServer(config);
-    await expectError(await upload({ ...service, url: server.url, port: server.port, server }, variant('r2'), 'b.rbxl', as('dee')), 507, 'quota_exceeded');
+    await expectError(await upload(serviceOf(server, dataDir), variant('r2'), 'b.rbxl', as('dee')), 507, 'quota_exceeded');
   } finally {
     await server.close(1000); // (a failed check must not leave it running: the test file would never end)
     await rm(dataDir, { recursive: true, force: true });
@@ -185,7 +185,7 @@ test('an upgrade keeps projects and assets stored before the object store (DATA_
   }
   const server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1 });
   try {
-    const service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    const service = serviceOf(server, dataDir);
     const doc = await getJson(service, `/api-rbxl/projects/${id}`, as('old-owner'));
     assert.equal(doc.text, document);
     assert.equal((await getJson(service, `/api-rbxl/projects/${id}/summary`, as('old-owner'))).body.title, 'Old');

@@ -15,7 +15,7 @@ import { createHoldings } from '../src/store/holdings.js';
 import { QuotaExceededError } from '../src/store/quota.js';
 import { startServer } from '../src/http/server.js';
 import { PLACES_DIR } from './support/paths.js';
-import { analyze, as, create, expectError, postJson, CREATE, upload, waitUntil } from './support/service.js';
+import { analyze, as, create, expectError, postJson, CREATE, upload, waitUntil, serviceOf } from './support/service.js';
 
 const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
@@ -87,7 +87,8 @@ test('filling in holdings runs once per store', async () => {
     let listed = 0;
     const stored = async () => {
       listed++;
-      return { previews: [{ hash: HASH_A, bytes: 10, expiresAt: Date.now() + 60_000, uploaders: ['ann', 'ben', 'ann'] }], projects: [{ id: 'p_aaaaaaaaaaaaaaaaaaaa', bytes: 20, owner: 'ann' }] };
+      const preview = { hash: HASH_A, bytes: 10, expiresAt: Date.now() + 60_000 };
+      return { previews: [{ ...preview, user: 'ann' }, { ...preview, user: 'ben' }], projects: [{ id: 'p_aaaaaaaaaaaaaaaaaaaa', bytes: 20, owner: 'ann' }] };
     };
     assert.equal(await holdings.indexOnce(stored), true);
     assert.equal(await createHoldings(objects, LIMITS).indexOnce(stored), false, 'another instance, or a restart');
@@ -102,14 +103,14 @@ test('a store from before holdings: the first start fills them in from its previ
   const place = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
   let server = await startServer(config);
   try {
-    let service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    let service = serviceOf(server, dataDir);
     const { preview_hash } = await analyze(service, place, 'a.rbxl', as('dee'));
     await create(service, { preview_hash, scripts_mode: 'skip' }, as('dee'));
     await server.close(1000);
     // As a store written before holdings were kept looks.
     await rm(join(dataDir, 'objects', 'holdings'), { recursive: true });
     server = await startServer(config);
-    service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    service = serviceOf(server, dataDir);
     assert.deepEqual((await readdir(join(dataDir, 'objects', 'holdings'))).sort(), [userKey('dee'), 'index-v1'].sort());
     await expectError(await upload(service, Buffer.concat([place, Buffer.from('other')]), 'b.rbxl', as('dee')), 507, 'quota_exceeded');
     await expectError(await postJson(service, CREATE, { preview_hash, scripts_mode: 'skip' }, as('dee')), 507, 'quota_exceeded');
@@ -126,7 +127,7 @@ test('through the service: a user\'s entry for a preview runs to their own uploa
   // A sweep every second: the lease the first server took runs out two seconds after it stops.
   let server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, previewTtlSeconds: 600, sweepIntervalMs: 1000 });
   try {
-    let service = { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+    let service = serviceOf(server, dataDir);
     const { preview_hash } = await analyze(service, place, 'mine.rbxl', as('ann'));
     await analyze(service, place, 'renamed.rbxl', as('ann')); // a new uploader entry
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -146,7 +147,7 @@ test('through the service: a user\'s entry for a preview runs to their own uploa
     const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as { createdAt: number };
     writeFileSync(metaPath, JSON.stringify({ ...meta, createdAt: Date.now() - 3 * 86_400_000 }));
     server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, projectRetentionDays: 2, sweepIntervalMs: 1000 });
-    service = { ...service, url: server.url, port: server.port, server };
+    service = serviceOf(server, dataDir);
     await waitUntil(async () => (await keysUnder(objects, `projects/${project_id}/`)).length === 0, 'the sweep to apply retention');
     assert.deepEqual(await keysUnder(objects, holdingKeys.user('ann') + 'projects/'), []);
   } finally {

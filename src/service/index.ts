@@ -146,7 +146,7 @@ export async function createService(config: Config): Promise<Service> {
       const stored = [];
       for (const preview of await previews.list()) {
         const bytes = await previews.diskBytes(preview.hash);
-        for (const user of preview.uploaders) stored.push({ hash: preview.hash, bytes, expiresAt: expiryOf(preview, user), uploaders: [user] });
+        for (const user of preview.uploaders) stored.push({ user, hash: preview.hash, bytes, expiresAt: expiryOf(preview, user) });
       }
       return { previews: stored, projects: (await projects.list()).map(({ id, meta }) => ({ id, bytes: meta.bytes ?? 0, owner: meta.owner })) };
     });

@@ -1,17 +1,17 @@
 /**
  * Each user's share (USER_MAX_BYTES, USER_MAX_PREVIEWS, USER_MAX_PROJECTS), counted
  * across the fleet: what a user holds is a set of empty objects under
- * `holdings/<user>/` whose keys say everything (keys.ts): one per upload of a preview,
- * with its expiry and bytes, and one per project, with its bytes. One listing of the
+ * `holdings/<user>/` whose keys say everything (keys.ts): one per preview the user
+ * uploaded, with its expiry and bytes, and one per project, with its bytes. One listing of the
  * user's prefix is their usage, the same on every instance, with no object read.
  *
  * An entry is written once what it counts is stored (a preview's uploader entry, a
  * project's sidecar); a project's is deleted just before the project, so a failure
  * between the two leaves it uncounted, never counted for ever. A preview's entry runs to
  * the user's own latest upload of it and a later upload replaces it; expired entries
- * stop counting at once and the sweep deletes them. Two requests of one user on two instances at the
- * same moment may both pass a check, so a share can be exceeded by what was in flight;
- * nothing is lost either way.
+ * stop counting at once and the sweep deletes them. Two requests of one user on two
+ * instances at the same moment may both pass a check, so a share can be exceeded by what
+ * was in flight; nothing is lost either way.
  */
 import { holdingKeys, listKeys, parseHoldingKey, type ObjectStore } from './backends/index.js';
 import { QuotaExceededError } from './quota.js';
@@ -53,7 +53,8 @@ export interface Holdings {
   indexOnce(stored: () => Promise<{ previews: StoredPreview[]; projects: StoredProject[] }>): Promise<boolean>;
 }
 
-export interface StoredPreview { hash: string; bytes: number; expiresAt: number; uploaders: readonly string[] }
+/** One uploader of a stored preview, until their own upload expires. */
+export interface StoredPreview { user: string; hash: string; bytes: number; expiresAt: number }
 export interface StoredProject { id: string; bytes: number; owner: string }
 
 export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: () => number = Date.now): Holdings {
@@ -126,9 +127,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
   async function indexOnce(stored: () => Promise<{ previews: StoredPreview[]; projects: StoredProject[] }>): Promise<boolean> {
     if ((await objects.head(holdingKeys.indexed)) !== undefined) return false;
     const { previews, projects } = await stored();
-    for (const preview of previews) {
-      for (const user of new Set(preview.uploaders)) await objects.put(holdingKeys.preview(user, preview.hash, preview.expiresAt, preview.bytes), '');
-    }
+    for (const preview of previews) await objects.put(holdingKeys.preview(preview.user, preview.hash, preview.expiresAt, preview.bytes), '');
     for (const project of projects) await objects.put(holdingKeys.project(project.owner, project.id, project.bytes), '');
     await objects.put(holdingKeys.indexed, '');
     return true;

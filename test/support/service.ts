@@ -27,6 +27,11 @@ export interface Service {
   close(): Promise<void>;
 }
 
+/** A server the test started itself (over a data directory it keeps, e.g. to restart on it), seen as a Service; its `close` leaves both to the test. */
+export function serviceOf(server: RunningServer, dataDir: string): Service {
+  return { url: server.url, port: server.port, dataDir, server, close: async () => {} };
+}
+
 export async function startService(overrides: Partial<Config> = {}): Promise<Service> {
   const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-server-test-'));
   try {

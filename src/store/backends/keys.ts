@@ -19,7 +19,7 @@
  *   assets/converted/v<N>/<aa>/<sha256>.glb|.json a mesh or union model converted to glTF, and the record of it
  *   leases/<name>                                {"holder", "expires_at"}: who runs a fleet-wide job now
  *   progress/<user>/<create id>.json             {"progress", "written_at"}: a create's progress, for polls on any instance
- *   holdings/<user>/previews/<hash>.<expires>.<bytes>   empty: one upload of a preview, for the user's share
+ *   holdings/<user>/previews/<hash>.<expires>.<bytes>   empty: a preview the user uploaded, until their own upload expires
  *   holdings/<user>/projects/<id>.<bytes>        empty: one project the user keeps, for their share
  *   holdings/index-v1                            empty: the holdings above were filled in from what the store held
  *

@@ -1,6 +1,6 @@
 /** Operations any object store supports, built on the interface: every page of a listing, and a read-modify-write that loses no update. */
 import { StoreUnavailableError, type StoreError } from './errors.js';
-import type { ObjectInfo, ObjectStore, Reachability } from './types.js';
+import type { ListOptions, ObjectInfo, ObjectStore, Reachability } from './types.js';
 
 /** Times `probe`; a failure becomes the reachability's reason and message (as `/health` reports them). */
 export async function measureReachability(probe: () => Promise<unknown>, mapError: (error: unknown) => StoreError): Promise<Reachability> {
@@ -14,21 +14,20 @@ export async function measureReachability(probe: () => Promise<unknown>, mapErro
   }
 }
 
-/** Every key under `prefix`, page by page, in key order (without the per-object facts a disk store would stat for). */
+/** Every key under `prefix`, in key order (without the per-object facts a disk store would stat for). */
 export async function* listKeys(store: ObjectStore, prefix: string): AsyncGenerator<string> {
-  let cursor: string | undefined;
-  do {
-    const page = await store.list(prefix, { keysOnly: true, ...(cursor === undefined ? {} : { cursor }) });
-    for (const info of page.objects) yield info.key;
-    cursor = page.cursor;
-  } while (cursor !== undefined);
+  for await (const info of pages(store, prefix, { keysOnly: true })) yield info.key;
 }
 
 /** Every object under `prefix`, page by page, in key order. */
-export async function* listAll(store: ObjectStore, prefix: string, pageSize?: number): AsyncGenerator<ObjectInfo> {
+export function listAll(store: ObjectStore, prefix: string, pageSize?: number): AsyncGenerator<ObjectInfo> {
+  return pages(store, prefix, pageSize === undefined ? {} : { limit: pageSize });
+}
+
+async function* pages(store: ObjectStore, prefix: string, options: Omit<ListOptions, 'cursor'>): AsyncGenerator<ObjectInfo> {
   let cursor: string | undefined;
   do {
-    const page = await store.list(prefix, { ...(cursor === undefined ? {} : { cursor }), ...(pageSize === undefined ? {} : { limit: pageSize }) });
+    const page = await store.list(prefix, { ...options, ...(cursor === undefined ? {} : { cursor }) });
     yield* page.objects;
     cursor = page.cursor;
   } while (cursor !== undefined);
