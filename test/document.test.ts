@@ -234,6 +234,29 @@ test('class tables: a default is a value at least two instances share; a lone in
   compareWithDom(dom, doc, 'classes');
 });
 
+test('class tables of a binary file: the default is the value most instances hold, whether or not the first instance holds it', () => {
+  const values = (className: string, type: PropType, list: Value[]) =>
+    list.map((value, i) => ({ class: className, name: `${className}${i}`, props: { Value: [type, value] as [PropType, Value] } }));
+  const dom = decode(encode(handDom([
+    // The first instance holds a value no other does.
+    ...values('IntValue', 'Int32', [5, 1, 1, 1, 1, 1, 1, 1, 1]),
+    // The first instance holds the value most do.
+    ...values('StringValue', 'String', ['a', 'a', 'b', 'a', 'c', 'a', 'd']),
+    // No value held by two: no default.
+    ...values('NumberValue', 'Float64', [1, 2, 3]),
+  ])));
+  assert.equal(dom.tables.filter((t) => t.className === 'IntValue').length, 1, 'one table per class, as binary files have');
+  const doc = buildProject(dom, options('defaults.rbxl', 1));
+  assert.deepEqual(doc.classes.IntValue!.defaults, { Value: 1 });
+  assert.deepEqual(doc.classes.StringValue!.defaults, { Value: 'a' });
+  assert.equal(doc.classes.NumberValue!.defaults, undefined);
+  const byName = new Map(doc.instances.map((i) => [i.name, i]));
+  assert.deepEqual(byName.get('IntValue0')!.properties, { Value: 5 });
+  for (let i = 1; i < 9; i++) assert.deepEqual(byName.get(`IntValue${i}`)!.properties, {});
+  assert.deepEqual([0, 1, 2, 3, 4, 5, 6].map((i) => byName.get(`StringValue${i}`)!.properties), [{}, {}, { Value: 'b' }, {}, { Value: 'c' }, {}, { Value: 'd' }]);
+  compareWithDom(dom, doc, 'defaults');
+});
+
 test('scripts: each entry is a script instance of the tree (id in the entry and in metadata line 2), each script instance has its entry', () => {
   for (const name of PLACES) {
     const { bytes, dom } = place(name);
