@@ -205,6 +205,24 @@ test('float32 values are written in their shortest form and read back exactly', 
   }
 });
 
+test('an array of float32 values is written as each value alone would be, slow forms included', () => {
+  const values = [0, -0, 1, -3, 37.8, 0.1, 1e-45, 3.4028234663852886e38, 123456789, 0.1 + 0.2, NaN, Infinity, -Infinity, 9.094947e-13]
+    .map((x, i) => (i === 9 ? x : Math.fround(x)));
+  // A writer with tiny chunks, so the array's room is reserved across a chunk boundary.
+  const one = new JsonWriter(8);
+  one.byte(0x5b);
+  values.forEach((x, i) => { if (i) one.byte(0x2c); one.float32(x); });
+  one.byte(0x5d);
+  for (const [from, count] of [[0, values.length], [3, 4], [5, 0]] as const) {
+    const w = new JsonWriter(8);
+    w.ascii('x');
+    w.float32Array(values, from, count);
+    const expected = count === values.length ? Buffer.concat(one.flush()).toString('latin1') : `[${values.slice(from, from + count).map(float32Text).join(',')}]`;
+    assert.equal(Buffer.concat(w.flush()).toString('latin1'), `x${expected}`);
+    assert.equal(w.written, 1 + expected.length);
+  }
+});
+
 test('the JSON writer escapes strings as JSON.stringify does', () => {
   const samples = ['', 'plain', 'quote " and \\ slash', 'ctrl \u0000\u0001\u001f\b\f\n\r\t', 'é ü 漢字', '😀', 'lone \ud800 surrogate', 'x'.repeat(300) + '\u2028'];
   for (const sample of samples) {
