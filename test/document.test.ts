@@ -262,6 +262,9 @@ test('class tables of a binary file: the default is the value most instances hol
     ...values('StringValue', 'String', ['a', 'a', 'b', 'a', 'c', 'a', 'd']),
     // No value held by two: no default.
     ...values('NumberValue', 'Float64', [1, 2, 3]),
+    // 40 of 64 hold 1 (the first row, every eighth and every odd row), but a sample of
+    // every other row sees 2 three times as often: the default is the true majority.
+    ...values('IntConstrainedValue', 'Int32', Array.from({ length: 64 }, (_, i) => (i % 8 === 0 || i % 2 === 1 ? 1 : 2))),
   ])));
   assert.equal(dom.tables.filter((t) => t.className === 'IntValue').length, 1, 'one table per class, as binary files have');
   const doc = buildProject(dom, options('defaults.rbxl', 1));
@@ -272,7 +275,12 @@ test('class tables of a binary file: the default is the value most instances hol
   assert.deepEqual(byName.get('IntValue0')!.properties, { Value: 5 });
   for (let i = 1; i < 9; i++) assert.deepEqual(byName.get(`IntValue${i}`)!.properties, {});
   assert.deepEqual([0, 1, 2, 3, 4, 5, 6].map((i) => byName.get(`StringValue${i}`)!.properties), [{}, {}, { Value: 'b' }, {}, { Value: 'c' }, {}, { Value: 'd' }]);
+  assert.deepEqual(doc.classes.IntConstrainedValue!.defaults, { Value: 1 });
   compareWithDom(dom, doc, 'defaults');
+  // No script leaves anything out here, so every scripts mode chooses the same defaults.
+  for (const mode of ['disabled', 'skip'] as const) {
+    assert.deepEqual(buildProject(dom, options('defaults.rbxl', 1, mode)).classes, doc.classes, mode);
+  }
 });
 
 test('scripts: each entry is a script instance of the tree (id in the entry and in metadata line 2), each script instance has its entry', () => {

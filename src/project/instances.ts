@@ -81,6 +81,9 @@ const SCRATCH = new JsonWriter(4096);
 /** Rows of a table read at most this often to find each column's default. */
 const SAMPLE_ROWS = 32;
 
+/** Rows read to tell whether a column's first row may hold most rows' value (see #firstRowLeads). */
+const PROBE_ROWS = 8;
+
 interface Plan {
   /** `"Name":` as UTF-8. */
   key: Uint8Array;
@@ -258,10 +261,12 @@ export class InstanceTree {
       let byName = samples.get(className);
       if (!byName) samples.set(className, (byName = new Map<string, Map<string, number>>()));
       const step = Math.max(1, Math.floor(rows.length / SAMPLE_ROWS));
-      // A class in one table, every row kept (binary files): when the first row's
-      // value is that of more than half the rows (so no other can be as common), its
-      // bit set, needed anyway to write the rows, says so exactly, and nothing is sampled.
-      const whole = (counts.get(className)?.rows ?? 0) === rows.length && !this.excluded;
+      // A class in one table, every row of it kept (binary files): when the first
+      // row's value is that of more than half the rows (so no other can be as common),
+      // its bit set, needed anyway to write the rows, says so exactly, and the rest of
+      // the sample is not read. A few rows are probed first, so that a column with no
+      // such value (positions, ids) is not passed over in full for nothing.
+      const whole = (counts.get(className)?.rows ?? 0) === rows.length;
       for (const [name, column] of columns) {
         if (name === 'Name' || schema.partial.has(name) || schema.properties[name] !== column.type || omit(className, name, column.type)) continue;
         let tally = byName.get(name);
@@ -270,7 +275,7 @@ export class InstanceTree {
         if (!tableSamples) this.#samples.set(t, (tableSamples = new Map<string, Map<string, number>>()));
         const firstRows = new Map<string, number>();
         tableSamples.set(name, firstRows);
-        if (whole && column.differing) {
+        if (whole && column.differing && this.#firstRowLeads(column, rows.length)) {
           const bits = column.differing(0);
           const same = rows.length - popcount(bits);
           if (same * 2 > rows.length && same >= 2) {
@@ -298,6 +303,16 @@ export class InstanceTree {
         if (best !== undefined) schema.defaults.set(name, best);
       }
     }
+  }
+
+  /** Whether more than half of up to PROBE_ROWS rows spread over the column hold its first row's value (compared as text). */
+  #firstRowLeads(column: Column, rows: number): boolean {
+    const first = this.#encode(column, 0);
+    const step = Math.max(1, Math.floor(rows / PROBE_ROWS));
+    let probed = 0;
+    let agree = 0;
+    for (let at = step; at < rows && probed < PROBE_ROWS; at += step, probed++) if (this.#encode(column, at) === first) agree++;
+    return agree * 2 > probed;
   }
 
   /** A sampled row of table `t` whose property `name` encodes to `text`, -1 when none. */

@@ -192,7 +192,7 @@ export class JsonWriter {
   /**
    * A float32 in the shortest decimal that reads back as the same float32 (see
    * writeFloat32). Everything is written into room reserved once: a float32's text is
-   * at most 15 bytes (the slow path's, for values that are not float32, at most 24).
+   * at most 15 bytes (the slow path's, for values that are not float32, at most 25).
    */
   float32(x: number): void {
     this.#room(32);

@@ -34,7 +34,7 @@ export function dracoHeapBytes(): number {
   return decoderModule?.HEAPU8.buffer.byteLength ?? 0;
 }
 
-/** Settles when a module being loaded to replace the current one is in place (at once when none is). */
+/** Settles when no module is being loaded: the fresh one in place, or its load failed (then the next call that needs one retries). */
 export async function dracoRenewal(): Promise<void> {
   await reloading;
 }
