@@ -8,7 +8,13 @@
  *   worker writes its file (the decode itself is done before each timed run);
  * - memory: peak RSS (VmHWM) of a child process that decodes, against one that decodes
  *   and builds (each a fresh process reading the file);
- * - sizes: JSON bytes, stored (compressed) bytes, and stored ÷ the file's size.
+ * - sizes: JSON bytes, stored (compressed) bytes, and stored ÷ the file's size;
+ * - a reference beside the build: V8's own `JSON.stringify` writing the same text from
+ *   the document parsed back into objects (its values in hand, nothing compressed), plus
+ *   the surface-joint search the document needs (`surfaceJoints` on a fresh decode).
+ *   It is not a lower bound: a writer made for these values can beat the generic
+ *   serialiser (this project's writes arrays of float32 numbers 2.5–3× as fast), but
+ *   it tells how much of the build the text itself costs the engine.
  *
  * Each input is measured in BENCH_ROUNDS rounds (default 3) of both tasks in turn; a
  * task's time is its best per-round median, so a burst of load from the machine's
@@ -19,6 +25,7 @@
  * again). BENCH_PARTS=200000,10000 sets the generated places (0 for none);
  * BENCH_PLACES=booga,rocket keeps only the corpus places whose names contain one.
  */
+import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +37,7 @@ import type { Dom } from '../src/parser/dom.js';
 import { documentCompressor } from '../src/project/compression.js';
 import { projectJson, type BuildProjectOptions } from '../src/project/document.js';
 import { pumpChunks } from '../src/project/json-stream.js';
+import { surfaceJoints } from '../src/project/joints.js';
 import { analyzeDom, type ScriptCodes } from '../src/project/report.js';
 import { fmt, generatedInput, machine, placeInputs, table, type Input } from './support.js';
 
@@ -50,6 +58,11 @@ function options(input: BuildInput): BuildProjectOptions {
     title: '', owner: 'bench', createdAt: '2026-01-01T00:00:00.000Z', previewHash: '0'.repeat(64),
     fileName: input.name, fileSize: input.bytes.length, scriptsMode: 'disabled', assets: [], scriptCodes: input.scriptCodes,
   };
+}
+
+/** The document's JSON text, whole (for the reference: parsed once, then serialised again by V8). */
+function documentText(dom: Dom, input: BuildInput): string {
+  return Buffer.concat([...projectJson(dom, options(input))]).toString('utf8');
 }
 
 /** Builds the stored document of `dom` into a counting sink, as the worker writes it to its file; returns [JSON bytes, stored bytes]. */
@@ -109,29 +122,45 @@ async function main(): Promise<void> {
         const bench = new Bench({ time: big ? 3000 : 800, iterations: big ? 3 : 10, warmupIterations: big ? 1 : 3 });
         bench.add('decode', () => { decode(input.bytes); });
         bench.add('build', async () => { await buildStored(dom!, input); }, { beforeEach() { dom = decode(input.bytes); } });
+        // A fixed count: the search takes microseconds on most places, and the decode
+        // before each call would otherwise run for as many calls as fill the time.
+        const joints = new Bench({ time: 0, iterations: big ? 3 : 10, warmupTime: 0, warmupIterations: 1 });
+        joints.add('joints', () => { surfaceJoints(dom!); }, { beforeEach() { dom = decode(input.bytes); } });
+        // The parsed document is held only while it is serialised: a heap of its size
+        // slows the decode's collections (the 200k place's decode took 2.7× as long beside it).
+        const reference = new Bench({ time: big ? 3000 : 800, iterations: big ? 3 : 10, warmupIterations: big ? 1 : 3 });
+        let parsed: unknown;
+        reference.add('stringify', () => { JSON.stringify(parsed); });
         await bench.run();
-        for (const task of bench.tasks) best.set(task.name, Math.min(best.get(task.name) ?? Infinity, median(task)));
+        await joints.run();
         dom = undefined;
+        parsed = JSON.parse(documentText(decode(input.bytes), input));
+        await reference.run();
+        parsed = undefined;
+        globalThis.gc?.();
+        for (const task of [...bench.tasks, ...joints.tasks, ...reference.tasks]) best.set(task.name, Math.min(best.get(task.name) ?? Infinity, median(task)));
       }
       const [jsonBytes, storedBytes] = await buildStored(decode(input.bytes), input);
       const decodeMs = best.get('decode')!;
       const buildMs = best.get('build')!;
+      const referenceMs = best.get('stringify')! + best.get('joints')!;
       const decodePeak = peakRss('decode', path, input.name);
       const buildPeak = peakRss('build', path, input.name);
       rows.push([
         input.name, fmt(input.bytes.length / 1e6, 2), decode(input.bytes).count.toLocaleString('en-US'),
         fmt(decodeMs, 1), fmt(buildMs, 1), `${fmt(buildMs / decodeMs, 2)}×`,
+        fmt(best.get('stringify')!, 1), fmt(best.get('joints')!, 1), `${fmt(referenceMs / decodeMs, 2)}×`,
         fmt(jsonBytes / 1e6, 2), fmt(storedBytes / 1e6, 2), `${fmt(storedBytes / input.bytes.length, 2)}×`,
         fmt(decodePeak, 0), fmt(buildPeak, 0), `${fmt(buildPeak / decodePeak, 2)}×`,
       ]);
-      process.stderr.write(`${input.name}: decode ${fmt(decodeMs, 1)} ms, build ${fmt(buildMs, 1)} ms, stored ${fmt(storedBytes / 1e6, 2)} MB, peak ${fmt(decodePeak, 0)} → ${fmt(buildPeak, 0)} MB\n`);
+      process.stderr.write(`${input.name}: decode ${fmt(decodeMs, 1)} ms, build ${fmt(buildMs, 1)} ms, V8 + joints ${fmt(referenceMs, 1)} ms, stored ${fmt(storedBytes / 1e6, 2)} MB, peak ${fmt(decodePeak, 0)} → ${fmt(buildPeak, 0)} MB\n`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   process.stdout.write(`\nProject document benchmark on ${machine()}, best of ${rounds} rounds' medians\n\n`);
   process.stdout.write(table([
-    'input', 'MB', 'instances', 'decode ms', 'build ms', 'build ÷ decode', 'JSON MB', 'stored MB', 'stored ÷ file',
+    'input', 'MB', 'instances', 'decode ms', 'build ms', 'build ÷ decode', 'V8 JSON.stringify ms', 'joints ms', 'V8 + joints ÷ decode', 'JSON MB', 'stored MB', 'stored ÷ file',
     'decode peak RSS MB', 'build peak RSS MB', 'build ÷ decode peak',
   ], rows) + '\n');
 }

@@ -205,6 +205,24 @@ test('float32 values are written in their shortest form and read back exactly', 
   }
 });
 
+test('an array of float32 values is written as each value alone would be, slow forms included', () => {
+  const values = [0, -0, 1, -3, 37.8, 0.1, 1e-45, 3.4028234663852886e38, 123456789, 0.1 + 0.2, NaN, Infinity, -Infinity, 9.094947e-13]
+    .map((x, i) => (i === 9 ? x : Math.fround(x)));
+  // A writer with tiny chunks, so the array's room is reserved across a chunk boundary.
+  const one = new JsonWriter(8);
+  one.byte(0x5b);
+  values.forEach((x, i) => { if (i) one.byte(0x2c); one.float32(x); });
+  one.byte(0x5d);
+  for (const [from, count] of [[0, values.length], [3, 4], [5, 0]] as const) {
+    const w = new JsonWriter(8);
+    w.ascii('x');
+    w.float32Array(values, from, count);
+    const expected = count === values.length ? Buffer.concat(one.flush()).toString('latin1') : `[${values.slice(from, from + count).map(float32Text).join(',')}]`;
+    assert.equal(Buffer.concat(w.flush()).toString('latin1'), `x${expected}`);
+    assert.equal(w.written, 1 + expected.length);
+  }
+});
+
 test('the JSON writer escapes strings as JSON.stringify does', () => {
   const samples = ['', 'plain', 'quote " and \\ slash', 'ctrl \u0000\u0001\u001f\b\f\n\r\t', 'é ü 漢字', '😀', 'lone \ud800 surrogate', 'x'.repeat(300) + '\u2028'];
   for (const sample of samples) {
@@ -232,6 +250,37 @@ test('class tables: a default is a value at least two instances share; a lone in
   assert.deepEqual(byName.get('C')!.properties, { Value: 7 });
   assert.deepEqual(byName.get('Lonely')!.properties, { Extra: 5 });
   compareWithDom(dom, doc, 'classes');
+});
+
+test('class tables of a binary file: the default is the value most instances hold, whether or not the first instance holds it', () => {
+  const values = (className: string, type: PropType, list: Value[]) =>
+    list.map((value, i) => ({ class: className, name: `${className}${i}`, props: { Value: [type, value] as [PropType, Value] } }));
+  const dom = decode(encode(handDom([
+    // The first instance holds a value no other does.
+    ...values('IntValue', 'Int32', [5, 1, 1, 1, 1, 1, 1, 1, 1]),
+    // The first instance holds the value most do.
+    ...values('StringValue', 'String', ['a', 'a', 'b', 'a', 'c', 'a', 'd']),
+    // No value held by two: no default.
+    ...values('NumberValue', 'Float64', [1, 2, 3]),
+    // 40 of 64 hold 1 (the first row, every eighth and every odd row), but a sample of
+    // every other row sees 2 three times as often: the default is the true majority.
+    ...values('IntConstrainedValue', 'Int32', Array.from({ length: 64 }, (_, i) => (i % 8 === 0 || i % 2 === 1 ? 1 : 2))),
+  ])));
+  assert.equal(dom.tables.filter((t) => t.className === 'IntValue').length, 1, 'one table per class, as binary files have');
+  const doc = buildProject(dom, options('defaults.rbxl', 1));
+  assert.deepEqual(doc.classes.IntValue!.defaults, { Value: 1 });
+  assert.deepEqual(doc.classes.StringValue!.defaults, { Value: 'a' });
+  assert.equal(doc.classes.NumberValue!.defaults, undefined);
+  const byName = new Map(doc.instances.map((i) => [i.name, i]));
+  assert.deepEqual(byName.get('IntValue0')!.properties, { Value: 5 });
+  for (let i = 1; i < 9; i++) assert.deepEqual(byName.get(`IntValue${i}`)!.properties, {});
+  assert.deepEqual([0, 1, 2, 3, 4, 5, 6].map((i) => byName.get(`StringValue${i}`)!.properties), [{}, {}, { Value: 'b' }, {}, { Value: 'c' }, {}, { Value: 'd' }]);
+  assert.deepEqual(doc.classes.IntConstrainedValue!.defaults, { Value: 1 });
+  compareWithDom(dom, doc, 'defaults');
+  // No script leaves anything out here, so every scripts mode chooses the same defaults.
+  for (const mode of ['disabled', 'skip'] as const) {
+    assert.deepEqual(buildProject(dom, options('defaults.rbxl', 1, mode)).classes, doc.classes, mode);
+  }
 });
 
 test('scripts: each entry is a script instance of the tree (id in the entry and in metadata line 2), each script instance has its entry', () => {

@@ -17,7 +17,7 @@ import { children, findService, fullName, getValue, preorder, roots, type Column
 import { DomBuilder } from '../src/parser/dom-build.js';
 import { dumpJson } from '../src/project/dump.js';
 import { readInstances, type EncodedTree } from '../src/project/reader.js';
-import { arrayColumn } from '../src/parser/columns/column.js';
+import { arrayColumn, diffPlanes, ViewColumn } from '../src/parser/columns/column.js';
 import { ByteWriter } from '../src/parser/writer/bytes.js';
 import { concat, fileHeader, frameChunk } from '../src/parser/writer/chunks.js';
 import { writeReferents } from '../src/parser/writer/interleave.js';
@@ -619,4 +619,32 @@ describe('every column is checked when the file is decoded, not when it is read'
     }
     assert.deepEqual([...seen].sort((a, b) => a - b), Object.keys(corrupt).map(Number).sort((a, b) => a - b), 'every damage was tried');
   });
+});
+
+// ---------------------------------------------------------------------------
+// Column.differing over byte planes
+
+test('differing over byte planes sets exactly the rows whose bytes differ, at any length and offset', () => {
+  const random = prng(7);
+  for (const width of [1, 4, 12, 16]) {
+    for (const length of [0, 1, 7, 8, 9, 15, 16, 17, 31, 40, 1003]) {
+      // Planes placed after some bytes, with more after them: the pass must stay inside its column.
+      const at = 5;
+      const data = new Uint8Array(at + width * length + 9).fill(0xee);
+      // Two byte values only, so most rows equal the reference in most planes.
+      for (let i = at; i < at + width * length; i++) data[i] = random() < 0.8 ? 1 : 2;
+      const rowBytes = (row: number): number[] => Array.from({ length: width }, (_, k) => data[at + k * length + row]!);
+      const column = new ViewColumn('Int32', length, data, at, at + width * length, () => 0, diffPlanes(width));
+      for (const reference of length ? [0, length >> 1, length - 1] : []) {
+        const bits = column.differing(reference);
+        assert.equal(bits.length, (length + 7) >> 3);
+        const expected = rowBytes(reference).join();
+        for (let row = 0; row < bits.length * 8; row++) {
+          const set = (bits[row >> 3]! >> (row & 7)) & 1;
+          const differs = row < length && rowBytes(row).join() !== expected ? 1 : 0;
+          assert.equal(set, differs, `width ${width}, ${length} rows, reference ${reference}, row ${row}`);
+        }
+      }
+    }
+  }
 });

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeMeshAsset, MeshDecodeError, type FileMeshAsset, type UnionGraphicsAsset, type UnionPhysicsAsset } from '../src/mesh/index.js';
 import { assertClose, readMeshFile } from './support/mesh-corpus.js';
+import { dracoHeapBytes, dracoRenewal } from '../src/mesh/filemesh/draco.js';
 import {
   cubeHull, encodeDraco, PHYSICS_VALUES, writeCsgmdl, writeCsgmdl5, writeCsgphs, writeMeshChunked, writeMeshText, writeMeshV2,
   writeMeshV4, type MeshModel,
@@ -116,6 +117,51 @@ test('mesh 7.00 with a Draco COREMESH made by the Draco encoder decodes back, co
   assert.equal(asset.header.draco, true);
   assertModel(asset, m, '7.00');
   assertSkin(asset, '7.00');
+});
+
+/** A wavy n × n grid of quads: enough vertices (n = 400: 160k) to grow Draco's heap past its first 16 MiB. */
+function gridModel(n: number): MeshModel {
+  const count = (n + 1) * (n + 1);
+  const positions = new Float32Array(count * 3), normals = new Float32Array(count * 3), uvs = new Float32Array(count * 2);
+  for (let r = 0, v = 0; r <= n; r++) {
+    for (let s = 0; s <= n; s++, v++) {
+      positions.set([s, Math.sin(r + s), r], v * 3);
+      normals.set([0, 1, 0], v * 3);
+      uvs.set([s / n, r / n], v * 2);
+    }
+  }
+  const faces = new Uint32Array(n * n * 6);
+  for (let r = 0, f = 0; r < n; r++) {
+    for (let s = 0; s < n; s++, f += 6) {
+      const a = r * (n + 1) + s, b = a + n + 1;
+      faces.set([a, b, a + 1, a + 1, b, b + 1], f);
+    }
+  }
+  return { positions, normals, uvs, faces, lodOffsets: [0, faces.length / 3] };
+}
+
+test('a Draco decode that leaves the decoder heap past maxDecoderHeapBytes replaces the module: the memory is let go, and decoding goes on meanwhile', async () => {
+  const m = gridModel(400);
+  const file = writeMeshChunked(m, '7.00', await encodeDraco(m));
+  await dracoRenewal();
+  const fresh = dracoHeapBytes();
+  const limits = { maxDecoderHeapBytes: fresh };
+  const first = decodeMeshAsset(file, limits) as FileMeshAsset;
+  const grown = dracoHeapBytes();
+  assert.ok(grown > fresh, `the heap grew (${fresh} → ${grown} bytes)`);
+  assertClose(first.geometry.positions, m.positions, 1e-6, 'positions');
+  // Until the fresh module is in place, the grown one keeps decoding.
+  const second = decodeMeshAsset(file, limits) as FileMeshAsset;
+  assert.deepEqual(second.geometry.positions, first.geometry.positions);
+  await dracoRenewal();
+  assert.equal(dracoHeapBytes(), fresh, 'a fresh module replaced the grown one');
+  const third = decodeMeshAsset(file, limits) as FileMeshAsset;
+  assert.deepEqual(third.geometry.indices, first.geometry.indices);
+  // Under the default cap (64 MiB) the grown heap is kept for the next mesh.
+  await dracoRenewal();
+  decodeMeshAsset(file);
+  await dracoRenewal();
+  assert.ok(dracoHeapBytes() > fresh, 'kept under the default cap');
 });
 
 test('mesh 1.00 stores positions doubled and 1.01 as they are; both store v flipped; 2.00/3.00/3.01 with 36- and 40-byte vertices', () => {

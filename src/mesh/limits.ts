@@ -36,6 +36,13 @@ export interface MeshLimits {
   maxExpansion: number;
   /** Most chunks in a version 6.00/7.00 mesh. */
   maxChunks: number;
+  /**
+   * The Draco decoder's WebAssembly heap grows to the largest mesh it has decoded and
+   * can never shrink: after a decode leaves it larger than this, a fresh module is
+   * loaded to replace it (the old one serves until then), so a worker does not keep
+   * a large mesh's memory for the rest of its life.
+   */
+  maxDecoderHeapBytes: number;
 }
 
 export const DEFAULT_MESH_LIMITS: MeshLimits = Object.freeze({
@@ -51,6 +58,7 @@ export const DEFAULT_MESH_LIMITS: MeshLimits = Object.freeze({
   maxDecompressedBytes: 256 << 20,
   maxExpansion: 256,
   maxChunks: 256,
+  maxDecoderHeapBytes: 64 << 20,
 });
 
 export function resolveMeshLimits(partial?: Partial<MeshLimits>): MeshLimits {

@@ -41,12 +41,7 @@ function integer(w: JsonWriter, value: unknown): void {
 }
 
 function float32s(w: JsonWriter, values: readonly number[]): void {
-  w.byte(0x5b);
-  for (let i = 0; i < values.length; i++) {
-    if (i) w.byte(0x2c);
-    w.float32(values[i]!);
-  }
-  w.byte(0x5d);
+  w.float32Array(values, 0, values.length);
 }
 
 const string: Encoder = (w, value) => {

@@ -81,6 +81,9 @@ const SCRATCH = new JsonWriter(4096);
 /** Rows of a table read at most this often to find each column's default. */
 const SAMPLE_ROWS = 32;
 
+/** Rows read to tell whether a column's first row may hold most rows' value (see #firstRowLeads). */
+const PROBE_ROWS = 8;
+
 interface Plan {
   /** `"Name":` as UTF-8. */
   key: Uint8Array;
@@ -139,6 +142,18 @@ function indexRows(className: string, plans: Plan[], rows: number): TablePlans {
   return { head: Buffer.from(`,"class":${JSON.stringify(className)},"name":`, 'utf8'), plans, starts, order };
 }
 
+/** Set bits in `bits`. */
+function popcount(bits: Uint8Array): number {
+  let count = 0;
+  for (let i = 0; i < bits.length; i++) {
+    let b = bits[i]!;
+    b -= (b >> 1) & 0x55;
+    b = (b & 0x33) + ((b >> 2) & 0x33);
+    count += (b + (b >> 4)) & 0x0f;
+  }
+  return count;
+}
+
 /** Class schemas and per-table write plans for the rows a document keeps. */
 export class InstanceTree {
   readonly dom: Dom;
@@ -153,6 +168,8 @@ export class InstanceTree {
   readonly #writers = new Map<Column, RowWriter>();
   /** Per table, per property: each sampled value's text and the first row holding it. */
   readonly #samples = new Map<number, Map<string, Map<string, number>>>();
+  /** Columns whose rows were compared with their first row while choosing defaults: the bit set (Column.differing(0)). */
+  readonly #firstRowBits = new Map<Column, Uint8Array>();
 
   constructor(dom: Dom, ctx: EncodeContext, options: InstanceTreeOptions = {}) {
     this.dom = dom;
@@ -206,7 +223,7 @@ export class InstanceTree {
           encode: ENCODERS[column.type],
           write: this.#writers.get(column) ?? rowWriter(column, ctx),
           defaultText,
-          differs: defaultRow === -1 ? null : column.differing!(defaultRow),
+          differs: defaultRow === -1 ? null : defaultRow === 0 ? this.#firstRowBits.get(column) ?? column.differing!(0) : column.differing!(defaultRow),
           typeOverride: classType === column.type ? '' : `${JSON.stringify(name)}:${JSON.stringify(column.type)}`,
           isName: name === 'Name' && column.type === 'String' && !schema.partial.has(name),
           noDefault: schema.partial.has(name),
@@ -216,6 +233,7 @@ export class InstanceTree {
     });
     this.#samples.clear();
     this.#writers.clear();
+    this.#firstRowBits.clear();
   }
 
   /** Kept rows per table. */
@@ -243,6 +261,12 @@ export class InstanceTree {
       let byName = samples.get(className);
       if (!byName) samples.set(className, (byName = new Map<string, Map<string, number>>()));
       const step = Math.max(1, Math.floor(rows.length / SAMPLE_ROWS));
+      // A class in one table, every row of it kept (binary files): when the first
+      // row's value is that of more than half the rows (so no other can be as common),
+      // its bit set, needed anyway to write the rows, says so exactly, and the rest of
+      // the sample is not read. A few rows are probed first, so that a column with no
+      // such value (positions, ids) is not passed over in full for nothing.
+      const whole = (counts.get(className)?.rows ?? 0) === rows.length;
       for (const [name, column] of columns) {
         if (name === 'Name' || schema.partial.has(name) || schema.properties[name] !== column.type || omit(className, name, column.type)) continue;
         let tally = byName.get(name);
@@ -251,6 +275,17 @@ export class InstanceTree {
         if (!tableSamples) this.#samples.set(t, (tableSamples = new Map<string, Map<string, number>>()));
         const firstRows = new Map<string, number>();
         tableSamples.set(name, firstRows);
+        if (whole && column.differing && this.#firstRowLeads(column, rows.length)) {
+          const bits = column.differing(0);
+          const same = rows.length - popcount(bits);
+          if (same * 2 > rows.length && same >= 2) {
+            this.#firstRowBits.set(column, bits);
+            const text = this.#encode(column, 0);
+            tally.set(text, rows.length);
+            firstRows.set(text, 0);
+            continue;
+          }
+        }
         for (let at = 0; at < rows.length; at += step) {
           if (this.excluded?.[rows[at]!]) continue;
           const text = this.#encode(column, at);
@@ -268,6 +303,16 @@ export class InstanceTree {
         if (best !== undefined) schema.defaults.set(name, best);
       }
     }
+  }
+
+  /** Whether more than half of up to PROBE_ROWS rows spread over the column hold its first row's value (compared as text). */
+  #firstRowLeads(column: Column, rows: number): boolean {
+    const first = this.#encode(column, 0);
+    const step = Math.max(1, Math.floor(rows / PROBE_ROWS));
+    let probed = 0;
+    let agree = 0;
+    for (let at = step; at < rows && probed < PROBE_ROWS; at += step, probed++) if (this.#encode(column, at) === first) agree++;
+    return agree * 2 > probed;
   }
 
   /** A sampled row of table `t` whose property `name` encodes to `text`, -1 when none. */

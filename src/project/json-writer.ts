@@ -192,38 +192,39 @@ export class JsonWriter {
   /**
    * A float32 in the shortest decimal that reads back as the same float32 (see
    * writeFloat32). Everything is written into room reserved once: a float32's text is
-   * at most 15 bytes.
+   * at most 15 bytes (the slow path's, for values that are not float32, at most 25).
    */
   float32(x: number): void {
     this.#room(32);
-    const buffer = this.#buffer;
     const from = this.#at;
-    let at: number;
-    if ((x | 0) === x) {
-      at = writeFloat32(buffer, from, x);
-    } else {
-      // Fractions: a map repeats its sizes, offsets and rotations, so their text is
-      // kept by bit pattern in a small direct-mapped cache.
-      FLOAT_BITS[0] = x;
-      const bits = FLOAT_KEY[0]!;
-      const slot = Math.imul(bits, 0x9e3779b1) >>> (32 - CACHE_BITS);
-      const length = CACHED_LENGTHS[slot]!;
-      if (length !== 0 && CACHED_KEYS[slot] === bits && FLOAT_BITS[0] === x) {
-        const text = slot * CACHED_BYTES;
-        for (let i = 0; i < length; i++) buffer[from + i] = CACHED_TEXT[text + i]!;
-        at = from + length;
-      } else {
-        at = writeFloat32(buffer, from, x);
-        if (at < 0) { this.ascii(slowFloat32(x)); return; }
-        if (at - from <= CACHED_BYTES) {
-          CACHED_KEYS[slot] = bits;
-          CACHED_LENGTHS[slot] = at - from;
-          for (let i = from, to = slot * CACHED_BYTES; i < at; i++, to++) CACHED_TEXT[to] = buffer[i]!;
-        }
-      }
-    }
+    const at = float32Into(this.#buffer, from, x);
+    if (at < 0) { this.ascii(slowFloat32(x)); return; }
     this.#at = at;
     this.written += at - from;
+  }
+
+  /**
+   * `[a,b,...]`: `count` float32 values of `values` from index `from`, as `float32`
+   * writes each, in room reserved once for the array (a CFrame's twelve numbers on
+   * every part).
+   */
+  float32Array(values: ArrayLike<number>, from: number, count: number): void {
+    this.#room(count * 32 + 2);
+    const buffer = this.#buffer;
+    const start = this.#at;
+    let at = start;
+    buffer[at++] = 0x5b;
+    for (let i = 0; i < count; i++) {
+      if (i) buffer[at++] = 0x2c;
+      const x = values[from + i]!;
+      const end = float32Into(buffer, at, x);
+      if (end >= 0) { at = end; continue; }
+      const text = slowFloat32(x);
+      for (let k = 0; k < text.length; k++) buffer[at++] = text.charCodeAt(k);
+    }
+    buffer[at++] = 0x5d;
+    this.#at = at;
+    this.written += at - start;
   }
 
   float64(x: number): void {
@@ -247,6 +248,32 @@ const CACHED_LENGTHS = new Uint8Array(1 << CACHE_BITS);
 const CACHED_TEXT = new Uint8Array((1 << CACHE_BITS) * CACHED_BYTES);
 const FLOAT_BITS = new Float32Array(1);
 const FLOAT_KEY = new Uint32Array(FLOAT_BITS.buffer);
+
+/**
+ * Writes a float32's text at `at` (room for 32 bytes reserved); returns where it
+ * ends, or -1 when the value needs slowFloat32. Fractions: a map repeats its sizes,
+ * offsets and rotations, so their text is kept by bit pattern in a small
+ * direct-mapped cache.
+ */
+function float32Into(buffer: Uint8Array, from: number, x: number): number {
+  if ((x | 0) === x) return writeFloat32(buffer, from, x);
+  FLOAT_BITS[0] = x;
+  const bits = FLOAT_KEY[0]!;
+  const slot = Math.imul(bits, 0x9e3779b1) >>> (32 - CACHE_BITS);
+  const length = CACHED_LENGTHS[slot]!;
+  if (length !== 0 && CACHED_KEYS[slot] === bits && FLOAT_BITS[0] === x) {
+    const text = slot * CACHED_BYTES;
+    for (let i = 0; i < length; i++) buffer[from + i] = CACHED_TEXT[text + i]!;
+    return from + length;
+  }
+  const at = writeFloat32(buffer, from, x);
+  if (at >= 0 && at - from <= CACHED_BYTES) {
+    CACHED_KEYS[slot] = bits;
+    CACHED_LENGTHS[slot] = at - from;
+    for (let i = from, to = slot * CACHED_BYTES; i < at; i++, to++) CACHED_TEXT[to] = buffer[i]!;
+  }
+  return at;
+}
 
 /** Writes the integer n (a safe integer) at `at`; returns where it ends. */
 function writeInteger(buffer: Uint8Array, at: number, n: number): number {

@@ -40,9 +40,7 @@ export function rowWriter(column: Column, ctx: EncodeContext): RowWriter {
       case 'floats': return (w, row) => {
         const count = numbers(row, scratch);
         if (count === 0) { w.ascii('null'); return; } // an OptionalCFrame without one
-        w.byte(0x5b);
-        for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.float32(scratch[i]!); }
-        w.byte(0x5d);
+        w.float32Array(scratch, 0, count);
       };
       case 'hex': return (w, row) => { numbers(row, scratch); w.hexWords(scratch); };
       case 'ints': return (w, row) => {

@@ -230,9 +230,7 @@ const NUMBERS = new Float64Array(12);
 
 /** Writes `count` numbers of NUMBERS from `from` as a JSON array of float32 values. */
 function numbersArray(w: JsonWriter, from: number, count: number): void {
-  w.byte(0x5b);
-  for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.float32(NUMBERS[from + i]!); }
-  w.byte(0x5d);
+  w.float32Array(NUMBERS, from, count);
 }
 
 /** position and rotation, from the CFrame column's numbers when it has them (binary files), else from its value; the origin without a CFrame. */

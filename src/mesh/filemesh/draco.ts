@@ -4,7 +4,9 @@
  * process or worker, when this file is first imported; decoding is synchronous.
  * Draco sizes its own buffers from counts in the stream, so those counts are read
  * here first and checked against the limits before the decoder sees the stream;
- * every buffer it allocates is freed before returning.
+ * every buffer it allocates is freed before returning. Freed or not, the module's
+ * heap keeps its largest size: past `maxDecoderHeapBytes` the module is replaced by a
+ * fresh one, loaded in the background (`renewModule`).
  */
 import draco3d, { type DecoderModule } from 'draco3d';
 import { MeshDecodeError } from '../errors.js';
@@ -14,6 +16,28 @@ import type { VertexArrays } from './vertices.js';
 
 let decoderModule: DecoderModule | null = await draco3d.createDecoderModule({});
 let reloading: Promise<void> | null = null;
+
+/**
+ * Loads a fresh module in the background and puts it in place when ready; until
+ * then the current one, if usable, keeps decoding. A failed load is retried by the
+ * next call that needs one.
+ */
+function renewModule(): void {
+  reloading ??= draco3d.createDecoderModule({}).then(
+    (fresh) => { decoderModule = fresh; reloading = null; },
+    () => { reloading = null; },
+  );
+}
+
+/** The bytes of the Draco module's heap (0 while none is loaded): what a worker keeps between decodes. */
+export function dracoHeapBytes(): number {
+  return decoderModule?.HEAPU8.buffer.byteLength ?? 0;
+}
+
+/** Settles when no module is being loaded: the fresh one in place, or its load failed (then the next call that needs one retries). */
+export async function dracoRenewal(): Promise<void> {
+  await reloading;
+}
 
 export interface DracoGeometry extends Partial<VertexArrays> {
   positions: Float32Array;
@@ -31,15 +55,20 @@ export function decodeDraco(outer: MeshReader, at: number, stream: Uint8Array, l
     fail(outer, `the ${stream.length}-byte Draco stream declares ${counts.faces} faces and ${counts.vertices} vertices, past ${limits.maxExpansion}× its size`, at);
   }
   const M = decoderModule;
-  if (!M) fail(outer, 'the Draco decoder is reloading after a failure; try again', at);
+  if (!M) {
+    renewModule();
+    fail(outer, 'the Draco decoder is reloading after a failure; try again', at);
+  }
   try {
     return decodeWith(M, outer, at, stream, limits);
   } catch (error) {
     if (error instanceof MeshDecodeError) throw error;
     // An abort inside the module leaves it unusable: load a fresh one for later calls.
-    decoderModule = null;
-    reloading ??= draco3d.createDecoderModule({}).then((m) => { decoderModule = m; reloading = null; });
-    fail(outer, `the Draco decoder failed: ${(error as Error)?.message ?? String(error)}`, at);
+    if (decoderModule === M) decoderModule = null;
+    renewModule();
+    return fail(outer, `the Draco decoder failed: ${(error as Error)?.message ?? String(error)}`, at);
+  } finally {
+    if (decoderModule === M && M.HEAPU8.buffer.byteLength > limits.maxDecoderHeapBytes) renewModule();
   }
 }
 

@@ -52,14 +52,23 @@ export const diffRows = (same: RowSame): RowDiff => (col, reference, bits) => {
 const PLANES: RowDiff[] = [];
 /**
  * Rows of `width` bytes spread over `width` byte planes of `length` bytes each (the
- * interleaved families): one pass per plane over its bytes.
+ * interleaved families): one pass per plane over its bytes, eight rows (one byte of
+ * `bits`) at a time without a branch per row. The document's instance tree asks this
+ * of every column of every class: on a 200k-part place, forty million bytes.
  */
 export function diffPlanes(width: number): RowDiff {
   return (PLANES[width] ??= (col, reference, bits) => {
-    const d = col.data, n = col.length;
+    const d = col.data, n = col.length, whole = n & ~7;
     for (let k = 0, at = col.at; k < width; k++, at += n) {
-      const expected = d[at + reference];
-      for (let r = 0; r < n; r++) if (d[at + r] !== expected) bits[r >> 3]! |= 1 << (r & 7);
+      const e = d[at + reference]!;
+      let r = 0;
+      for (; r < whole; r += 8) {
+        const p = at + r;
+        const byte = (+(d[p] !== e)) | (+(d[p + 1] !== e) << 1) | (+(d[p + 2] !== e) << 2) | (+(d[p + 3] !== e) << 3)
+          | (+(d[p + 4] !== e) << 4) | (+(d[p + 5] !== e) << 5) | (+(d[p + 6] !== e) << 6) | (+(d[p + 7] !== e) << 7);
+        if (byte !== 0) bits[r >> 3]! |= byte;
+      }
+      for (; r < n; r++) if (d[at + r] !== e) bits[r >> 3]! |= 1 << (r & 7);
     }
   });
 }
