@@ -5,7 +5,9 @@ import { basename } from 'node:path';
 import { decode, decodeBinary, decodeChunks, DecodeError, findService, fullName, getValue, roots } from '../src/index.js';
 import { BINARY, chunkBoundaries, corpusFiles, prng } from './support/corpus.js';
 import { readColumn } from '../src/parser/columns/index.js';
-import type { DecodeLimits } from '../src/parser/limits.js';
+import { DEFAULT_LIMITS, resolveLimits, type DecodeLimits } from '../src/parser/limits.js';
+import { DEFAULT_MESH_LIMITS, resolveMeshLimits } from '../src/mesh/limits.js';
+import { DEFAULT_TERRAIN_LIMITS, resolveTerrainLimits } from '../src/terrain/limits.js';
 import { cursor } from '../src/parser/reader.js';
 import { PLACES_DIR } from './support/paths.js';
 
@@ -208,4 +210,19 @@ test('hostile inputs found in review fail fast with a DecodeError', async () => 
   const inst = concat(Uint8Array.of(0, 0, 0, 0, 6, 0, 0, 0), new TextEncoder().encode('Folder'), Uint8Array.of(0), new Uint8Array(new Uint32Array([count]).buffer), interleave(deltas(refs)));
   const prnt = concat(Uint8Array.of(0), new Uint8Array(new Uint32Array([count]).buffer), interleave(deltas(refs)), interleave(deltas(parents)));
   assert.throws(() => decode(concat(header(1, count), chunk('INST', inst), chunk('PRNT', prnt), END)), /cycle/);
+});
+
+test('a limit given as undefined keeps its default (place, mesh and terrain caps), and one given is applied', () => {
+  const place = resolveLimits({ maxInstances: undefined, maxClasses: 3 });
+  assert.equal(place.maxInstances, DEFAULT_LIMITS.maxInstances);
+  assert.equal(place.maxClasses, 3);
+  const mesh = resolveMeshLimits({ maxVertices: undefined, maxDecoderHeapBytes: undefined, maxLods: 4 });
+  assert.equal(mesh.maxVertices, DEFAULT_MESH_LIMITS.maxVertices);
+  assert.equal(mesh.maxDecoderHeapBytes, DEFAULT_MESH_LIMITS.maxDecoderHeapBytes);
+  assert.equal(mesh.maxLods, 4);
+  assert.equal(resolveTerrainLimits({ maxChunks: undefined }).maxChunks, DEFAULT_TERRAIN_LIMITS.maxChunks);
+  // Through the decoder: the cap given is enforced, the one left undefined does not turn checks off.
+  const bytes = readFileSync(`${PLACES_DIR}/slime-defense.rbxl`);
+  assert.throws(() => decode(bytes, { maxInstances: undefined, maxClasses: 3 }), (error: unknown) => error instanceof DecodeError && error.limit === 'maxClasses');
+  assert.equal(decode(bytes, { maxInstances: undefined }).count, decode(bytes).count);
 });

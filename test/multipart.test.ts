@@ -357,6 +357,8 @@ test('limits on parts, header bytes, field bytes and file bytes', () => {
   assert.equal(parse(BOUNDARY, fields(20), ones()).length, 20);
   assertMultipartError(() => parse(BOUNDARY, fields(21), ones()), 'too_many_parts');
   assertMultipartError(() => parse(BOUNDARY, fields(3), ones(), { maxParts: 2 }), 'too_many_parts');
+  // A limit given as undefined (from an absent setting) keeps its default.
+  assertMultipartError(() => parse(BOUNDARY, fields(21), ones(), { maxParts: undefined }), 'too_many_parts');
 
   const header = manual(`--${BOUNDARY}`, 'Content-Disposition: form-data; name="a"', '', 'x', `--${BOUNDARY}--`);
   const headerBytes = 'Content-Disposition: form-data; name="a"\r\n\r\n'.length;

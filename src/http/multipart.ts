@@ -9,6 +9,7 @@
  * all that needs remembering, because the delimiter "\r\n--boundary" has no border
  * (a boundary cannot contain "\r"), so a failed partial match never hides another.
  */
+import { withDefaults } from '../parser/limits.js';
 
 export type MultipartErrorCode =
   /** Content-Type is not multipart/form-data. */
@@ -153,7 +154,7 @@ export function createMultipartParser(
   limits: Partial<MultipartLimits> = {},
 ): MultipartParser {
   checkBoundary(boundary);
-  const { maxHeaderBytes, maxParts, maxFieldBytes, maxFileBytes } = { ...DEFAULT_MULTIPART_LIMITS, ...limits };
+  const { maxHeaderBytes, maxParts, maxFieldBytes, maxFileBytes } = withDefaults(DEFAULT_MULTIPART_LIMITS, limits);
   const delimiter = Buffer.from(`\r\n--${boundary}`, 'latin1');
 
   // The body's first delimiter has no CRLF before it; pretending the stream began with

@@ -4,6 +4,8 @@
  * counts that compression can inflate (Draco, ZSTD, CSGMDL 5 delta indices,
  * CSGPHS 8 Edgebreaker) are checked against them before decoding.
  */
+import { withDefaults } from '../parser/limits.js';
+
 export interface MeshLimits {
   /** Largest input accepted at all. */
   maxInputBytes: number;
@@ -62,7 +64,7 @@ export const DEFAULT_MESH_LIMITS: MeshLimits = Object.freeze({
 });
 
 export function resolveMeshLimits(partial?: Partial<MeshLimits>): MeshLimits {
-  return partial ? { ...DEFAULT_MESH_LIMITS, ...partial } : DEFAULT_MESH_LIMITS;
+  return withDefaults(DEFAULT_MESH_LIMITS, partial);
 }
 
 /** What a compressed stream of `streamBytes` may declare it expands to. */

@@ -37,5 +37,20 @@ export const DEFAULT_LIMITS: DecodeLimits = Object.freeze({
 });
 
 export function resolveLimits(partial?: Partial<DecodeLimits>): DecodeLimits {
-  return partial ? { ...DEFAULT_LIMITS, ...partial } : DEFAULT_LIMITS;
+  return withDefaults(DEFAULT_LIMITS, partial);
+}
+
+/**
+ * `defaults` with the caps `partial` sets. A cap given as undefined keeps its default:
+ * limits built from optional settings (`{ maxInstances: config.maxInstances }`)
+ * must not lose a cap because one setting is absent, as a plain spread would.
+ */
+export function withDefaults<T extends object>(defaults: T, partial: Partial<T> | undefined): T {
+  if (!partial) return defaults;
+  const out = { ...defaults };
+  for (const key of Object.keys(partial) as (keyof T)[]) {
+    const value = partial[key];
+    if (value !== undefined) out[key] = value as T[keyof T];
+  }
+  return out;
 }

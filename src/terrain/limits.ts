@@ -2,6 +2,8 @@
  * Caps that a SmoothGrid blob meets before anything is allocated or meshed, in the
  * manner of the place decoder's limits.ts.
  */
+import { withDefaults } from '../parser/limits.js';
+
 export interface TerrainLimits {
   /** Most chunks in one blob (each is 128³ studs at the default chunk size). */
   maxChunks: number;
@@ -21,5 +23,5 @@ export const DEFAULT_TERRAIN_LIMITS: TerrainLimits = Object.freeze({
 });
 
 export function resolveTerrainLimits(partial?: Partial<TerrainLimits>): TerrainLimits {
-  return partial ? { ...DEFAULT_TERRAIN_LIMITS, ...partial } : DEFAULT_TERRAIN_LIMITS;
+  return withDefaults(DEFAULT_TERRAIN_LIMITS, partial);
 }
