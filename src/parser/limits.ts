@@ -50,7 +50,7 @@ export function withDefaults<T extends object>(defaults: T, partial: Partial<T> 
   const out = { ...defaults };
   for (const key of Object.keys(partial) as (keyof T)[]) {
     const value = partial[key];
-    if (value !== undefined) out[key] = value as T[keyof T];
+    if (value !== undefined) out[key] = value;
   }
   return out;
 }
