@@ -81,7 +81,7 @@ const SCRATCH = new JsonWriter(4096);
 /** Rows of a table read at most this often to find each column's default. */
 const SAMPLE_ROWS = 32;
 
-/** Rows read to tell whether a column's first row may hold most rows' value (see #firstRowLeads). */
+/** Rows read to tell whether a column's first row may hold most rows' value (see #leadingFirstRow). */
 const PROBE_ROWS = 8;
 
 interface Plan {
@@ -275,14 +275,14 @@ export class InstanceTree {
         if (!tableSamples) this.#samples.set(t, (tableSamples = new Map<string, Map<string, number>>()));
         const firstRows = new Map<string, number>();
         tableSamples.set(name, firstRows);
-        if (whole && column.differing && this.#firstRowLeads(column, rows.length)) {
-          const bits = column.differing(0);
+        const first = whole && column.differing ? this.#leadingFirstRow(column, rows.length) : undefined;
+        if (first !== undefined) {
+          const bits = column.differing!(0);
           const same = rows.length - popcount(bits);
           if (same * 2 > rows.length && same >= 2) {
             this.#firstRowBits.set(column, bits);
-            const text = this.#encode(column, 0);
-            tally.set(text, rows.length);
-            firstRows.set(text, 0);
+            tally.set(first, rows.length);
+            firstRows.set(first, 0);
             continue;
           }
         }
@@ -305,14 +305,14 @@ export class InstanceTree {
     }
   }
 
-  /** Whether more than half of up to PROBE_ROWS rows spread over the column hold its first row's value (compared as text). */
-  #firstRowLeads(column: Column, rows: number): boolean {
+  /** The first row's text when more than half of up to PROBE_ROWS rows spread over the column hold the same; undefined otherwise. */
+  #leadingFirstRow(column: Column, rows: number): string | undefined {
     const first = this.#encode(column, 0);
     const step = Math.max(1, Math.floor(rows / PROBE_ROWS));
     let probed = 0;
     let agree = 0;
     for (let at = step; at < rows && probed < PROBE_ROWS; at += step, probed++) if (this.#encode(column, at) === first) agree++;
-    return agree * 2 > probed;
+    return agree * 2 > probed ? first : undefined;
   }
 
   /** A sampled row of table `t` whose property `name` encodes to `text`, -1 when none. */

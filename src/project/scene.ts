@@ -228,18 +228,13 @@ const FLAGS = [
 /** Scratch for a CFrame's twelve numbers (Column.numbers). */
 const NUMBERS = new Float64Array(12);
 
-/** Writes `count` numbers of NUMBERS from `from` as a JSON array of float32 values. */
-function numbersArray(w: JsonWriter, from: number, count: number): void {
-  w.float32Array(NUMBERS, from, count);
-}
-
 /** position and rotation, from the CFrame column's numbers when it has them (binary files), else from its value; the origin without a CFrame. */
 function writeTransform(w: JsonWriter, column: PartColumns['cframe'], at: number): void {
   if (!cframeNumbersOf(column, at, NUMBERS)) NUMBERS.set(ORIGIN_CFRAME);
   w.ascii(',"position":');
-  numbersArray(w, 0, 3);
+  w.float32Array(NUMBERS, 0, 3);
   w.ascii(',"rotation":[');
-  numbersArray(w, 3, 3); w.byte(0x2c); numbersArray(w, 6, 3); w.byte(0x2c); numbersArray(w, 9, 3);
+  w.float32Array(NUMBERS, 3, 3); w.byte(0x2c); w.float32Array(NUMBERS, 6, 3); w.byte(0x2c); w.float32Array(NUMBERS, 9, 3);
   w.byte(0x5d);
 }
 
@@ -251,7 +246,7 @@ function writePart(w: JsonWriter, dom: Dom, row: number, className: string, c: P
   const at = dom.rowInTable(row);
   writeTransform(w, c.cframe, at);
   w.ascii(',"size":');
-  if (vec3NumbersOf(c.size, at, NUMBERS)) numbersArray(w, 0, 3);
+  if (vec3NumbersOf(c.size, at, NUMBERS)) w.float32Array(NUMBERS, 0, 3);
   else w.ascii('null');
   w.bytes(shapeText(shapeOf(className, c.shape?.get(at))));
   const color = colorOf(c, at);
