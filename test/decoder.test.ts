@@ -6,7 +6,7 @@ import { decode, decodeBinary, decodeChunks, DecodeError, findService, fullName,
 import { BINARY, chunkBoundaries, corpusFiles, prng } from './support/corpus.js';
 import { readColumn } from '../src/parser/columns/index.js';
 import { DEFAULT_LIMITS, resolveLimits, type DecodeLimits } from '../src/parser/limits.js';
-import { DEFAULT_MESH_LIMITS, resolveMeshLimits } from '../src/mesh/limits.js';
+import { DEFAULT_MESH_LIMITS, MIN_DECODER_HEAP_BYTES, resolveMeshLimits } from '../src/mesh/limits.js';
 import { DEFAULT_TERRAIN_LIMITS, resolveTerrainLimits } from '../src/terrain/limits.js';
 import { cursor } from '../src/parser/reader.js';
 import { PLACES_DIR } from './support/paths.js';
@@ -220,6 +220,9 @@ test('a limit given as undefined keeps its default (place, mesh and terrain caps
   assert.equal(mesh.maxVertices, DEFAULT_MESH_LIMITS.maxVertices);
   assert.equal(mesh.maxDecoderHeapBytes, DEFAULT_MESH_LIMITS.maxDecoderHeapBytes);
   assert.equal(mesh.maxLods, 4);
+  // A Draco heap cap under a fresh module's heap would reload the module after every decode.
+  for (const low of [0, 1, MIN_DECODER_HEAP_BYTES - 1, Number.NaN]) assert.equal(resolveMeshLimits({ maxDecoderHeapBytes: low }).maxDecoderHeapBytes, MIN_DECODER_HEAP_BYTES);
+  assert.equal(resolveMeshLimits({ maxDecoderHeapBytes: 32 << 20 }).maxDecoderHeapBytes, 32 << 20);
   assert.equal(resolveTerrainLimits({ maxChunks: undefined }).maxChunks, DEFAULT_TERRAIN_LIMITS.maxChunks);
   // Through the decoder: the cap given is enforced, the one left undefined does not turn checks off.
   const bytes = readFileSync(`${PLACES_DIR}/slime-defense.rbxl`);

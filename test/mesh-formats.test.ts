@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { decodeMeshAsset, MeshDecodeError, type FileMeshAsset, type UnionGraphicsAsset, type UnionPhysicsAsset } from '../src/mesh/index.js';
 import { assertClose, readMeshFile } from './support/mesh-corpus.js';
 import { dracoHeapBytes, dracoRenewal } from '../src/mesh/filemesh/draco.js';
+import { MIN_DECODER_HEAP_BYTES } from '../src/mesh/limits.js';
 import {
   cubeHull, encodeDraco, PHYSICS_VALUES, writeCsgmdl, writeCsgmdl5, writeCsgphs, writeMeshChunked, writeMeshText, writeMeshV2,
   writeMeshV4, type MeshModel,
@@ -145,6 +146,7 @@ test('a Draco decode that leaves the decoder heap past maxDecoderHeapBytes repla
   const file = writeMeshChunked(m, '7.00', await encodeDraco(m));
   await dracoRenewal();
   const fresh = dracoHeapBytes();
+  assert.equal(fresh, MIN_DECODER_HEAP_BYTES, 'the floor resolveMeshLimits puts under the cap is a fresh module\'s heap');
   const limits = { maxDecoderHeapBytes: fresh };
   const first = decodeMeshAsset(file, limits) as FileMeshAsset;
   const grown = dracoHeapBytes();

@@ -42,7 +42,8 @@ export interface MeshLimits {
    * The Draco decoder's WebAssembly heap grows to the largest mesh it has decoded and
    * can never shrink: after a decode leaves it larger than this, a fresh module is
    * loaded to replace it (the old one serves until then), so a worker does not keep
-   * a large mesh's memory for the rest of its life.
+   * a large mesh's memory for the rest of its life. Values under a fresh module's heap
+   * (MIN_DECODER_HEAP_BYTES) count as that heap: lower, every decode would reload it.
    */
   maxDecoderHeapBytes: number;
 }
@@ -63,8 +64,13 @@ export const DEFAULT_MESH_LIMITS: MeshLimits = Object.freeze({
   maxDecoderHeapBytes: 64 << 20,
 });
 
+/** The heap a freshly loaded Draco module starts with (Emscripten's 16 MiB). */
+export const MIN_DECODER_HEAP_BYTES = 16 << 20;
+
 export function resolveMeshLimits(partial?: Partial<MeshLimits>): MeshLimits {
-  return withDefaults(DEFAULT_MESH_LIMITS, partial);
+  const limits = withDefaults(DEFAULT_MESH_LIMITS, partial);
+  if (!(limits.maxDecoderHeapBytes >= MIN_DECODER_HEAP_BYTES)) return { ...limits, maxDecoderHeapBytes: MIN_DECODER_HEAP_BYTES };
+  return limits;
 }
 
 /** What a compressed stream of `streamBytes` may declare it expands to. */
