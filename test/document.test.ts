@@ -18,7 +18,9 @@ import {
   packedSource, documentCompressor, acceptsDocumentEncoding, ENCODERS,
   type BuildProjectOptions, type ProjectDocument, type ReadInstance, type SceneNode,
 } from '../src/project/index.js';
-import { readMapScripts } from '../src/project/map-scripts.js';
+import { MAX_SCRIPT_PATH_CHARS, readMapScripts } from '../src/project/map-scripts.js';
+import { DomBuilder } from '../src/parser/dom-build.js';
+import { arrayColumn } from '../src/parser/columns/column.js';
 import { isScriptClass, BASE_PART_CLASSES } from '../src/project/classes.js';
 import { JsonWriter } from '../src/project/json-writer.js';
 import { sceneJson } from '../src/project/scene.js';
@@ -532,4 +534,66 @@ test('encodeValue and decodeValue are inverse for each encoder', () => {
     assert.ok(valuesEqual(back as Value, want as Value), `${key}: ${JSON.stringify(back)}`);
   }
   assert.equal(getValue(handDom([part('P', [0, 0, 0], [1, 1, 1])]), 0, 'Name'), 'P');
+});
+
+/** A binary file of `depth` instances, each the child of the one before: a Folder on top, then Scripts named by `nameOf(level)`. */
+function chainFile(depth: number, nameOf: (level: number) => string): Buffer {
+  const builder = new DomBuilder('binary');
+  const folder = builder.addTable('Folder', new Map([['Name', arrayColumn('String', [nameOf(0)])]]));
+  const names = Array.from({ length: depth - 1 }, (_, i) => nameOf(i + 1));
+  const scripts = builder.addTable('Script', new Map([['Name', arrayColumn('String', names)], ['Source', arrayColumn('String', names.map(() => 'print(1)'))]]));
+  let parent = builder.add(folder, -1);
+  for (let i = 1; i < depth; i++) parent = builder.add(scripts, parent);
+  return Buffer.from(encode(builder.build()));
+}
+
+test('script paths are bounded: a file nesting thousands of scripts gets paths of at most 1,000 characters, the top ancestor, "…" and the nearest names, in the entry and in line 2', () => {
+  const depth = 3_000;
+  const bytes = chainFile(depth, (level) => (level === 0 ? 'Top' : `S${level}`));
+  const dom = decode(bytes);
+  const fullNames: string[] = [];
+  for (let level = 0, path = ''; level < depth; level++) fullNames.push((path = level === 0 ? 'Top' : `${path}.S${level}`));
+  const doc = buildProject(dom, options('chain.rbxl', bytes.length, 'disabled'));
+  assert.equal(doc.scripts.length, depth - 1);
+  let shortened = 0;
+  for (const entry of doc.scripts) {
+    const level = Number(entry.name.slice(1));
+    const full = fullNames[level]!;
+    assert.ok(entry.path.length <= MAX_SCRIPT_PATH_CHARS, `${entry.name}: ${entry.path.length} characters`);
+    assert.equal(readScriptMeta(entry.code)?.path, entry.path, 'line 2 carries the same path');
+    if (full.length <= MAX_SCRIPT_PATH_CHARS) { assert.equal(entry.path, full); continue; }
+    shortened++;
+    assert.ok(entry.path.startsWith('Top.\u2026.'), entry.path.slice(0, 20));
+    const tail = entry.path.slice('Top.\u2026.'.length);
+    assert.ok(full.endsWith(`.${tail}`), `${entry.name}: the nearest names, whole`);
+    // As many whole names as fit: one more would pass the bound.
+    const next = full.slice(0, full.length - tail.length - 1).split('.').pop()!;
+    assert.ok('Top.\u2026.'.length + next.length + 1 + tail.length > MAX_SCRIPT_PATH_CHARS, `${entry.name}: room for ${next}`);
+  }
+  assert.ok(shortened > 2_000, `${shortened} paths shortened`);
+  // The whole document stays linear in the scripts: before, 3,000 nested scripts wrote paths of up to 3,000 names.
+  let written = 0;
+  for (const chunk of projectJson(dom, options('chain.rbxl', bytes.length, 'disabled'))) written += chunk.length;
+  assert.ok(written < depth * 3_000, `${written} bytes of document`);
+});
+
+test('a shortened script path leaves out a top ancestor whose name is long, and keeps only whole names', () => {
+  const long = (c: string) => c.repeat(600);
+  const bytes = chainFile(4, (level) => long('abcd'[level]!));
+  const doc = buildProject(decode(bytes), options('long.rbxl', bytes.length, 'enabled'));
+  // Each full name passes 1,000 characters (1,201 at the first script); the top's 600 are too many to keep.
+  assert.deepEqual(doc.scripts.map((entry) => entry.path), [`\u2026.${long('b')}`, `\u2026.${long('c')}`, `\u2026.${long('d')}`]);
+});
+
+test('the analysis reads script paths only where the report shows them: names read grow with the scripts, not with their depth', () => {
+  const depth = 3_000;
+  const bytes = chainFile(depth, (level) => `S${level}`);
+  const dom = decode(bytes);
+  const name = dom.name.bind(dom);
+  let reads = 0;
+  dom.name = (row: number) => { reads++; return name(row); };
+  const { report } = analyzeDom(dom, { fileName: 'chain.rbxl', fileSize: bytes.length });
+  assert.equal(report.scripts_total, depth - 1);
+  // Every full name walked would be about 1.3 million reads (paths of up to 1,000 characters).
+  assert.ok(reads < 10 * depth, `${reads} names read`);
 });
