@@ -8,6 +8,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { once } from 'node:events';
+import { documentDecompressor } from '../src/project/compression.js';
+import { sendStream, type Exchange } from '../src/http/exchange.js';
 import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
 import { PLACES_DIR } from './support/paths.js';
@@ -120,5 +124,17 @@ describe('the project document over HTTP', () => {
     const page = await rawRequest(service, { method: 'GET', path: `/api-rbxl/projects/${id}/page`, headers: {} });
     assert.equal(page.status, 200);
     assert.match(page.headers['content-type'] ?? '', /^text\/html/);
+  });
+
+  test('an answer decompressed on the way to a client that left before it started closes the document file', async () => {
+    // The route's wiring: the stored file through the decompressor, the decompressor to sendStream.
+    const body = createReadStream(documentPath());
+    const inflate = documentDecompressor();
+    inflate.on('close', () => body.destroy());
+    const gone = { finished: true, aborted: true } as unknown as Exchange; // the client left while the document was opened
+    await sendStream(gone, body.pipe(inflate), {});
+    const closed = body.closed || await Promise.race([once(body, 'close').then(() => true), new Promise<false>((resolve) => setTimeout(resolve, 2_000, false))]);
+    assert.equal(inflate.destroyed, true);
+    assert.equal(closed, true, 'the file is closed');
   });
 });

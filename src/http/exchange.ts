@@ -259,10 +259,20 @@ function writable(exchange: Exchange, piece: Uint8Array, pieceStart: number, siz
 /**
  * Streams a body of unknown length (chunked) with uWS back-pressure: each chunk is
  * written as it comes, and the next waits while uWS still holds data for a slow
- * client. The source is stopped (its iterator returned) when the client goes away. A
- * failure after the status line went out can only cut the connection.
+ * client. The source is destroyed however the answer ends (a client gone before it
+ * started included), which closes what feeds it. A failure after the status line
+ * went out can only cut the connection.
  */
-export async function sendStream(exchange: Exchange, source: AsyncIterable<Uint8Array>, headers: Record<string, string>): Promise<void> {
+export async function sendStream(exchange: Exchange, source: Readable, headers: Record<string, string>): Promise<void> {
+  try {
+    await streamAnswer(exchange, source, headers);
+  } finally {
+    // A client gone before or during the answer leaves the source unread: destroying it closes what feeds it.
+    source.destroy();
+  }
+}
+
+async function streamAnswer(exchange: Exchange, source: Readable, headers: Record<string, string>): Promise<void> {
   if (exchange.finished) return;
   let headerSent = false;
   const head = (): void => {
@@ -273,7 +283,7 @@ export async function sendStream(exchange: Exchange, source: AsyncIterable<Uint8
   };
   exchange.status = 200;
   try {
-    for await (const chunk of source) {
+    for await (const chunk of source as AsyncIterable<Uint8Array>) {
       if (exchange.aborted) return;
       let ok = true;
       exchange.res.cork(() => {
