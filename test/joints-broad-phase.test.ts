@@ -51,3 +51,26 @@ test('the joint broad phase visits every pair of boxes within NEAR exactly once'
     if (count > 100) assert.ok(expected.size > count / 4, `seed ${seed}: the boxes touch (${expected.size} pairs)`);
   }
 });
+
+test('the broad phase stops at its bounds: cells filled and pairs looked at, and pairs handed on', () => {
+  const flat = (list: Box[]) => Float64Array.from(list.flatMap((box) => [...box.min, ...box.max]));
+  // 300 boxes in one spot: 44,850 near pairs, every one in the same cell.
+  const piled = flat(Array.from({ length: 300 }, (_, id) => ({ id, min: [0, 0, 0], max: [4, 4, 4] })));
+  let visits = 0;
+  assert.equal(forEachNearPair(piled, 300, () => { visits++; }), true, 'within the default bounds');
+  assert.equal(visits, 44_850);
+  visits = 0;
+  assert.equal(forEachNearPair(piled, 300, () => { visits++; }, { steps: 1e9, nearPairs: 1_000 }), false);
+  assert.equal(visits, 1_000, 'no pair past the bound is handed on');
+  assert.equal(forEachNearPair(piled, 300, () => {}, { steps: 10_000, nearPairs: 1e9 }), false, 'pairs looked at');
+  // Small boxes apart from one another set the cells' size (2 studs): 300 cells filled, no pair to look at.
+  const small = Array.from({ length: 300 }, (_, id) => ({ id, min: [10 * id, 1_000, 0], max: [10 * id + 1, 1_001, 1] }));
+  // A few huge boxes (each past MAX_CELLS cells) are tested against every other box: 305 steps each.
+  const huge = flat([...small, ...Array.from({ length: 5 }, (_, i) => ({ id: 300 + i, min: [0, 0, 10 * i], max: [2_000, 1, 10 * i + 1] }))]);
+  assert.equal(forEachNearPair(huge, 305, () => {}, { steps: 1_000, nearPairs: 1e9 }), false, 'large boxes');
+  assert.equal(forEachNearPair(huge, 305, () => {}), true);
+  // Boxes spanning many cells (up to MAX_CELLS) fill each of them: 20 boxes of 20 x 20 cells, apart from one another.
+  const wide = flat([...small, ...Array.from({ length: 20 }, (_, i) => ({ id: 300 + i, min: [0, 0, 10 * i], max: [39, 39, 10 * i + 1] }))]);
+  assert.equal(forEachNearPair(wide, 320, () => {}, { steps: 1_000, nearPairs: 1e9 }), false, 'cells filled');
+  assert.equal(forEachNearPair(wide, 320, () => {}, { steps: 20_000, nearPairs: 1e9 }), true);
+});

@@ -5,11 +5,14 @@
 // arrays or from a binary file's columns.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Dom } from '../src/parser/dom.js';
+import type { Column, Dom } from '../src/parser/dom.js';
+import { DomBuilder } from '../src/parser/dom-build.js';
+import { arrayColumn } from '../src/parser/columns/column.js';
+import { analyzeDom, buildProject } from '../src/project/index.js';
 import { decode } from '../src/parser/index.js';
 import type { CFrameValue, PropType, Value } from '../src/parser/values.js';
 import { encode } from '../src/parser/writer/index.js';
-import { JOINT_OVERLAP_MIN, surfaceJoints, type SurfaceJoint } from '../src/project/joints.js';
+import { JOINT_OVERLAP_MIN, SEARCH_BOUNDS, searchSurfaceJoints, surfaceJoints, type SurfaceJoint } from '../src/project/joints.js';
 import { handDom, part, type HandNode } from './support/hand-dom.js';
 
 // Enum.SurfaceType
@@ -149,4 +152,33 @@ test('pairs the file joins already, places that store their joints, and parts ou
   assert.deepEqual(surfaceJoints(welded), []);
   assert.deepEqual(joints(parts, { ExplicitAutoJoints: ['Bool', true] }), []);
   assert.deepEqual(surfaceJoints(handDom([{ class: 'Workspace' }, { class: 'ReplicatedStorage', children: parts }])), []);
+});
+
+test('a place whose parts pile up past the search bounds gets no surface joints, and the report and the document say so', () => {
+  // 1,500 unanchored bricks in one spot: 1.1 million touching pairs, past SEARCH_BOUNDS.nearPairs.
+  const count = 1_500;
+  const builder = new DomBuilder('binary');
+  const workspace = builder.addTable('Workspace', new Map([['Name', arrayColumn('String', ['Workspace'])]]));
+  const parts = builder.addTable('Part', new Map<string, Column>([
+    ['Name', arrayColumn('String', Array(count).fill('Brick'))],
+    ['CFrame', arrayColumn('CFrame', Array(count).fill({ position: [0, 2, 0], orientation: [[1, 0, 0], [0, 1, 0], [0, 0, 1]] }))],
+    ['size', arrayColumn('Vector3', Array(count).fill([4, 4, 4]))],
+    ['TopSurface', arrayColumn('Enum', Array(count).fill(2))],
+    ['BottomSurface', arrayColumn('Enum', Array(count).fill(2))],
+  ]));
+  const root = builder.add(workspace, -1);
+  for (let i = 0; i < count; i++) builder.add(parts, root);
+  const dom = builder.build();
+  assert.ok(1_500 * 1_499 / 2 > SEARCH_BOUNDS.nearPairs);
+  assert.deepEqual(searchSurfaceJoints(dom), { joints: [], unsearchedParts: count });
+  const expected = { class: 'BasePart', count, reason: 'surface joints not made: so many of these parts overlap or touch that the search stopped at its bounds; unanchored parts may fall apart' };
+  const { report } = analyzeDom(dom, { fileName: 'pile.rbxl', fileSize: 1 });
+  assert.deepEqual(report.not_imported, [expected]);
+  assert.equal(report.imported.joints_generated, 0);
+  const doc = buildProject(dom, { title: '', owner: 'o', createdAt: '2026-01-01T00:00:00.000Z', previewHash: '0', fileName: 'pile.rbxl', fileSize: 1, scriptsMode: 'disabled', assets: [] });
+  assert.deepEqual(doc.import.not_imported, [expected]);
+  // Fewer bricks are searched and joined as before.
+  const few = handDom([{ class: 'Workspace', children: Array.from({ length: 3 }, (_, i) => part(`B${i}`, [0, 2 + 4 * i, 0], [4, 4, 4], { TopSurface: ['Enum', 2], BottomSurface: ['Enum', 2] })) }]);
+  assert.equal(searchSurfaceJoints(few).joints.length, 2);
+  assert.equal(searchSurfaceJoints(few).unsearchedParts, 0);
 });

@@ -27,7 +27,7 @@ import { generatedId, instanceId } from './ids.js';
 import { sharedStringsJson } from './dump.js';
 import { InstanceTree, instancesJson, type GeneratedInstance, type GeneratedSchema } from './instances.js';
 import { JsonWriter } from './json-writer.js';
-import { assemblies, surfaceJoints, type SurfaceJoint } from './joints.js';
+import { assemblies, searchSurfaceJoints, type SurfaceJoint } from './joints.js';
 import { readMapScripts, type MapScript } from './map-scripts.js';
 import { codesOfBits, findingCodes, isScriptCodes, type ScriptCodes } from './report.js';
 import { scanMapScripts } from './script-findings.js';
@@ -114,7 +114,7 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes 
   const mode = parseScriptsMode(options.scriptsMode);
   const skip = mode === 'skip';
   const excluded = skip ? scriptSubtrees(dom) : undefined;
-  const joints = surfaceJoints(dom, excluded);
+  const { joints, unsearchedParts } = searchSurfaceJoints(dom, excluded);
   const mapScripts = skip ? [] : readMapScripts(dom);
   const nonUtf8 = new Map<string, number>();
   for (const script of mapScripts) if (script.nonUtf8) nonUtf8.set(script.className, (nonUtf8.get(script.className) ?? 0) + 1);
@@ -122,6 +122,7 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes 
     ...(excluded ? { excluded } : {}),
     scriptsSkipped: skip,
     joints,
+    unsearchedParts,
     assemblies: assemblies(dom, joints, excluded),
     nonUtf8Scripts: nonUtf8,
   });

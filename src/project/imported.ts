@@ -76,6 +76,8 @@ export interface SummaryOptions {
   /** The document drops scripts (skip): they are named as not imported. */
   scriptsSkipped?: boolean;
   joints: readonly SurfaceJoint[];
+  /** Joinable parts left without surface joints because the search stopped at its bounds (joints.ts SEARCH_BOUNDS). */
+  unsearchedParts?: number;
   assemblies: Assemblies;
   /** Scripts whose source is not valid UTF-8, per class. */
   nonUtf8Scripts: ReadonlyMap<string, number>;
@@ -156,6 +158,12 @@ export function summariseImport(dom: Dom, options: SummaryOptions): ImportSummar
 
   for (const { className, property, count, reason } of dom.skipped) notImported.push({ class: className, property, count, reason });
   notImported.push(...danglingReferences(dom, excluded));
+  if (options.unsearchedParts) {
+    notImported.push({
+      class: 'BasePart', count: options.unsearchedParts,
+      reason: 'surface joints not made: so many of these parts overlap or touch that the search stopped at its bounds; unanchored parts may fall apart',
+    });
+  }
   for (const [className, count] of options.nonUtf8Scripts) {
     notImported.push({ class: className, property: 'Source', count, reason: 'not valid UTF-8, which JSON cannot carry: packed with U+FFFD replacement characters' });
   }

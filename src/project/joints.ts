@@ -87,14 +87,25 @@ interface Bodies {
 
 const BODY = 15, AXES = 3, HALF = 12;
 
-/** The surface joints `MakeJoints` would make among the Workspace's parts (none unless the place relies on them). */
+/** The surface joints `MakeJoints` would make among the Workspace's parts (none unless the place relies on them, or when the search stopped). */
 export function surfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoint[] {
-  if (!reliesOnSurfaceJoints(dom)) return [];
+  return searchSurfaceJoints(dom, excluded).joints;
+}
+
+export interface SurfaceJointSearch {
+  joints: SurfaceJoint[];
+  /** The joinable parts when the search stopped at its bounds (SEARCH_BOUNDS), and made no joint; else 0. */
+  unsearchedParts: number;
+}
+
+/** surfaceJoints, saying whether the search stopped at its bounds: then no joint is made rather than an arbitrary share of them. */
+export function searchSurfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJointSearch {
+  if (!reliesOnSurfaceJoints(dom)) return { joints: [], unsearchedParts: 0 };
   const bodies = collectBodies(dom, excluded);
   const joined = existingPairs(dom);
   const joints: SurfaceJoint[] = [];
   const search = new JointSearch(bodies);
-  forEachNearPair(bodies.boxes, bodies.count, (a, b) => {
+  const complete = forEachNearPair(bodies.boxes, bodies.count, (a, b) => {
     // The engine tries the earlier part's faces first; rows keep that order stable.
     const p = bodies.rows[a]! < bodies.rows[b]! ? a : b;
     const q = p === a ? b : a;
@@ -102,9 +113,22 @@ export function surfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoint[] {
     const joint = search.jointBetween(p, q);
     if (joint) joints.push(joint);
   });
+  if (!complete) return { joints: [], unsearchedParts: bodies.count };
   joints.sort((x, y) => x.part0 - y.part0 || x.part1 - y.part1);
-  return joints;
+  return { joints, unsearchedParts: 0 };
 }
+
+/**
+ * How far the broad phase goes before it gives up: `steps`, grid cells filled plus
+ * pairs of boxes looked at, and `nearPairs`, pairs handed to the narrow phase (about
+ * 0.3 µs each). rocket-arena-2006's 1,790 parts take 20k near pairs; a 4 KB file of
+ * 20,000 parts piled in one place asked for 200 million, a minute of a worker.
+ */
+export interface SearchBounds {
+  steps: number;
+  nearPairs: number;
+}
+export const SEARCH_BOUNDS: Readonly<SearchBounds> = Object.freeze({ steps: 32_000_000, nearPairs: 1_000_000 });
 
 /** A box spanning more grid cells than this is tested against every other box instead. */
 const MAX_CELLS = 512;
@@ -118,10 +142,14 @@ const CELL_RANGE = 1 << 10;
  * pairs on a 2006 arena whose bricks share their X, Y and Z ranges, for 3.4k
  * overlapping boxes); a pair is tested in the first cell both boxes cover, so only
  * once. Boxes covering more than MAX_CELLS cells (baseplates) are tested against all
- * others.
+ * others. Returns false, having stopped, when the search would pass `bounds`.
  */
-export function forEachNearPair(boxes: Float64Array, n: number, visit: (a: number, b: number) => void): void {
-  if (n < 2) return;
+export function forEachNearPair(
+  boxes: Float64Array, n: number, visit: (a: number, b: number) => void, bounds: Readonly<SearchBounds> = SEARCH_BOUNDS,
+): boolean {
+  if (n < 2) return true;
+  let steps = 0;
+  let nearPairs = 0;
   const extents = new Float64Array(n);
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
   for (let i = 0; i < n; i++) {
@@ -145,6 +173,7 @@ export function forEachNearPair(boxes: Float64Array, n: number, visit: (a: numbe
       cells *= last[3 * i + k]! - first[3 * i + k]! + 1;
     }
     if (cells > MAX_CELLS) { large.push(i); continue; }
+    if ((steps += cells) > bounds.steps) return false;
     for (let x = first[3 * i]!; x <= last[3 * i]!; x++) {
       for (let y = first[3 * i + 1]!; y <= last[3 * i + 1]!; y++) {
         for (let z = first[3 * i + 2]!; z <= last[3 * i + 2]!; z++) {
@@ -166,23 +195,32 @@ export function forEachNearPair(boxes: Float64Array, n: number, visit: (a: numbe
     const z = key % CELL_RANGE, y = Math.floor(key / CELL_RANGE) % CELL_RANGE, x = Math.floor(key / CELL_RANGE / CELL_RANGE);
     for (let s = 0; s < list.length; s++) {
       const i = list[s]!;
+      if ((steps += list.length - s - 1) > bounds.steps) return false;
       for (let t = s + 1; t < list.length; t++) {
         const j = list[t]!;
         // Only in the first cell the two cover (the greater of their first cells per axis).
         if (Math.max(first[3 * i]!, first[3 * j]!) !== x || Math.max(first[3 * i + 1]!, first[3 * j + 1]!) !== y
           || Math.max(first[3 * i + 2]!, first[3 * j + 2]!) !== z) continue;
-        if (near(i, j)) visit(i, j);
+        if (near(i, j)) {
+          if (++nearPairs > bounds.nearPairs) return false;
+          visit(i, j);
+        }
       }
     }
   }
   const isLarge = new Uint8Array(n);
   for (const i of large) isLarge[i] = 1;
   for (const i of large) {
+    if ((steps += n) > bounds.steps) return false;
     for (let j = 0; j < n; j++) {
       if (j === i || (isLarge[j] && j < i)) continue;
-      if (near(i, j)) visit(i, j);
+      if (near(i, j)) {
+        if (++nearPairs > bounds.nearPairs) return false;
+        visit(i, j);
+      }
     }
   }
+  return true;
 }
 
 /**

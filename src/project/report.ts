@@ -18,7 +18,7 @@ import { readTerrainGrid } from '../scene/terrain.js';
 import { terrainStats, type TerrainStats } from '../terrain/stats.js';
 import type { SmoothGrid } from '../terrain/smooth-grid.js';
 import { summariseImport, type Imported, type NotImported } from './imported.js';
-import { assemblies, surfaceJoints } from './joints.js';
+import { assemblies, searchSurfaceJoints } from './joints.js';
 
 export { scanMapScript, scanMapScripts } from './script-findings.js';
 
@@ -185,11 +185,11 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
     warnings.push(`${refs.kindConflicts.length - MAX_CONFLICT_WARNINGS} more assets used as two kinds, each counted as its first`);
   }
   const bounds = mapBounds(dom, warnings);
-  const joints = surfaceJoints(dom);
+  const { joints, unsearchedParts } = searchSurfaceJoints(dom);
   const held = assemblies(dom, joints);
   const nonUtf8 = new Map<string, number>();
   for (const script of mapScripts) if (script.nonUtf8) nonUtf8.set(script.className, (nonUtf8.get(script.className) ?? 0) + 1);
-  const { imported, not_imported: notImported } = summariseImport(dom, { joints, assemblies: held, nonUtf8Scripts: nonUtf8 });
+  const { imported, not_imported: notImported } = summariseImport(dom, { joints, unsearchedParts, assemblies: held, nonUtf8Scripts: nonUtf8 });
 
   const report: Report = {
     scripts_total: scripts.total,
