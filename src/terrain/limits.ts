@@ -13,6 +13,13 @@ export interface TerrainLimits {
   maxChunkLog2: number;
   /** Most triangles the mesher emits for a place (solid and water together) before it coarsens. */
   maxTriangles: number;
+  /**
+   * Most samples one meshing pass takes (chunks × (chunk edge / step)³): the mesher
+   * starts at the finest step within it. Studio writes 32³ chunks (16,777,216 samples
+   * is 512 of them at full resolution); a 4 KB place of five 256³ chunks asked for
+   * 84 million, 10–15 s and 900 MB of full-resolution meshing.
+   */
+  maxMeshSamples: number;
 }
 
 export const DEFAULT_TERRAIN_LIMITS: TerrainLimits = Object.freeze({
@@ -20,6 +27,7 @@ export const DEFAULT_TERRAIN_LIMITS: TerrainLimits = Object.freeze({
   maxChunkCoordinate: 262_144,
   maxChunkLog2: 8,
   maxTriangles: 1_500_000,
+  maxMeshSamples: 1 << 24,
 });
 
 export function resolveTerrainLimits(partial?: Partial<TerrainLimits>): TerrainLimits {

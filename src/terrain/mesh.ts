@@ -47,7 +47,8 @@ export interface TerrainMeshOptions {
 }
 
 export function meshTerrain(grid: SmoothGrid, options: TerrainMeshOptions = {}): TerrainMesh {
-  const budget = options.maxTriangles ?? resolveTerrainLimits(options.limits).maxTriangles;
+  const limits = resolveTerrainLimits(options.limits);
+  const budget = options.maxTriangles ?? limits.maxTriangles;
   if (options.step !== undefined) {
     if (!(options.step >= 1 && options.step <= grid.side && grid.side % options.step === 0)) {
       throw new RangeError(`step ${options.step} must divide the chunk edge of ${grid.side} voxels`);
@@ -58,6 +59,7 @@ export function meshTerrain(grid: SmoothGrid, options: TerrainMeshOptions = {}):
   // resolution has about four times its triangles, so a place far over budget skips the
   // full mesh instead of abandoning it near the end; a miss still falls back correctly.
   let fine = 1;
+  while (fine < grid.side && grid.count * (grid.side / fine) ** 3 > limits.maxMeshSamples) fine *= 2;
   for (;;) {
     const coarseStep = fine * 2;
     if (coarseStep > grid.side) return meshAtStep(grid, fine, Infinity)!;
