@@ -6,7 +6,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { as, analyze, postJson, startService, type Service } from './support/service.js';
 import { startSlowAssetHost, writeBigPlace, type BigPlace } from './support/big-place.js';
@@ -158,6 +159,37 @@ describe('create progress', () => {
     const progress = await (await progressOf(id, as('dave'))).json() as Progress;
     assert.equal(progress.phase, 'failed');
     assert.equal(progress.error?.code, 'not_found');
+  });
+
+  test('a client that leaves as soon as it has sent its create stops it: no project is stored, and the progress says client_gone', async () => {
+    const user = 'erin';
+    const { preview_hash: previewHash } = await analyze(service, bytes, 'big.rbxl', as(user));
+    const projects = join(service.dataDir, 'objects', 'projects');
+    const stored = async () => (await readdir(projects).catch(() => [])).length;
+    const before = await stored();
+    const body = JSON.stringify({ preview_hash: previewHash });
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const id = `leaving-create-${attempt}`;
+      await new Promise<void>((resolve) => {
+        const socket = connect(service.port, '127.0.0.1', () => {
+          socket.write(`POST ${CREATE} HTTP/1.1\r\nHost: test\r\nX-User-Id: ${user}\r\nContent-Type: application/json\r\nX-Create-Id: ${id}\r\n`
+            + `Content-Length: ${body.length}\r\n\r\n${body}`);
+          // Gone while the body is read and the progress entry is made, or just after.
+          setTimeout(() => { socket.destroy(); resolve(); }, attempt % 3);
+        });
+        socket.on('error', () => resolve());
+      });
+      let progress: Progress | null = null;
+      for (let wait = 0; wait < 200; wait++) {
+        const answer = await progressOf(id, as(user));
+        progress = answer.status === 200 ? await answer.json() as Progress : null;
+        if (progress === null || progress.phase === 'done' || progress.phase === 'failed') break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // Never begun (gone before its body was read) or stopped; never done.
+      if (progress !== null) assert.deepEqual([progress.phase, progress.error?.code], ['failed', 'client_gone'], `attempt ${attempt}`);
+    }
+    assert.equal(await stored(), before, 'no project for clients that left');
   });
 
   test('without X-Create-Id the create answer is the contract\'s, unchanged', async () => {

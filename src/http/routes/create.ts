@@ -51,21 +51,28 @@ export function createRoute(ctx: HttpContext): RouteHandler {
     const length = req.getHeader('content-length');
     if (length !== '' && Number(length) > limit) throw tooLarge(limit);
     const createId = readCreateId(req);
+    // Listened for from the start: a client gone while its body or its progress entry is
+    // awaited stops the create as surely as one gone during the build.
+    const controller = new AbortController();
+    exchange.onAbort.push(() => controller.abort(new Error('the client went away')));
     const request = parseCreateRequest(await readBody(exchange, limit));
     let tracker: CreateTracker | null = null;
     if (createId !== null) {
       tracker = await ctx.service.progress.begin(exchange.user!, createId);
       if (tracker === null) throw new HttpError(409, 'create_id_in_use', `a create named ${createId} is still running; name each create with its own X-Create-Id`);
     }
-    const controller = new AbortController();
-    exchange.onAbort.push(() => controller.abort(new Error('the client went away')));
     let created;
     try {
-      created = await ctx.service.projects.create({ user: exchange.user!, ...request, signal: controller.signal, ...(tracker ? { progress: tracker } : {}) });
+      created = controller.signal.aborted ? null
+        : await ctx.service.projects.create({ user: exchange.user!, ...request, signal: controller.signal, ...(tracker ? { progress: tracker } : {}) });
     } catch (error) {
-      const answer = toHttpError(error);
-      tracker?.failed(answer?.code ?? 'internal', answer?.message ?? 'internal error');
-      throw error;
+      // Whatever a stopped create throws (an aborted download or task), the reason is the client.
+      if (!controller.signal.aborted) {
+        const answer = toHttpError(error);
+        tracker?.failed(answer?.code ?? 'internal', answer?.message ?? 'internal error');
+        throw error;
+      }
+      created = null;
     }
     if (created === null) { // the client left: nobody would learn the project's id
       tracker?.failed('client_gone', 'the create was stopped because its request was closed');
