@@ -15,7 +15,7 @@ import { createHoldings } from '../src/store/holdings.js';
 import { QuotaExceededError } from '../src/store/quota.js';
 import { startServer } from '../src/http/server.js';
 import { PLACES_DIR } from './support/paths.js';
-import { analyze, as, create, expectError, postJson, CREATE, upload, waitUntil, serviceOf } from './support/service.js';
+import { analyze, as, create, expectError, postJson, CREATE, startService, upload, waitUntil, serviceOf } from './support/service.js';
 
 const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
@@ -80,6 +80,58 @@ async function keysUnder(objects: ObjectStore, prefix: string): Promise<string[]
   for await (const info of listAll(objects, prefix)) found.push(info.key);
   return found;
 }
+
+test('requests in flight count: concurrent reservations of one user cannot all take the last place, and a released one frees it', async () => {
+  await withStore(async (objects) => {
+    const holdings = createHoldings(objects, { userMaxBytes: 1000, userMaxPreviews: 2, userMaxProjects: 1 });
+    await holdings.addPreview('ann', HASH_A, 100, Date.now() + 60_000);
+    // Eight uploads of distinct maps at once: one place left.
+    const hashes = Array.from({ length: 8 }, (_, i) => String(i).repeat(64));
+    const uploads = await Promise.allSettled(hashes.map((hash) => holdings.reserve('ann', 'preview', 100, hash)));
+    assert.equal(uploads.filter((r) => r.status === 'fulfilled').length, 1);
+    for (const refused of uploads.filter((r) => r.status === 'rejected')) assert.match(String((refused).reason), /USER_MAX_PREVIEWS/);
+    // The same map twice at once, or one already held, is one preview: no place taken.
+    const same = await Promise.all([holdings.reserve('ann', 'preview', 100, HASH_A), holdings.reserve('ann', 'preview', 100, HASH_A)]);
+    assert.equal((await holdings.usage('ann')).previews, 2);
+    // Creates: one place, three at once.
+    const creates = await Promise.allSettled([0, 1, 2].map(() => holdings.reserve('ann', 'project', 0)));
+    const taken = creates.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    assert.equal(taken.length, 1);
+    assert.equal((await holdings.usage('ann')).projects, 1, 'the create in flight');
+    taken[0]!.release();
+    taken[0]!.release(); // once only
+    assert.equal((await holdings.usage('ann')).projects, 0);
+    await holdings.reserve('ann', 'project', 0);
+    // Bytes in flight count against USER_MAX_BYTES as well; another user is not affected.
+    for (const reservation of same) reservation.release();
+    for (const upload of uploads) if (upload.status === 'fulfilled') upload.value.release();
+    await assert.rejects(holdings.checkBytes('ann', 901), /USER_MAX_BYTES/, 'ann holds 100 bytes');
+    const big = await holdings.reserve('ann', 'preview', 800, HASH_B);
+    await assert.rejects(holdings.checkBytes('ann', 101), /USER_MAX_BYTES/, '100 held and 800 in flight');
+    await holdings.checkBytes('ben', 1000);
+    big.release();
+    await holdings.checkBytes('ann', 900);
+  });
+});
+
+test('a reservation checks and counts in one step: listings that answer together still let only one take the last place', async () => {
+  await withStore(async (objects) => {
+    // A store whose listings of ann's entries all answer at the same moment, once four are asked.
+    let waiting: (() => void)[] = [];
+    const together: ObjectStore = Object.create(objects, {
+      list: {
+        value: async (prefix: string, options?: Parameters<ObjectStore['list']>[1]) => {
+          const page = await objects.list(prefix, options);
+          await new Promise<void>((resolve) => { waiting.push(resolve); if (waiting.length === 4) { for (const go of waiting) go(); waiting = []; } });
+          return page;
+        },
+      },
+    }) as ObjectStore;
+    const holdings = createHoldings(together, { userMaxBytes: 1000, userMaxPreviews: 5, userMaxProjects: 1 });
+    const creates = await Promise.allSettled([0, 1, 2, 3].map(() => holdings.reserve('ann', 'project', 0)));
+    assert.equal(creates.filter((r) => r.status === 'fulfilled').length, 1);
+  });
+});
 
 test('filling in holdings runs once per store', async () => {
   await withStore(async (objects) => {
@@ -154,5 +206,23 @@ test('through the service: a user\'s entry for a preview runs to their own uploa
     await server.close(1000);
     await objects.close();
     await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('through the service: a user\'s concurrent uploads and creates on one instance stop at the share', { timeout: 120_000 }, async () => {
+  const service = await startService({ userMaxPreviews: 2, userMaxProjects: 2 });
+  try {
+    // Six distinct maps (a byte appended makes each its own upload) sent at once.
+    const place = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => upload(service, Buffer.concat([place, Buffer.from([i])]), `m${i}.rbxl`, as('fay'))));
+    const accepted = answers.filter((answer) => answer.status === 200);
+    assert.equal(accepted.length, 2, answers.map((answer) => answer.status).join(','));
+    for (const answer of answers) if (answer.status !== 200) await expectError(answer, 507, 'quota_exceeded');
+    const { preview_hash } = await accepted[0]!.json() as { preview_hash: string };
+    const creates = await Promise.all(Array.from({ length: 5 }, () => postJson(service, CREATE, { preview_hash, scripts_mode: 'skip' }, as('fay'))));
+    assert.equal(creates.filter((answer) => answer.status === 200).length, 2, creates.map((answer) => answer.status).join(','));
+    for (const answer of creates) if (answer.status !== 200) await expectError(answer, 507, 'quota_exceeded');
+  } finally {
+    await service.close();
   }
 });

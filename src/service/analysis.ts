@@ -66,8 +66,16 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
   }
 
   async function analyze(upload: UploadedFile): Promise<Preview> {
+    const reservation = await holdings.reserve(upload.user, 'preview', upload.size, upload.sha256).catch(diskToServiceError);
+    try {
+      return await analyzeReserved(upload);
+    } finally {
+      reservation.release(); // its entry is written by now, or it failed
+    }
+  }
+
+  async function analyzeReserved(upload: UploadedFile): Promise<Preview> {
     const hash = upload.sha256;
-    await holdings.check(upload.user, 'preview', upload.size, hash).catch(diskToServiceError);
     // The same bytes analysed before, on any instance: this upload only adds its uploader.
     let preview = (await previews.hasAnalysis(hash))
       ? await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)

@@ -19,7 +19,7 @@ import { CONVERTER_VERSION } from '../scene/convert.js';
 import { assetKeys, projectKeys } from '../store/backends/keys.js';
 import type { LocalMirror } from '../store/mirror.js';
 import type { ObjectStore, ObjectStream } from '../store/backends/types.js';
-import type { PreviewStore } from '../store/previews.js';
+import type { Preview, PreviewStore } from '../store/previews.js';
 import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/projects.js';
 import type { Holdings } from '../store/holdings.js';
 import type { DiskQuota } from '../store/quota.js';
@@ -131,10 +131,18 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     for (const o of outcomes) if (o.ok && (CONVERTED_KINDS.has(o.kind) || o.kind === 'image')) table[o.id] = o.sha256;
     await objects.put(projectKeys.sceneAssets(id), JSON.stringify(table));
   }
-  async function create({ user, previewHash, title, scriptsMode, signal, progress }: CreateRequest): Promise<CreatedProject | null> {
-    const preview = await previews.getFor(previewHash, user);
+  async function create(request: CreateRequest): Promise<CreatedProject | null> {
+    const preview = await previews.getFor(request.previewHash, request.user);
     if (!preview) throw new ServiceError('not_found', 'preview not found');
-    await holdings.check(user, 'project', 0).catch(diskToServiceError);
+    const reservation = await holdings.reserve(request.user, 'project', 0).catch(diskToServiceError);
+    try {
+      return await createReserved(request, preview);
+    } finally {
+      reservation.release(); // its entry is written by now, or it failed
+    }
+  }
+
+  async function createReserved({ user, title, scriptsMode, signal, progress }: CreateRequest, preview: Preview): Promise<CreatedProject | null> {
     guard(() => quota.checkRoom(1));
     // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
     const refreshed = await previews.addUploader(preview.hash, user).catch(diskToServiceError);

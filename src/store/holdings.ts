@@ -9,9 +9,11 @@
  * project's sidecar); a project's is deleted just before the project, so a failure
  * between the two leaves it uncounted, never counted for ever. A preview's entry runs to
  * the user's own latest upload of it and a later upload replaces it; expired entries
- * stop counting at once and the sweep deletes them. Two requests of one user on two
- * instances at the same moment may both pass a check, so a share can be exceeded by what
- * was in flight; nothing is lost either way.
+ * stop counting at once and the sweep deletes them. Requests in flight on this instance
+ * count too (`reserve`, from its check until its entry is written): a user's concurrent
+ * uploads or creates cannot all pass a check for the last place. Two requests of one user
+ * on two instances at the same moment may both pass, so a share can be exceeded by what
+ * was in flight across the fleet; nothing is lost either way.
  */
 import { holdingKeys, listKeys, parseHoldingKey, type ObjectStore } from './backends/index.js';
 import { QuotaExceededError } from './quota.js';
@@ -37,6 +39,12 @@ export interface Holdings {
   usage(user: string): Promise<UserUsage>;
   /** Throws QuotaExceededError unless `user` may add one more `kind` of `bytes` (one the user already holds is free); returns the usage it checked. */
   check(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<UserUsage>;
+  /**
+   * `check`, then counts the request as held on this instance until `release` (called
+   * once its entry is written, or it failed): the check and the count are one step, so
+   * concurrent requests of a user see one another.
+   */
+  reserve(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<Reservation>;
   /** Throws QuotaExceededError unless `user` may add `bytes` (counts are checked by `check`, once the entry is known). */
   checkBytes(user: string, bytes: number): Promise<void>;
   /** Bytes `user` may still add. */
@@ -53,12 +61,22 @@ export interface Holdings {
   indexOnce(stored: () => Promise<{ previews: StoredPreview[]; projects: StoredProject[] }>): Promise<boolean>;
 }
 
+export interface Reservation {
+  /** Stops counting the request (idempotent). */
+  release(): void;
+}
+
 /** One uploader of a stored preview, until their own upload expires. */
 export interface StoredPreview { user: string; hash: string; bytes: number; expiresAt: number }
 export interface StoredProject { id: string; bytes: number; owner: string }
 
 export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: () => number = Date.now): Holdings {
-  async function usage(user: string): Promise<UserUsage> {
+  // Per user, what this instance has reserved and not released: previews by hash (bytes and how many requests), and creates.
+  const inFlight = new Map<string, { previews: Map<string, { bytes: number; requests: number }>; projects: number }>();
+  let reservations = 0;
+
+  /** The user's entries in the store: bytes per unexpired preview (by hash) and per project (by id). */
+  async function listed(user: string): Promise<{ previews: Map<string, number>; projects: Map<string, number> }> {
     const previews = new Map<string, number>();
     const projects = new Map<string, number>();
     const time = now();
@@ -68,15 +86,33 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
       if (holding.kind === 'project') projects.set(holding.id, Math.max(projects.get(holding.id) ?? 0, holding.bytes));
       else if (holding.expiresAt > time) previews.set(holding.hash, Math.max(previews.get(holding.hash) ?? 0, holding.bytes));
     }
+    return { previews, projects };
+  }
+
+  /** Usage from the user's entries and, as of now, what this instance has in flight for them. */
+  function usageOf(user: string, { previews, projects }: Awaited<ReturnType<typeof listed>>): UserUsage {
+    const pending = inFlight.get(user);
     let bytes = 0;
+    let previewCount = previews.size;
     for (const size of previews.values()) bytes += size;
     for (const size of projects.values()) bytes += size;
+    if (pending) {
+      for (const [hash, entry] of pending.previews) {
+        if (previews.has(hash)) continue;
+        bytes += entry.bytes;
+        previewCount++;
+      }
+    }
     return {
       bytes,
-      previews: previews.size,
-      projects: projects.size,
-      holds: (kind, key) => (kind === 'preview' ? previews.has(key) : projects.has(key)),
+      previews: previewCount,
+      projects: projects.size + (pending?.projects ?? 0),
+      holds: (kind, key) => (kind === 'preview' ? previews.has(key) || (pending?.previews.has(key) ?? false) : projects.has(key)),
     };
+  }
+
+  async function usage(user: string): Promise<UserUsage> {
+    return usageOf(user, await listed(user));
   }
 
   function refuseBytes(held: number, bytes: number): void {
@@ -87,7 +123,41 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
 
   async function check(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<UserUsage> {
     const held = await usage(user);
-    if (key !== undefined && held.holds(kind, key)) return held;
+    refuse(held, kind, bytes, key);
+    return held;
+  }
+
+  async function reserve(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<Reservation> {
+    const entries = await listed(user);
+    // From here to the count nothing awaits: the in-flight requests are added as of now,
+    // so a concurrent request's check sees this one.
+    refuse(usageOf(user, entries), kind, bytes, key);
+    let pending = inFlight.get(user);
+    if (!pending) inFlight.set(user, (pending = { previews: new Map(), projects: 0 }));
+    const counted = pending;
+    const hash = key ?? `request:${reservations++}`;
+    if (kind === 'project') counted.projects++;
+    else {
+      const entry = counted.previews.get(hash);
+      if (entry) { entry.requests++; entry.bytes = Math.max(entry.bytes, bytes); } else counted.previews.set(hash, { bytes, requests: 1 });
+    }
+    let released = false;
+    return {
+      release() {
+        if (released) return;
+        released = true;
+        if (kind === 'project') counted.projects--;
+        else {
+          const entry = counted.previews.get(hash)!;
+          if (--entry.requests === 0) counted.previews.delete(hash);
+        }
+        if (counted.projects === 0 && counted.previews.size === 0 && inFlight.get(user) === counted) inFlight.delete(user);
+      },
+    };
+  }
+  /** Throws QuotaExceededError unless `held` leaves room for one more `kind` of `bytes` (one already held is free). */
+  function refuse(held: UserUsage, kind: HoldingKind, bytes: number, key?: string): void {
+    if (key !== undefined && held.holds(kind, key)) return;
     if (kind === 'preview' && held.previews >= limits.userMaxPreviews) {
       throw new QuotaExceededError(`you have ${held.previews} previews, the most one user may have (USER_MAX_PREVIEWS); they expire, or create from them`);
     }
@@ -95,7 +165,6 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
       throw new QuotaExceededError(`you have ${held.projects} projects, the most one user may keep (USER_MAX_PROJECTS); delete some first`);
     }
     refuseBytes(held.bytes, bytes);
-    return held;
   }
 
   /** One entry per user and preview: the new one is written, then those it supersedes go (one listing of that preview's entries). */
@@ -136,6 +205,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
   return {
     usage,
     check,
+    reserve,
     checkBytes: async (user, bytes) => refuseBytes((await usage(user)).bytes, bytes),
     room: async (user) => Math.max(0, limits.userMaxBytes - (await usage(user)).bytes),
     addPreview,
