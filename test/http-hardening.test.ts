@@ -132,6 +132,19 @@ describe('every request gets an answer where the server can give one', () => {
     assert.equal((await getJson(service, HEALTH, {})).status, 200);
   });
 
+  test('pipelining: requests answered at once are answered in turn; one sent behind an answer still awaited closes the connection unanswered (uWebSockets.js 20.30; README)', async () => {
+    const config = `GET /api-rbxl/config HTTP/1.1\r\nHost: x\r\n\r\n`;
+    const both = await rawExchange(service, config + config);
+    assert.equal(both.head.startsWith('HTTP/1.1 200'), true);
+    assert.equal((both.head + both.body).split('HTTP/1.1 200').length - 1, 2, 'two answers');
+    // A project lookup awaits the store: the request behind it closes the connection, both unanswered.
+    const lookup = `GET /api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: x\r\nX-User-Id: pip\r\n\r\n`;
+    const behind = await rawExchange(service, lookup + config);
+    assert.equal(behind.bytes, 0, JSON.stringify(behind.head));
+    // Alone, the lookup is answered.
+    assert.equal((await rawExchange(service, lookup)).status, 404);
+  });
+
   test('an error mid-body sends Connection: close exactly once, whether or not the request asked for close', async () => {
     const big = multipartBody(BOUNDARY, [{ name: 'file', fileName: 'big.rbxl', data: Buffer.alloc(400_000, 1) }]);
     const small = await startService({ maxUploadBytes: 100_000 });
