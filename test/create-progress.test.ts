@@ -179,11 +179,13 @@ describe('create progress', () => {
         });
         socket.on('error', () => resolve());
       });
+      // Until it ends; unknown for 3 s means it never began (the client was gone before its body was read).
       let progress: Progress | null = null;
-      for (let wait = 0; wait < 200; wait++) {
+      for (let wait = 0, unknown = 0; wait < 400 && unknown < 60; wait++) {
         const answer = await progressOf(id, as(user));
         progress = answer.status === 200 ? await answer.json() as Progress : null;
-        if (progress === null || progress.phase === 'done' || progress.phase === 'failed') break;
+        if (progress === null) unknown++;
+        else if (progress.phase === 'done' || progress.phase === 'failed') break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       // Never begun (gone before its body was read) or stopped; never done.

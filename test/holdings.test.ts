@@ -133,6 +133,36 @@ test('a reservation checks and counts in one step: listings that answer together
   });
 });
 
+test('a request that ends while another\'s listing runs still counts for that listing; a create\'s written entry is not counted twice', async () => {
+  await withStore(async (objects) => {
+    // Listings that take their snapshot at once and answer 30 ms later, as a slow store does.
+    const slow: ObjectStore = Object.create(objects, {
+      list: { value: async (prefix: string, options?: Parameters<ObjectStore['list']>[1]) => {
+        const page = await objects.list(prefix, options);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return page;
+      } },
+    }) as ObjectStore;
+    const holdings = createHoldings(slow, { userMaxBytes: 1000, userMaxPreviews: 5, userMaxProjects: 1 });
+    const first = await holdings.reserve('ann', 'project', 0);
+    const second = holdings.reserve('ann', 'project', 0); // its listing starts now, before the first's entry
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    first.identify('p_aaaaaaaaaaaaaaaaaaaa');
+    await holdings.addProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa', 10);
+    first.release();
+    await assert.rejects(second, /USER_MAX_PROJECTS/);
+    assert.equal((await holdings.usage('ann')).projects, 1);
+    // Two places: a create whose entry is written but not yet released counts once.
+    const two = createHoldings(objects, { userMaxBytes: 1000, userMaxPreviews: 5, userMaxProjects: 2 });
+    const bob = await two.reserve('bob', 'project', 0);
+    bob.identify('p_bbbbbbbbbbbbbbbbbbbb');
+    await two.addProject('bob', 'p_bbbbbbbbbbbbbbbbbbbb', 10);
+    assert.equal((await two.usage('bob')).projects, 1);
+    (await two.reserve('bob', 'project', 0)).release();
+    bob.release();
+  });
+});
+
 test('filling in holdings runs once per store', async () => {
   await withStore(async (objects) => {
     const holdings = createHoldings(objects, LIMITS);
@@ -214,6 +244,8 @@ test('through the service: a user\'s concurrent uploads and creates on one insta
   try {
     // Six distinct maps (a byte appended makes each its own upload) sent at once.
     const place = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+    // A refused upload (not a map) gives its place back.
+    await expectError(await upload(service, Buffer.from('not a map at all'), 'junk.rbxl', as('fay')), 422);
     const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => upload(service, Buffer.concat([place, Buffer.from([i])]), `m${i}.rbxl`, as('fay'))));
     const accepted = answers.filter((answer) => answer.status === 200);
     assert.equal(accepted.length, 2, answers.map((answer) => answer.status).join(','));

@@ -320,7 +320,7 @@ test('heightfield: booga (read top-down through the layer index) equals every vo
   }
 });
 
-test('mesher: one pass takes at most maxMeshSamples samples, so large chunks start at a coarser step', () => {
+test('mesher: one pass takes at most maxMeshSamples samples, and maxSamplesPerEdge along a chunk edge, so large chunks start at a coarser step', () => {
   // Two chunks of 64³ voxels (Studio writes 32³; the engine reads up to 256³): rolling rock ground.
   const ground = (x: number, y: number, z: number): [number, number] => (y < 20 + 6 * Math.sin(x / 9) * Math.cos(z / 7) ? [ROCK, 255] : [AIR, 0]);
   const grid = readSmoothGrid(writeSmoothGrid([makeChunk([0, 0, 0], ground, 64), makeChunk([1, 0, 0], ground, 64)], 6));
@@ -330,5 +330,7 @@ test('mesher: one pass takes at most maxMeshSamples samples, so large chunks sta
   assert.ok(capped.triangles.total > 0);
   assert.equal(capped.triangles.total, meshTerrain(grid, { step: 2 }).triangles.total);
   assert.equal(meshTerrain(grid, { limits: { maxMeshSamples: 2 * 64 ** 3 } }).step, 1, 'a bound the full pass meets');
+  assert.equal(meshTerrain(grid, { limits: { maxSamplesPerEdge: 32 } }).step, 2, 'at most 32 samples along a chunk edge');
+  assert.equal(meshTerrain(grid, { limits: { maxSamplesPerEdge: 16 } }).step, 4);
   assert.equal(meshTerrain(grid, { limits: { maxMeshSamples: 1 } }).step >= 32, true, 'at least one sample per chunk');
 });

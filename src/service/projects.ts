@@ -21,7 +21,7 @@ import type { LocalMirror } from '../store/mirror.js';
 import type { ObjectStore, ObjectStream } from '../store/backends/types.js';
 import type { Preview, PreviewStore } from '../store/previews.js';
 import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/projects.js';
-import type { Holdings } from '../store/holdings.js';
+import type { Holdings, Reservation } from '../store/holdings.js';
 import type { DiskQuota } from '../store/quota.js';
 import type { WorkerPool } from '../workers/pool.js';
 import { busyToServiceError, diskToServiceError, expiryOf, fileNameFor, guard } from './analysis.js';
@@ -136,13 +136,13 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     if (!preview) throw new ServiceError('not_found', 'preview not found');
     const reservation = await holdings.reserve(request.user, 'project', 0).catch(diskToServiceError);
     try {
-      return await createReserved(request, preview);
+      return await createReserved(request, preview, reservation);
     } finally {
       reservation.release(); // its entry is written by now, or it failed
     }
   }
 
-  async function createReserved({ user, title, scriptsMode, signal, progress }: CreateRequest, preview: Preview): Promise<CreatedProject | null> {
+  async function createReserved({ user, title, scriptsMode, signal, progress }: CreateRequest, preview: Preview, reservation: Reservation): Promise<CreatedProject | null> {
     guard(() => quota.checkRoom(1));
     // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
     const refreshed = await previews.addUploader(preview.hash, user).catch(diskToServiceError);
@@ -159,6 +159,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     const outcomes = await convert(downloaded);
     if (signal.aborted) return null;
     const { id, tempPath } = await projects.prepare();
+    reservation.identify(id); // counted once, not twice, when its entry is listed before the release
     const createdAt = new Date().toISOString();
     const fileName = fileNameFor(preview, user);
     progress?.phase('building');

@@ -62,8 +62,26 @@ export interface Holdings {
 }
 
 export interface Reservation {
-  /** Stops counting the request (idempotent). */
+  /** Names the project a create reserved for, once it has an id: its entry, once listed, is not counted twice. */
+  identify(id: string): void;
+  /** Stops counting the request (idempotent), once its entry is written or it failed. */
   release(): void;
+}
+
+/** A request this instance counts against a user's share: a preview by hash, a project by id once known. */
+interface InFlight {
+  kind: HoldingKind;
+  key: string | undefined;
+  bytes: number;
+  /** When it was released (seq), null while it runs. */
+  releasedAt: number | null;
+}
+
+interface Listed {
+  /** The listing's place in the order of listings and releases. */
+  start: number;
+  previews: Map<string, number>;
+  projects: Map<string, number>;
 }
 
 /** One uploader of a stored preview, until their own upload expires. */
@@ -71,48 +89,86 @@ export interface StoredPreview { user: string; hash: string; bytes: number; expi
 export interface StoredProject { id: string; bytes: number; owner: string }
 
 export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: () => number = Date.now): Holdings {
-  // Per user, what this instance has reserved and not released: previews by hash (bytes and how many requests), and creates.
-  const inFlight = new Map<string, { previews: Map<string, { bytes: number; requests: number }>; projects: number }>();
-  let reservations = 0;
+  // What this instance has reserved, per user. A reservation counts from its check until
+  // it is released, and after that for every listing that began before the release (that
+  // listing may predate the entry the request wrote). `seq` orders listings and releases.
+  const inFlight = new Map<string, Set<InFlight>>();
+  const listingsRunning = new Map<number, number>(); // start seq → how many
+  let seq = 0;
 
-  /** The user's entries in the store: bytes per unexpired preview (by hash) and per project (by id). */
-  async function listed(user: string): Promise<{ previews: Map<string, number>; projects: Map<string, number> }> {
-    const previews = new Map<string, number>();
-    const projects = new Map<string, number>();
-    const time = now();
-    for await (const key of listKeys(objects, holdingKeys.user(user))) {
-      const holding = parseHoldingKey(key);
-      if (holding === undefined) continue;
-      if (holding.kind === 'project') projects.set(holding.id, Math.max(projects.get(holding.id) ?? 0, holding.bytes));
-      else if (holding.expiresAt > time) previews.set(holding.hash, Math.max(previews.get(holding.hash) ?? 0, holding.bytes));
+  /**
+   * The user's entries in the store: bytes per unexpired preview (by hash) and per project
+   * (by id), and when the listing began. It counts as running until `counted` (after its
+   * usage is made), so the releases it may have missed are kept for it.
+   */
+  async function listed(user: string): Promise<Listed> {
+    const start = ++seq;
+    listingsRunning.set(start, (listingsRunning.get(start) ?? 0) + 1);
+    try {
+      const previews = new Map<string, number>();
+      const projects = new Map<string, number>();
+      const time = now();
+      for await (const key of listKeys(objects, holdingKeys.user(user))) {
+        const holding = parseHoldingKey(key);
+        if (holding === undefined) continue;
+        if (holding.kind === 'project') projects.set(holding.id, Math.max(projects.get(holding.id) ?? 0, holding.bytes));
+        else if (holding.expiresAt > time) previews.set(holding.hash, Math.max(previews.get(holding.hash) ?? 0, holding.bytes));
+      }
+      return { start, previews, projects };
+    } catch (error) {
+      counted(start);
+      throw error;
     }
-    return { previews, projects };
   }
 
-  /** Usage from the user's entries and, as of now, what this instance has in flight for them. */
-  function usageOf(user: string, { previews, projects }: Awaited<ReturnType<typeof listed>>): UserUsage {
-    const pending = inFlight.get(user);
-    let bytes = 0;
-    let previewCount = previews.size;
-    for (const size of previews.values()) bytes += size;
-    for (const size of projects.values()) bytes += size;
-    if (pending) {
-      for (const [hash, entry] of pending.previews) {
-        if (previews.has(hash)) continue;
-        bytes += entry.bytes;
-        previewCount++;
+  /** The listing begun at `start` is done with. */
+  function counted(start: number): void {
+    const left = listingsRunning.get(start)! - 1;
+    if (left === 0) listingsRunning.delete(start); else listingsRunning.set(start, left);
+    forgetReleased();
+  }
+
+  /** Drops released reservations that no running listing can have missed. */
+  function forgetReleased(): void {
+    let oldest = Infinity;
+    for (const start of listingsRunning.keys()) oldest = Math.min(oldest, start);
+    for (const [user, set] of inFlight) {
+      for (const item of set) if (item.releasedAt !== null && item.releasedAt < oldest) set.delete(item);
+      if (set.size === 0) inFlight.delete(user);
+    }
+  }
+
+  /** Usage from a listing of the user's entries and what this instance has in flight that the listing may not show. */
+  function usageOf(user: string, { start, previews, projects }: Listed): UserUsage {
+    const pendingPreviews = new Map<string, number>();
+    let pendingProjects = 0;
+    for (const item of inFlight.get(user) ?? []) {
+      if (item.releasedAt !== null && item.releasedAt < start) continue; // its entry was written before the listing began
+      if (item.kind === 'project') {
+        if (item.key === undefined || !projects.has(item.key)) pendingProjects++;
+      } else if (!previews.has(item.key!)) {
+        pendingPreviews.set(item.key!, Math.max(pendingPreviews.get(item.key!) ?? 0, item.bytes));
       }
     }
+    let bytes = 0;
+    for (const size of previews.values()) bytes += size;
+    for (const size of projects.values()) bytes += size;
+    for (const size of pendingPreviews.values()) bytes += size;
     return {
       bytes,
-      previews: previewCount,
-      projects: projects.size + (pending?.projects ?? 0),
-      holds: (kind, key) => (kind === 'preview' ? previews.has(key) || (pending?.previews.has(key) ?? false) : projects.has(key)),
+      previews: previews.size + pendingPreviews.size,
+      projects: projects.size + pendingProjects,
+      holds: (kind, key) => (kind === 'preview' ? previews.has(key) || pendingPreviews.has(key) : projects.has(key)),
     };
   }
 
   async function usage(user: string): Promise<UserUsage> {
-    return usageOf(user, await listed(user));
+    const entries = await listed(user);
+    try {
+      return usageOf(user, entries);
+    } finally {
+      counted(entries.start);
+    }
   }
 
   function refuseBytes(held: number, bytes: number): void {
@@ -131,30 +187,25 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     const entries = await listed(user);
     // From here to the count nothing awaits: the in-flight requests are added as of now,
     // so a concurrent request's check sees this one.
-    refuse(usageOf(user, entries), kind, bytes, key);
-    let pending = inFlight.get(user);
-    if (!pending) inFlight.set(user, (pending = { previews: new Map(), projects: 0 }));
-    const counted = pending;
-    const hash = key ?? `request:${reservations++}`;
-    if (kind === 'project') counted.projects++;
-    else {
-      const entry = counted.previews.get(hash);
-      if (entry) { entry.requests++; entry.bytes = Math.max(entry.bytes, bytes); } else counted.previews.set(hash, { bytes, requests: 1 });
+    try {
+      refuse(usageOf(user, entries), kind, bytes, key);
+    } finally {
+      counted(entries.start);
     }
-    let released = false;
+    const item: InFlight = { kind, key: kind === 'preview' ? key ?? `request:${++seq}` : key, bytes, releasedAt: null };
+    let set = inFlight.get(user);
+    if (!set) inFlight.set(user, (set = new Set()));
+    set.add(item);
     return {
+      identify(id: string) { if (item.kind === 'project') item.key = id; },
       release() {
-        if (released) return;
-        released = true;
-        if (kind === 'project') counted.projects--;
-        else {
-          const entry = counted.previews.get(hash)!;
-          if (--entry.requests === 0) counted.previews.delete(hash);
-        }
-        if (counted.projects === 0 && counted.previews.size === 0 && inFlight.get(user) === counted) inFlight.delete(user);
+        if (item.releasedAt !== null) return;
+        item.releasedAt = ++seq;
+        forgetReleased();
       },
     };
   }
+
   /** Throws QuotaExceededError unless `held` leaves room for one more `kind` of `bytes` (one already held is free). */
   function refuse(held: UserUsage, kind: HoldingKind, bytes: number, key?: string): void {
     if (key !== undefined && held.holds(kind, key)) return;

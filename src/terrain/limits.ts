@@ -14,12 +14,15 @@ export interface TerrainLimits {
   /** Most triangles the mesher emits for a place (solid and water together) before it coarsens. */
   maxTriangles: number;
   /**
-   * Most samples one meshing pass takes (chunks × (chunk edge / step)³): the mesher
-   * starts at the finest step within it. Studio writes 32³ chunks (16,777,216 samples
-   * is 512 of them at full resolution); a 4 KB place of five 256³ chunks asked for
-   * 84 million, 10–15 s and 900 MB of full-resolution meshing.
+   * Most samples one meshing pass takes (chunks × (chunk edge / step)³), and most samples
+   * along a chunk's edge (`maxSamplesPerEdge`): the mesher starts at the finest step
+   * within both. Studio writes 32³ chunks, which meet the edge bound at full resolution,
+   * and 67,108,864 samples is 2,048 of them; the engine reads chunks up to 256³, and a
+   * 4 KB place of five such asked for 84 million samples at full resolution, with
+   * 256³-sample scratch per chunk: 22 s and 877 MB.
    */
   maxMeshSamples: number;
+  maxSamplesPerEdge: number;
 }
 
 export const DEFAULT_TERRAIN_LIMITS: TerrainLimits = Object.freeze({
@@ -27,7 +30,8 @@ export const DEFAULT_TERRAIN_LIMITS: TerrainLimits = Object.freeze({
   maxChunkCoordinate: 262_144,
   maxChunkLog2: 8,
   maxTriangles: 1_500_000,
-  maxMeshSamples: 1 << 24,
+  maxMeshSamples: 1 << 26,
+  maxSamplesPerEdge: 64,
 });
 
 export function resolveTerrainLimits(partial?: Partial<TerrainLimits>): TerrainLimits {

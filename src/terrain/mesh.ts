@@ -59,7 +59,7 @@ export function meshTerrain(grid: SmoothGrid, options: TerrainMeshOptions = {}):
   // resolution has about four times its triangles, so a place far over budget skips the
   // full mesh instead of abandoning it near the end; a miss still falls back correctly.
   let fine = 1;
-  while (fine < grid.side && grid.count * (grid.side / fine) ** 3 > limits.maxMeshSamples) fine *= 2;
+  while (fine < grid.side && (grid.side / fine > limits.maxSamplesPerEdge || grid.count * (grid.side / fine) ** 3 > limits.maxMeshSamples)) fine *= 2;
   for (;;) {
     const coarseStep = fine * 2;
     if (coarseStep > grid.side) return meshAtStep(grid, fine, Infinity)!;

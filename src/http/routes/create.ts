@@ -4,7 +4,7 @@
  * the answer carries its id and the download outcome.
  */
 import type { HttpRequest } from 'uWebSockets.js';
-import { badRequest, HttpError, notFound, tooLarge, toHttpError } from '../errors.js';
+import { badRequest, HttpError, notFound, shuttingDown, tooLarge, toHttpError } from '../errors.js';
 import { sendJson, type Exchange } from '../exchange.js';
 import type { HttpContext } from '../context.js';
 import type { RouteHandler } from '../route.js';
@@ -66,7 +66,7 @@ export function createRoute(ctx: HttpContext): RouteHandler {
       created = controller.signal.aborted ? null
         : await ctx.service.projects.create({ user: exchange.user!, ...request, signal: controller.signal, ...(tracker ? { progress: tracker } : {}) });
     } catch (error) {
-      // Whatever a stopped create throws (an aborted download or task), the reason is the client.
+      // Whatever a stopped create throws (an aborted download or task), the reason is the stop.
       if (!controller.signal.aborted) {
         const answer = toHttpError(error);
         tracker?.failed(answer?.code ?? 'internal', answer?.message ?? 'internal error');
@@ -74,8 +74,10 @@ export function createRoute(ctx: HttpContext): RouteHandler {
       }
       created = null;
     }
-    if (created === null) { // the client left: nobody would learn the project's id
-      tracker?.failed('client_gone', 'the create was stopped because its request was closed');
+    if (created === null) {
+      // Stopped: the client left (nobody would learn the project's id), or the service is shutting down (it answered 503).
+      if (exchange.aborted) tracker?.failed('client_gone', 'the create was stopped because its request was closed');
+      else { const stop = shuttingDown(); tracker?.failed(stop.code, stop.message); }
       return;
     }
     tracker?.done(created.projectId);
