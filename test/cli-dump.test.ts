@@ -9,6 +9,9 @@ import { CONFORMANCE_DIR, PLACES_DIR, REPO_ROOT, TEST_FILES_DIR } from './suppor
 import { conformanceDiff } from './support/conformance.js';
 import { createHash } from 'node:crypto';
 import { readInstances } from '../src/project/reader.js';
+import { selectRows } from '../src/cli/dump.js';
+import { DomBuilder } from '../src/parser/dom-build.js';
+import { arrayColumn } from '../src/parser/columns/column.js';
 
 const run = promisify(execFile);
 const CLI = join(REPO_ROOT, 'dist/src/cli/main.js');
@@ -213,4 +216,23 @@ test('help: the overview lists every command with its options; every command tak
   const unknown = await cli('help', 'frobnicate');
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown command "frobnicate"/);
+});
+
+test('--path selects by full name in one walk: a 20,000-deep tree reads each name once, and a dotted name still matches as text', () => {
+  const depth = 20_000;
+  const builder = new DomBuilder('binary');
+  const folders = builder.addTable('Folder', new Map([['Name', arrayColumn('String', Array.from({ length: depth }, (_, i) => (i === 1 ? 'B.C' : `F${i}`)))]]));
+  let parent = -1;
+  for (let i = 0; i < depth; i++) parent = builder.add(folders, parent);
+  const dom = builder.build();
+  const name = dom.name.bind(dom);
+  let reads = 0;
+  dom.name = (row: number) => { reads++; return name(row); };
+  const count = (selected: Uint8Array | undefined) => selected!.reduce((sum, bit) => sum + bit, 0);
+  // "F0.B.C.F2": a prefix as text, across the name with a dot in it.
+  assert.equal(count(selectRows(dom, { classes: [], paths: ['F0.B.C.F2'] })), depth - 2);
+  assert.equal(count(selectRows(dom, { classes: [], paths: ['F0.B'] })), depth - 1, 'F0.B.C starts with F0.B and a dot');
+  assert.equal(count(selectRows(dom, { classes: [], paths: ['F0.B.C.F2.F3.F4', 'F0.B.C.F2.F3.F4.F5.F6'] })), depth - 4);
+  assert.equal(count(selectRows(dom, { classes: [], paths: ['F0.X'] })), 0);
+  assert.ok(reads <= 4 * 10, `${reads} names read`); // names are read only down to the longest prefix
 });

@@ -5,7 +5,7 @@
  * file only picks rows and lays the text out, so the two can change apart.
  */
 import { parseArgs } from 'node:util';
-import { fullName, type Dom } from '../parser/dom.js';
+import { type Dom } from '../parser/dom.js';
 import { dumpJson } from '../project/dump.js';
 
 export interface DumpOptions {
@@ -52,16 +52,37 @@ export function parseDumpArgs(argv: string[]): DumpOptions | 'help' {
 export function selectRows(dom: Dom, { classes, paths }: Pick<DumpOptions, 'classes' | 'paths'>): Uint8Array | undefined {
   if (classes.length === 0 && paths.length === 0) return undefined;
   const classSet = classes.length ? new Set(classes) : null;
+  const onPath = paths.length ? rowsUnderPaths(dom, paths) : null;
   const selected = new Uint8Array(dom.count);
   for (let row = 0; row < dom.count; row++) {
     if (classSet && !classSet.has(dom.className(row))) continue;
-    if (paths.length) {
-      const name = fullName(dom, row);
-      if (!paths.some((prefix) => name === prefix || name.startsWith(`${prefix}.`))) continue;
-    }
+    if (onPath && !onPath[row]) continue;
     selected[row] = 1;
   }
   return selected;
+}
+
+/**
+ * Rows whose full name is one of `prefixes` or starts with one and a dot, in one walk,
+ * parents first: a row's name is its parent's and its own, made only while it is no
+ * longer than the longest prefix (past that, a row matches only below a row that did),
+ * so a 20,000-deep tree costs one name per row instead of one per ancestor.
+ */
+function rowsUnderPaths(dom: Dom, prefixes: readonly string[]): Uint8Array {
+  const longest = Math.max(...prefixes.map((prefix) => prefix.length));
+  const matches = (name: string) => prefixes.some((prefix) => name === prefix || name.startsWith(`${prefix}.`));
+  const under = new Uint8Array(dom.count);
+  const names: (string | null)[] = new Array<string | null>(dom.count).fill(null);
+  for (let row = dom.firstRoot; row !== -1; row = dom.next(row)) {
+    const parent = dom.parent(row);
+    if (parent !== -1 && under[parent]) { under[row] = 1; continue; }
+    const base = parent === -1 ? '' : names[parent];
+    if (base === null) continue; // the parent's name is longer than any prefix, and did not match
+    const name = parent === -1 ? dom.name(row) : `${base}.${dom.name(row)}`;
+    if (matches(name)) under[row] = 1;
+    else if (name.length <= longest) names[row] = name;
+  }
+  return under;
 }
 
 /**
