@@ -104,11 +104,11 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
     app.listen(config.host, config.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
   });
   const port = uWS.us_socket_local_port(listenSocket);
-  let sweeping = false;
+  // The sweep running now, if any: close waits for it (within the grace), so nothing writes to the store after.
+  let sweeping: Promise<void> | null = null;
   const sweeper = setInterval(() => {
     if (sweeping) return;
-    sweeping = true;
-    service.sweep().catch(ctx.logError).finally(() => { sweeping = false; });
+    sweeping = service.sweep().catch(ctx.logError).finally(() => { sweeping = null; });
   }, config.sweepIntervalMs); // expiry is checked on every read; the sweep only frees the store
   sweeper.unref();
 
@@ -134,6 +134,7 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
     // Idle keep-alive connections would otherwise stay open (and keep the process alive)
     // until each client gives up. uWS.js has App.close() since v20.26; its types omit it.
     (app as unknown as { close?: () => void }).close?.();
+    if (sweeping) await Promise.race([sweeping, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
     await service.close();
   }
 
