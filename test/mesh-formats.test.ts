@@ -276,6 +276,10 @@ test('limits are checked before anything is allocated: a smaller cap refuses wha
   assert.throws(() => decodeMeshAsset(writeCsgphs([cubeHull(1), cubeHull(2)], 3), { maxHulls: 1 }), /more than 1 hulls/);
   const points = { positions: cubeHull(1).positions, indices: new Uint32Array(0) };
   assert.throws(() => decodeMeshAsset(writeCsgphs([points], 3), { maxHullPoints: 7 }), /limited to 7 points/);
+  // The blob's computing work: three 8-point hulls are 192 (points squared), past a cap of 150 at the third.
+  assert.equal((decodeMeshAsset(writeCsgphs([points, points], 3), { maxHullWork: 150 }) as UnionPhysicsAsset).hulls.length, 2);
+  assert.throws(() => decodeMeshAsset(writeCsgphs([points, points, points], 3), { maxHullWork: 150 }), /hull 2: .*maxHullWork 150/);
+  assert.equal((decodeMeshAsset(writeCsgphs([points, points, points], 3)) as UnionPhysicsAsset).hulls.length, 3, 'within the default');
   const draco = readMeshFile('mesh7_127279296594138.bin');
   assert.throws(() => decodeMeshAsset(draco, { maxTriangles: 267 }), /Draco face count 268 exceeds the limit of 267/);
   assert.throws(() => decodeMeshAsset(draco, { maxVertices: 407 }), /Draco vertex count 408 exceeds the limit of 407/);

@@ -28,6 +28,13 @@ export interface MeshLimits {
    * as points only): the incremental hull is quadratic in the worst case.
    */
   maxHullPoints: number;
+  /**
+   * Most work computing hulls in one blob, as the sum of each computed hull's points
+   * squared (the worst case of the incremental hull): four hulls of `maxHullPoints`.
+   * Without it a 983 KB blob of twenty 4,096-point hulls took 4 s, and one of 256 MiB
+   * could ask for thousands of them.
+   */
+  maxHullWork: number;
   /** Largest decompressed CSGPHS 8 payload. */
   maxDecompressedBytes: number;
   /**
@@ -58,6 +65,7 @@ export const DEFAULT_MESH_LIMITS: MeshLimits = Object.freeze({
   maxNameTableBytes: 1 << 20,
   maxHulls: 1 << 16,
   maxHullPoints: 4096,
+  maxHullWork: 4 * 4096 * 4096,
   maxDecompressedBytes: 256 << 20,
   maxExpansion: 256,
   maxChunks: 256,

@@ -31,7 +31,7 @@ export function decodeCsgphs(bytes: Uint8Array, version: number, limits: MeshLim
     return { kind: 'union_physics', version: '0', geometry: null, hulls: [], block: true, header };
   }
   const hulls: HullGeometry[] = [];
-  const totals = { vertices: 0, triangles: 0 };
+  const totals = { vertices: 0, triangles: 0, hullWork: 0 };
   switch (version) {
     case 3: case 5:
       while (left(r) > 0) hulls.push(readHull(r, limits, totals, hulls.length));
@@ -59,7 +59,7 @@ function readPhysics(r: MeshReader): NonNullable<UnionPhysicsAsset['header']['ph
   return { volume, centerOfGravity, inertia };
 }
 
-function readHull(r: MeshReader, limits: MeshLimits, totals: { vertices: number; triangles: number }, index: number): HullGeometry {
+function readHull(r: MeshReader, limits: MeshLimits, totals: { vertices: number; triangles: number; hullWork: number }, index: number): HullGeometry {
   if (index >= limits.maxHulls) fail(r, `more than ${limits.maxHulls} hulls`);
   for (const block of ['first', 'second']) {
     const length = u32(r, `hull ${index}'s ${block} block size`);
@@ -87,6 +87,8 @@ function readHull(r: MeshReader, limits: MeshLimits, totals: { vertices: number;
   let computed = false;
   if (indexCount === 0 && points > 0) {
     if (points > limits.maxHullPoints) fail(r, `hull ${index} stores ${points} points and no triangles; computing hulls is limited to ${limits.maxHullPoints} points`, floatsAt);
+    totals.hullWork += points * points;
+    if (totals.hullWork > limits.maxHullWork) fail(r, `hull ${index}: the blob's hulls stored as points only pass the limit on computing them (maxHullWork ${limits.maxHullWork}, the sum of their points squared)`, floatsAt);
     indices = convexHull(positions);
     computed = true;
     if (indices.length / 3 > limits.maxTriangles - totals.triangles) fail(r, `hull ${index}'s computed triangles exceed the limit`, floatsAt);
