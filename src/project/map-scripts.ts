@@ -93,21 +93,11 @@ export function scriptPaths(dom: Dom): (row: number) => string {
   };
 }
 
-/** Each row's top ancestor (a root: itself), in one pass: every walk up stops at a row already known. */
+/** Each row's top ancestor (a root: itself): every root's subtree in one pre-order walk. */
 function topAncestors(dom: Dom): Int32Array {
-  const tops = new Int32Array(dom.count).fill(-1);
-  const walked: number[] = [];
-  for (let row = 0; row < dom.count; row++) {
-    let at = row;
-    while (tops[at] === -1) {
-      walked.push(at);
-      const parent = dom.parent(at);
-      if (parent === -1) { tops[at] = at; break; }
-      at = parent;
-    }
-    const top = tops[at]!;
-    for (const seen of walked) tops[seen] = top;
-    walked.length = 0;
+  const tops = new Int32Array(dom.count);
+  for (let root = dom.firstRoot; root !== -1; root = dom.nextSibling(root)) {
+    for (let row = root; row !== -1; row = dom.next(row, root)) tops[row] = root;
   }
   return tops;
 }
