@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { encode } from '../src/parser/writer/index.js';
 import { generatePlace } from '../bench/generate.js';
 import { cleanFileName } from '../src/service/index.js';
+import { startServer } from '../src/http/server.js';
 import { PLACES_DIR } from './support/paths.js';
 import { startAssetServer } from './support/asset-server.js';
 import {
@@ -163,9 +164,10 @@ describe('every request gets an answer where the server can give one', () => {
   });
 });
 
-test('a create still open when the shutdown grace ends is answered 503 shutting_down', async () => {
+test('a create still open when the shutdown grace ends is answered 503 shutting_down, and its progress says so', async () => {
   const assets = await startAssetServer();
-  const service = await startService({ assetUrlTemplate: assets.templateUrl, assetTimeoutMs: 60_000, assetRetries: 0 });
+  const overrides = { assetUrlTemplate: assets.templateUrl, assetTimeoutMs: 60_000, assetRetries: 0 };
+  const service = await startService(overrides);
   try {
     const place = readFileSync(join(PLACES_DIR, 'slime-defense.rbxl'));
     const { preview_hash } = await analyze(service, place, 'slime.rbxl', as('ann'));
@@ -173,7 +175,7 @@ test('a create still open when the shutdown grace ends is answered 503 shutting_
     const stall = { type: 'bytes' as const, body: 'x', delayMs: 60_000 };
     assets.assets['5572530342'] = stall;
     const pending = rawRequest(service, {
-      path: CREATE, headers: { ...as('ann'), 'Content-Type': 'application/json' }, body: [JSON.stringify({ preview_hash })],
+      path: CREATE, headers: { ...as('ann'), 'Content-Type': 'application/json', 'X-Create-Id': 'stopped-by-shutdown' }, body: [JSON.stringify({ preview_hash })],
     });
     await waitUntil(() => assets.inFlight > 0, 'the create to be downloading');
     await service.server.close(300);
@@ -181,6 +183,15 @@ test('a create still open when the shutdown grace ends is answered 503 shutting_
     assertErrorBody(answer.status, answer.text, 503, 'shutting_down');
     assert.equal(answer.headers['retry-after'], '5');
     assert.equal(answer.headers.connection, 'close', 'once');
+    // The next instance on the same store tells the create's poller why it stopped: not that its client left.
+    const next = await startServer({ host: '127.0.0.1', port: 0, dataDir: service.dataDir, log: false, workers: 1, ...overrides });
+    try {
+      const progress = await getJson({ ...service, url: next.url }, `${CREATE}/stopped-by-shutdown`, as('ann'));
+      assert.equal(progress.status, 200);
+      assert.deepEqual([progress.body.phase, (progress.body.error as { code?: string } | undefined)?.code], ['failed', 'shutting_down']);
+    } finally {
+      await next.close(1000);
+    }
   } finally {
     await service.close();
     await assets.close();
