@@ -174,6 +174,7 @@ test('every GET route answers HEAD: the GET\'s status, type and length, and no b
     const ann = 'X-User-Id: ann\r\n';
     const cases: [string, string, number][] = [
       [HEALTH, '', 200], ['/api-rbxl/config', '', 200], ['/api-rbxl/', '', 200], ['/api-rbxl/static/app.js', '', 200], ['/', '', 302],
+      ['/api-rbxl/vendor/three/examples/jsm/controls/OrbitControls.js', '', 200],
       [project, ann, 200], [project, `${ann}Accept-Encoding: br\r\n`, 200], [`${project}/summary`, ann, 200], [`${project}/page`, '', 200],
       [`${project}/scene.glb`, ann, 200], ['/api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa', ann, 404], [project, '', 401],
     ];
