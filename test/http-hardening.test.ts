@@ -24,13 +24,14 @@ import {
 const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
 const BOUNDARY = 'hardening-boundary-5d1e';
 
-interface RawAnswer { status: number | null; head: string; body: string; bytes: number }
+interface RawAnswer { status: number | null; head: string; body: string; bytes: number; closedByServer: boolean }
 
 /** Sends exactly `bytes` on a new connection; resolves with what came back before the server closed (or after `waitMs`). */
 function rawExchange(service: Service, bytes: Buffer | string, waitMs = 500): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const socket = connect(service.port, '127.0.0.1');
     const chunks: Buffer[] = [];
+    let closedByServer = false;
     const done = (): void => {
       clearTimeout(timer);
       socket.destroy();
@@ -38,11 +39,11 @@ function rawExchange(service: Service, bytes: Buffer | string, waitMs = 500): Pr
       const split = text.indexOf('\r\n\r\n');
       const head = split === -1 ? text : text.slice(0, split);
       const status = /^HTTP\/1\.1 (\d{3})/.exec(head);
-      resolve({ status: status ? Number(status[1]) : null, head, body: split === -1 ? '' : text.slice(split + 4), bytes: text.length });
+      resolve({ status: status ? Number(status[1]) : null, head, body: split === -1 ? '' : text.slice(split + 4), bytes: text.length, closedByServer });
     };
     const timer = setTimeout(done, waitMs);
     socket.on('data', (chunk) => chunks.push(chunk));
-    socket.on('close', done);
+    socket.on('close', () => { closedByServer = true; done(); });
     socket.on('error', () => {});
     socket.write(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes);
   });
@@ -162,6 +163,50 @@ describe('every request gets an answer where the server can give one', () => {
       await small.close();
     }
   });
+});
+
+test('every GET route answers HEAD: the GET\'s status, type and length, and no body', async () => {
+  const service = await startService();
+  try {
+    const { preview_hash } = await analyze(service, PLACE, 'arena.rbxl', as('ann'));
+    const created = await postJson(service, CREATE, { preview_hash }, as('ann'));
+    const project = `/api-rbxl/projects/${((await created.json()) as { project_id: string }).project_id}`;
+    const ann = 'X-User-Id: ann\r\n';
+    const cases: [string, string, number][] = [
+      [HEALTH, '', 200], ['/api-rbxl/config', '', 200], ['/api-rbxl/', '', 200], ['/api-rbxl/static/app.js', '', 200], ['/', '', 302],
+      ['/api-rbxl/vendor/three/examples/jsm/controls/OrbitControls.js', '', 200],
+      [project, ann, 200], [project, `${ann}Accept-Encoding: br\r\n`, 200], [`${project}/summary`, ann, 200], [`${project}/page`, '', 200],
+      [`${project}/scene.glb`, ann, 200], ['/api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa', ann, 404], [project, '', 401],
+    ];
+    const header = (answer: RawAnswer, name: string): string | undefined =>
+      new RegExp(`^${name}: (.*)$`, 'im').exec(answer.head)?.[1];
+    for (const [path, headers, status] of cases) {
+      const request = (method: string) => `${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headers}\r\n`;
+      const get = await rawExchange(service, request('GET'), 5000);
+      const head = await rawExchange(service, request('HEAD'), 5000);
+      const label = `HEAD ${path} ${headers.trim()}`;
+      assert.equal(get.status, status, label);
+      assert.equal(head.status, status, label);
+      assert.equal(head.body, '', `${label}: no body`);
+      assert.ok(head.closedByServer, `${label}: the request's Connection: close is honoured`);
+      assert.equal(header(head, 'Content-Type'), header(get, 'Content-Type'), label);
+      assert.equal(header(head, 'Content-Encoding'), header(get, 'Content-Encoding'), label);
+      const length = header(get, 'Content-Length');
+      if (length !== undefined) {
+        assert.equal(Number(length), Buffer.byteLength(get.body, 'latin1'), `${label}: the GET is whole`);
+        assert.equal(header(head, 'Content-Length'), length, `${label}: the GET's length`);
+      } else {
+        assert.equal(header(get, 'Transfer-Encoding'), 'chunked', label);
+        assert.equal(header(head, 'Content-Length'), undefined, `${label}: a streamed body's length is not known`);
+      }
+    }
+    // Allow names HEAD wherever GET is allowed.
+    const wrong = await rawExchange(service, `POST ${project} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${ann}Content-Length: 0\r\n\r\n`);
+    assert.equal(wrong.status, 405);
+    assert.equal(header(wrong, 'Allow'), 'GET, HEAD, DELETE');
+  } finally {
+    await service.close();
+  }
 });
 
 test('a create still open when the shutdown grace ends is answered 503 shutting_down, and its progress says so', async () => {

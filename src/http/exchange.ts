@@ -104,7 +104,6 @@ const CORK_BUFFER_BYTES = 16 * 1024;
 export function send(exchange: Exchange, status: number, body: string | Uint8Array, headers: Record<string, string>): void {
   if (exchange.finished) return;
   const closeConnection = (exchange.bodyStarted && !exchange.bodyDone) || exchange.closeAfterAnswer || exchange.flushBeforeClose || (doneHooks.get(exchange)?.closing() ?? false);
-  if (exchange.method === 'HEAD') body = ''; // probes get the status and headers only
   // JSON allows trailing whitespace: padding keeps the body valid and pushes it past the cork buffer.
   if (exchange.flushBeforeClose && typeof body === 'string') body = body.padEnd(CORK_BUFFER_BYTES + 1024, ' ');
   exchange.status = status;
@@ -115,9 +114,41 @@ export function send(exchange: Exchange, status: number, body: string | Uint8Arr
     // end(…, true) closes the socket and writes `Connection: close` itself, unless the
     // request already said so (then it writes nothing): the header goes out exactly once.
     if (closeConnection && exchange.clientCloses) exchange.res.writeHeader('Connection', 'close');
-    exchange.res.end(body, closeConnection);
+    // HEAD: the GET's status, headers and length, without the body; a HEAD answer that
+    // must close the connection (shutdown) says Content-Length: 0 instead (see endHead).
+    if (exchange.method === 'HEAD' && !closeConnection) endHead(exchange.res, exchange.bytesOut);
+    else exchange.res.end(exchange.method === 'HEAD' ? '' : body, closeConnection);
   });
   finish(exchange);
+}
+
+/**
+ * Answers a HEAD request to a route that streams its body: the GET's status and
+ * headers, with the body's length when it is known (a stored file or object), without
+ * sending or reading the body. Returns false, doing nothing, for any other method.
+ */
+function headOnly(exchange: Exchange, headers: Record<string, string>, length?: number): boolean {
+  if (exchange.method !== 'HEAD') return false;
+  if (exchange.finished) return true;
+  exchange.status = 200;
+  exchange.res.cork(() => {
+    exchange.res.writeStatus('200 OK');
+    for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+    endHead(exchange.res, length);
+  });
+  finish(exchange);
+  return true;
+}
+
+/**
+ * Ends a HEAD answer with `length` as its Content-Length (none when unknown). uWS 20.30's
+ * own endWithoutBody(length) keeps the connection open even when the request said
+ * `Connection: close`, and endWithoutBody(undefined, true) sends nothing; written as a
+ * header, the length goes out as is and the request's own close is honoured.
+ */
+function endHead(res: HttpResponse, length: number | undefined): void {
+  if (length !== undefined) res.writeHeader('Content-Length', String(length));
+  res.endWithoutBody();
 }
 
 export function sendJson(exchange: Exchange, status: number, value: unknown, headers: Record<string, string> = {}): void {
@@ -145,7 +176,7 @@ export async function sendFile(exchange: Exchange, path: string, headers: Record
   const handle = await open(path, 'r');
   try {
     const { size } = await handle.stat();
-    if (exchange.finished) return;
+    if (exchange.finished || headOnly(exchange, headers, size)) return;
     exchange.status = 200;
     exchange.bytesOut = size;
     const chunk = Buffer.allocUnsafe(Math.min(size, 256 * 1024) || 1);
@@ -213,7 +244,7 @@ export async function sendObject(exchange: Exchange, body: Readable, size: numbe
     return result;
   };
   try {
-    if (exchange.finished) return;
+    if (exchange.finished || headOnly(exchange, headers, size)) return;
     exchange.status = 200;
     exchange.bytesOut = size;
     let done = false;
@@ -273,7 +304,7 @@ export async function sendStream(exchange: Exchange, source: Readable, headers: 
 }
 
 async function streamAnswer(exchange: Exchange, source: Readable, headers: Record<string, string>): Promise<void> {
-  if (exchange.finished) return;
+  if (exchange.finished || headOnly(exchange, headers)) return;
   let headerSent = false;
   const head = (): void => {
     if (headerSent) return;

@@ -43,7 +43,7 @@ function logLine(exchange: Exchange): string {
   }) + '\n';
 }
 
-type Method = 'get' | 'post' | 'del';
+type Method = 'get' | 'head' | 'post' | 'del';
 
 /** Starts the service. `overrides` win over the environment (tests pass port 0 and a temp dataDir). */
 export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv | null = null): Promise<RunningServer> {
@@ -68,6 +68,8 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   const add = (method: Method, path: string, handler: RouteHandler, options?: RouteOptions): void => {
     app[method](path, route(ctx, handler, options));
     allowed.set(path, [...(allowed.get(path) ?? []), method]);
+    // Every GET route answers HEAD too (RFC 9110): the same status and headers, no body (exchange.ts sends none).
+    if (method === 'get') add('head', path, handler, options);
   };
   add('post', `${PREFIX}/import/rbxl/analyze`, analyzeRoute(ctx));
   add('post', `${PREFIX}/import/rbxl/create`, createRoute(ctx));
@@ -85,15 +87,10 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   add('get', `${PREFIX}/`, pageRoute, { auth: false });
   add('get', `${PREFIX}/static/:file`, staticRoute, { auth: false });
   add('get', `${PREFIX}/client/:file`, clientModuleRoute, { auth: false });
-  // Probes that use HEAD get the status without the body.
-  app.head(`${PREFIX}/health`, route(ctx, async (exchange) => {
-    const down = closing || (await service.health()).status === 'unavailable';
-    send(exchange, down ? 503 : 200, '', {});
-  }, { auth: false }));
   // The page's links are relative to /api-rbxl/; send the bare prefix there.
-  app.get(PREFIX, route(ctx, (exchange) => send(exchange, 308, '', { Location: `${PREFIX}/` }), { auth: false }));
+  add('get', PREFIX, (exchange) => send(exchange, 308, '', { Location: `${PREFIX}/` }), { auth: false });
   // A developer opening the address the start log prints lands on the import page.
-  app.get('/', route(ctx, (exchange) => send(exchange, 302, '', { Location: `${PREFIX}/` }), { auth: false }));
+  add('get', '/', (exchange) => send(exchange, 302, '', { Location: `${PREFIX}/` }), { auth: false });
   for (const [path, methods] of allowed) {
     const allow = methods.map((method) => (method === 'del' ? 'DELETE' : method.toUpperCase())).join(', ');
     app.any(path, route(ctx, () => { throw methodNotAllowed(allow); }, { auth: false }));
