@@ -277,6 +277,27 @@ describe('expiry across instances', () => {
   });
 });
 
+test('close waits for a sweep already running, so nothing of it reaches the store after close', async () => {
+  const fleet = await startFleet(1, { sweepIntervalMs: 100 });
+  try {
+    const [instance] = fleet.instances;
+    // The next sweep's first request (its lease) is held unanswered: that sweep is running until it is let go.
+    fleet.proxy.fault(/leases\/preview-sweep/, 'hold', 1);
+    await waitUntil(() => fleet.proxy.held().length === 1, 'a sweep to be running');
+    let closed = false;
+    const closing = instance!.server.close(10_000).then(() => { closed = true; });
+    await sleep(500);
+    assert.equal(closed, false, 'close waits for the running sweep');
+    fleet.proxy.releaseHeld();
+    await closing;
+    const seen = fleet.proxy.requests.length;
+    await sleep(500);
+    assert.deepEqual(fleet.proxy.requests.slice(seen), [], 'nothing reaches the store after close');
+  } finally {
+    await fleet.close();
+  }
+});
+
 describe('each user\'s share across instances', () => {
   let fleet: Fleet;
 

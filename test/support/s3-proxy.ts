@@ -13,14 +13,15 @@
  * - `s3rver` given: the multipart calls s3rver lacks, answered from its folder:
  *   AbortMultipartUpload (removes the upload's parts) and ListMultipartUploads.
  * - `fault(...)` makes matching requests fail: a 500/503 answer, a reset connection, or an
- *   answer whose body stalls after its first bytes.
+ *   answer whose body stalls after its first bytes; or holds them unanswered until
+ *   `releaseHeld()` forwards them.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
-export type FaultAction = 'server_error' | 'slow_down' | 'reset' | 'stall';
+export type FaultAction = 'server_error' | 'slow_down' | 'reset' | 'stall' | 'hold';
 
 export interface S3Proxy {
   endpoint: string;
@@ -29,6 +30,10 @@ export interface S3Proxy {
   /** The next `times` requests matching `pattern` (against `METHOD path?query`) fail with `action`. */
   fault(pattern: RegExp, action: FaultAction, times?: number): void;
   clearFaults(): void;
+  /** Requests held by a `hold` fault, as `METHOD path?query`. */
+  held(): string[];
+  /** Forwards the requests held so far. */
+  releaseHeld(): void;
   close(): Promise<void>;
 }
 
@@ -54,6 +59,7 @@ export async function startS3Proxy(upstreamPort: number, options: S3ProxyOptions
   const requests: string[] = [];
   const keyLocks = new Map<string, Promise<void>>();
   const stalled = new Set<ServerResponse>();
+  const holding: { line: string; forward: () => void }[] = [];
 
   function errorXml(res: ServerResponse, status: number, code: string, message: string): void {
     const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
@@ -159,6 +165,10 @@ export async function startS3Proxy(upstreamPort: number, options: S3ProxyOptions
         req.socket.destroy();
         return;
       }
+      if (fault.action === 'hold') {
+        holding.push({ line, forward: () => void forward(req, res, false) });
+        return;
+      }
       if (fault.action !== 'stall') {
         req.resume();
         req.once('end', () => errorXml(res, fault.action === 'slow_down' ? 503 : 500, fault.action === 'slow_down' ? 'SlowDown' : 'InternalError', 'injected by the test'));
@@ -196,8 +206,13 @@ export async function startS3Proxy(upstreamPort: number, options: S3ProxyOptions
     clearFaults: () => {
       faults.length = 0;
     },
+    held: () => holding.map((request) => request.line),
+    releaseHeld: () => {
+      for (const request of holding.splice(0)) request.forward();
+    },
     close: async () => {
       for (const res of stalled) res.destroy();
+      for (const request of holding.splice(0)) request.forward();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
