@@ -197,8 +197,21 @@ test('every GET route answers HEAD: the GET\'s status, type and length, and no b
         assert.equal(header(head, 'Content-Length'), length, `${label}: the GET's length`);
       } else {
         assert.equal(header(get, 'Transfer-Encoding'), 'chunked', label);
+        assert.equal(header(head, 'Transfer-Encoding'), 'chunked', `${label}: a streamed body's framing`);
         assert.equal(header(head, 'Content-Length'), undefined, `${label}: a streamed body's length is not known`);
       }
+    }
+    // Refused framing: a Content-Length uWS cannot parse (it closes the connection as the handler returns)
+    // and one sent twice (the service closes it): the GET's status and length, and the connection closes.
+    for (const [lengths, status] of [[['abc'], 400], [['1000000000'], 413], [['5', '6'], 400]] as const) {
+      const request = (method: string) => `${method} ${HEALTH} HTTP/1.1\r\nHost: x\r\n${lengths.map((value) => `Content-Length: ${value}\r\n`).join('')}\r\n`;
+      const get = await rawExchange(service, request('GET'), 1000);
+      const head = await rawExchange(service, request('HEAD'), 1000);
+      const label = `HEAD with Content-Length ${lengths.join(', ')}`;
+      assert.deepEqual([get.status, head.status], [status, status], label);
+      assert.equal(header(head, 'Content-Length'), header(get, 'Content-Length'), label);
+      assert.equal(header(head, 'Connection'), 'close', label);
+      if (lengths.length === 2) assert.equal(head.body, '', `${label}: no body`);
     }
     // Allow names HEAD wherever GET is allowed.
     const wrong = await rawExchange(service, `POST ${project} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${ann}Content-Length: 0\r\n\r\n`);

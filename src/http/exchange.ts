@@ -107,17 +107,22 @@ export function send(exchange: Exchange, status: number, body: string | Uint8Arr
   // JSON allows trailing whitespace: padding keeps the body valid and pushes it past the cork buffer.
   if (exchange.flushBeforeClose && typeof body === 'string') body = body.padEnd(CORK_BUFFER_BYTES + 1024, ' ');
   exchange.status = status;
-  exchange.bytesOut = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  // A HEAD answer sends no body, except the padded one that must leave before uWS closes (flushBeforeClose).
+  const head = exchange.method === 'HEAD' && !exchange.flushBeforeClose;
+  exchange.bytesOut = head ? 0 : length;
   exchange.res.cork(() => {
     exchange.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
     for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
     // end(…, true) closes the socket and writes `Connection: close` itself, unless the
     // request already said so (then it writes nothing): the header goes out exactly once.
     if (closeConnection && exchange.clientCloses) exchange.res.writeHeader('Connection', 'close');
-    // HEAD: the GET's status, headers and length, without the body; a HEAD answer that
-    // must close the connection (shutdown) says Content-Length: 0 instead (see endHead).
-    if (exchange.method === 'HEAD' && !closeConnection) endHead(exchange.res, exchange.bytesOut);
-    else exchange.res.end(exchange.method === 'HEAD' ? '' : body, closeConnection);
+    if (!head) exchange.res.end(body, closeConnection);
+    // HEAD: the GET's status, headers and length, without the body. One that must close
+    // says `Connection: close` and leaves the closing to the client: uWS 20.30 closes
+    // after a HEAD answer only when the request asked, or with a wrong Content-Length.
+    else if (closeConnection) exchange.res.endWithoutBody(length, true);
+    else endHead(exchange.res, length);
   });
   finish(exchange);
 }
@@ -141,13 +146,15 @@ function headOnly(exchange: Exchange, headers: Record<string, string>, length?: 
 }
 
 /**
- * Ends a HEAD answer with `length` as its Content-Length (none when unknown). uWS 20.30's
+ * Ends a HEAD answer with the GET's framing: `length` as its Content-Length, or
+ * `Transfer-Encoding: chunked` when the GET streams a body of unknown length. uWS 20.30's
  * own endWithoutBody(length) keeps the connection open even when the request said
- * `Connection: close`, and endWithoutBody(undefined, true) sends nothing; written as a
- * header, the length goes out as is and the request's own close is honoured.
+ * `Connection: close`, and endWithoutBody(undefined, true) sends nothing; written as
+ * headers, the framing goes out as is and the request's own close is honoured.
  */
 function endHead(res: HttpResponse, length: number | undefined): void {
   if (length !== undefined) res.writeHeader('Content-Length', String(length));
+  else res.writeHeader('Transfer-Encoding', 'chunked');
   res.endWithoutBody();
 }
 
