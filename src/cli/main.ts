@@ -185,6 +185,7 @@ async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command ${JSON.stringify(command)} (rbxl-import help lists them)`);
     }
   } catch (error) {
+    if (isClosedPipe(error)) return 0;
     if (error instanceof DecodeError || error instanceof MeshDecodeError) {
       process.stderr.write(`rbxl-import: ${error.message}\n`);
       return 2;
@@ -198,5 +199,14 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
+
+/** A write to a reader that has gone (`rbxl-import dump FILE | head`). */
+const isClosedPipe = (error: unknown): boolean => (error as NodeJS.ErrnoException | null)?.code === 'EPIPE';
+
+// A reader that stops early is not an error: the command stops quietly, as Unix tools do.
+process.stdout.on('error', (error: Error) => {
+  if (!isClosedPipe(error)) process.stderr.write(`rbxl-import: cannot write the output: ${error.message}\n`);
+  process.exit(isClosedPipe(error) ? 0 : 1);
+});
 
 process.exitCode = await main(process.argv.slice(2));
