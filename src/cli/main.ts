@@ -185,7 +185,6 @@ async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command ${JSON.stringify(command)} (rbxl-import help lists them)`);
     }
   } catch (error) {
-    if (isClosedPipe(error)) return 0;
     if (error instanceof DecodeError || error instanceof MeshDecodeError) {
       process.stderr.write(`rbxl-import: ${error.message}\n`);
       return 2;
