@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,6 +112,20 @@ test('bad input: exit code 2 and one line naming what and where, no stack trace'
 });
 
 // ---------- filters, --pretty, streaming, help ----------
+
+test('a reader that stops early (| head) ends the command quietly: exit 0, nothing on stderr', async () => {
+  const place = join(PLACES_DIR, 'booga.rbxl');
+  for (const args of [['dump', place], ['dump', '--chunks', place], ['project', place]]) {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    // The first piece read, the reader goes away, as `head -c` does.
+    await once(child.stdout, 'data');
+    child.stdout.destroy();
+    const [code] = await once(child, 'exit') as [number | null];
+    assert.deepEqual([code, stderr], [0, ''], args.join(' '));
+  }
+});
 
 test('dump --pretty is the same JSON indented by two spaces', async () => {
   const file = join(PLACES_DIR, 'rocket-arena-2006.rbxl');

@@ -239,7 +239,9 @@ describe('project page routes', () => {
       assert.equal(response.status, 'X-User-Id' in stranger ? 404 : 401);
     }
     // Deleting the project removes its summary with it.
-    assert.equal((await fetch(`${service.url}/api-rbxl/projects/${created.project_id}`, { method: 'DELETE', headers: as('owner') })).status, 204);
+    const deleted = await fetch(`${service.url}/api-rbxl/projects/${created.project_id}`, { method: 'DELETE', headers: as('owner') });
+    assert.equal(deleted.status, 204);
+    assert.equal(deleted.headers.get('content-length'), null, 'a 204 carries no Content-Length (RFC 9110)');
     assert.equal((await fetch(summaryUrl, { headers: as('owner') })).status, 404);
   });
 

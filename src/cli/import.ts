@@ -368,7 +368,7 @@ function describeDecision(decision: ScriptDecision): string {
         const lines = entry.findings.map((finding) => finding.line).slice(0, 5).join(', ');
         text += `      ${entry.path} (${entry.class})${copies}: line${entry.findings.length > 1 ? 's' : ''} ${lines}${entry.findings.length > 5 ? ', …' : ''}\n`;
       }
-      if (group.entries.length > LISTED_PER_FINDING) text += `      … and ${count(group.entries.length - LISTED_PER_FINDING, 'more')}\n`;
+      if (group.entries.length > LISTED_PER_FINDING) text += `      … and ${number(group.entries.length - LISTED_PER_FINDING)} more\n`;
     }
   }
   return text;

@@ -117,7 +117,11 @@ export function send(exchange: Exchange, status: number, body: string | Uint8Arr
     // end(…, true) closes the socket and writes `Connection: close` itself, unless the
     // request already said so (then it writes nothing): the header goes out exactly once.
     if (closeConnection && exchange.clientCloses) exchange.res.writeHeader('Connection', 'close');
-    if (!head) exchange.res.end(body, closeConnection);
+    if (status === 204) {
+      // No Content carries no Content-Length (RFC 9110), which end() always writes; a close is left to the client.
+      if (closeConnection && !exchange.clientCloses) exchange.res.writeHeader('Connection', 'close');
+      exchange.res.endWithoutBody();
+    } else if (!head) exchange.res.end(body, closeConnection);
     // HEAD: the GET's status, headers and length, without the body. One that must close
     // says `Connection: close` and leaves the closing to the client: uWS 20.30 closes
     // after a HEAD answer only when the request asked, or with a wrong Content-Length.
