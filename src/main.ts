@@ -20,6 +20,13 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     }
     throw error;
   }
+  // A log reader that goes away (a closed pipe) costs the log, not the service: it says so once and serves on.
+  let logLost = false;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (logLost) return;
+    logLost = true;
+    process.stderr.write(`rbxl-import: the request log can no longer be written (${error.code ?? error.message}); serving on without it\n`);
+  });
   process.stdout.write(JSON.stringify({
     t: new Date().toISOString(), msg: 'listening', url: server.url, page: server.pageUrl, data_dir: config.dataDir,
     auth_mode: config.authMode, workers: config.workers,

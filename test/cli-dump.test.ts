@@ -127,6 +127,27 @@ test('a reader that stops early (| head) ends the command quietly: exit 0, nothi
   }
 });
 
+test('serve outlives its log reader: a closed stdout costs the log (said once on stderr), not the service', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rbxl-serve-pipe-'));
+  const child = spawn(process.execPath, [CLI, 'serve'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, WORKERS: '1' } });
+  try {
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    while (!/import page at (\S+)\/api-rbxl\//.test(stderr)) await once(child.stderr, 'data');
+    const base = /import page at (\S+)\/api-rbxl\//.exec(stderr)![1]!;
+    child.stdout.destroy(); // the log reader goes away
+    for (let i = 0; i < 3; i++) assert.equal((await fetch(`${base}/api-rbxl/health`)).status, 200, `request ${i} after the log reader left`);
+    assert.equal(child.exitCode, null, 'still serving');
+    assert.equal(stderr.match(/the request log can no longer be written/g)?.length, 1, stderr);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit') as [number | null];
+    assert.equal(code, 0, 'a clean shutdown');
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('dump --pretty is the same JSON indented by two spaces', async () => {
   const file = join(PLACES_DIR, 'rocket-arena-2006.rbxl');
   const plain = await cli('dump', file);

@@ -202,10 +202,14 @@ async function main(argv: string[]): Promise<number> {
 /** A write to a reader that has gone (`rbxl-import dump FILE | head`). */
 const isClosedPipe = (error: unknown): boolean => (error as NodeJS.ErrnoException | null)?.code === 'EPIPE';
 
-// A reader that stops early is not an error: the command stops quietly, as Unix tools do.
-process.stdout.on('error', (error: Error) => {
-  if (!isClosedPipe(error)) process.stderr.write(`rbxl-import: cannot write the output: ${error.message}\n`);
-  process.exit(isClosedPipe(error) ? 0 : 1);
-});
+// A reader that stops early is not an error for a command that writes output: it stops
+// quietly, as Unix tools do. Not for `serve`, whose stdout is its log: a service must not
+// stop, and stop reporting success, because its log reader went away.
+if (process.argv[2] !== 'serve') {
+  process.stdout.on('error', (error: Error) => {
+    if (!isClosedPipe(error)) process.stderr.write(`rbxl-import: cannot write the output: ${error.message}\n`);
+    process.exit(isClosedPipe(error) ? 0 : 1);
+  });
+}
 
 process.exitCode = await main(process.argv.slice(2));

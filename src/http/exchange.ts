@@ -112,20 +112,21 @@ export function send(exchange: Exchange, status: number, body: string | Uint8Arr
   const head = exchange.method === 'HEAD' && !exchange.flushBeforeClose;
   exchange.bytesOut = head ? 0 : length;
   exchange.res.cork(() => {
-    exchange.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
-    for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+    writeHead(exchange.res, `${status} ${STATUS_TEXT[status] ?? ''}`.trim(), headers);
     // end(…, true) closes the socket and writes `Connection: close` itself, unless the
     // request already said so (then it writes nothing): the header goes out exactly once.
     if (closeConnection && exchange.clientCloses) exchange.res.writeHeader('Connection', 'close');
     if (status === 204) {
-      // No Content carries no Content-Length (RFC 9110), which end() always writes; a close is left to the client.
+      // No Content carries no Content-Length (RFC 9110), which end() always writes. It is
+      // only closing at shutdown, whose App.close() closes the connection after it.
       if (closeConnection && !exchange.clientCloses) exchange.res.writeHeader('Connection', 'close');
       exchange.res.endWithoutBody();
     } else if (!head) exchange.res.end(body, closeConnection);
-    // HEAD: the GET's status, headers and length, without the body. One that must close
-    // says `Connection: close` and leaves the closing to the client: uWS 20.30 closes
-    // after a HEAD answer only when the request asked, or with a wrong Content-Length.
-    else if (closeConnection) exchange.res.endWithoutBody(length, true);
+    // HEAD: the GET's status, headers and length, without the body. uWS 20.30 closes after
+    // a body-less answer only when it says Content-Length: 0 (endWithoutBody with any
+    // other length leaves the connection open, even one the request asked to close), so
+    // one that must close (shutdown, a Content-Length sent twice) says 0.
+    else if (closeConnection) exchange.res.endWithoutBody(0, true);
     else endHead(exchange.res, length);
   });
   finish(exchange);
@@ -141,20 +142,25 @@ function headOnly(exchange: Exchange, headers: Record<string, string>, length?: 
   if (exchange.finished) return true;
   exchange.status = 200;
   exchange.res.cork(() => {
-    exchange.res.writeStatus('200 OK');
-    for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+    writeHead(exchange.res, '200 OK', headers);
     endHead(exchange.res, length);
   });
   finish(exchange);
   return true;
 }
 
+/** The status line, the security headers and `headers` (inside a cork). */
+function writeHead(res: HttpResponse, status: string, headers: Record<string, string>): void {
+  res.writeStatus(status);
+  for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) res.writeHeader(name, value);
+}
+
 /**
  * Ends a HEAD answer with the GET's framing: `length` as its Content-Length, or
  * `Transfer-Encoding: chunked` when the GET streams a body of unknown length. uWS 20.30's
- * own endWithoutBody(length) keeps the connection open even when the request said
- * `Connection: close`, and endWithoutBody(undefined, true) sends nothing; written as
- * headers, the framing goes out as is and the request's own close is honoured.
+ * own endWithoutBody(length) leaves the connection open even when the request said
+ * `Connection: close`; written as headers, the framing goes out as is and the request's
+ * own close is honoured.
  */
 function endHead(res: HttpResponse, length: number | undefined): void {
   if (length !== undefined) res.writeHeader('Content-Length', String(length));
@@ -204,8 +210,7 @@ export async function sendFile(exchange: Exchange, path: string, headers: Record
       let done = false;
       exchange.res.cork(() => {
         if (!headerSent) {
-          exchange.res.writeStatus('200 OK');
-          for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+          writeHead(exchange.res, '200 OK', headers);
           headerSent = true;
         }
         [ok, done] = exchange.res.tryEnd(piece, size);
@@ -246,8 +251,7 @@ export async function sendObject(exchange: Exchange, body: Readable, size: numbe
     let result: [boolean, boolean] = [false, false];
     exchange.res.cork(() => {
       if (!headerSent) {
-        exchange.res.writeStatus('200 OK');
-        for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+        writeHead(exchange.res, '200 OK', headers);
         headerSent = true;
       }
       result = exchange.res.tryEnd(piece, size);
@@ -319,8 +323,7 @@ async function streamAnswer(exchange: Exchange, source: Readable, headers: Recor
   let headerSent = false;
   const head = (): void => {
     if (headerSent) return;
-    exchange.res.writeStatus('200 OK');
-    for (const [name, value] of Object.entries({ ...SECURITY_HEADERS, ...headers })) exchange.res.writeHeader(name, value);
+    writeHead(exchange.res, '200 OK', headers);
     headerSent = true;
   };
   exchange.status = 200;

@@ -166,7 +166,7 @@ export async function startS3Proxy(upstreamPort: number, options: S3ProxyOptions
         return;
       }
       if (fault.action === 'hold') {
-        holding.push({ line, forward: () => void forward(req, res, false) });
+        holding.push({ line, forward: () => dispatch(req, res) });
         return;
       }
       if (fault.action !== 'stall') {
@@ -177,6 +177,11 @@ export async function startS3Proxy(upstreamPort: number, options: S3ProxyOptions
       void forward(req, res, true);
       return;
     }
+    dispatch(req, res);
+  });
+
+  /** A request as S3 would take it: s3rver's missing multipart calls, one at a time per object, conditions decided. */
+  function dispatch(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://proxy');
     if (options.s3rver !== undefined && req.method === 'DELETE' && url.searchParams.has('uploadId')) {
       void abortUpload(options.s3rver, url.searchParams.get('uploadId') ?? '', res);
@@ -194,7 +199,7 @@ export async function startS3Proxy(upstreamPort: number, options: S3ProxyOptions
     const write = req.method === 'PUT' || (req.method === 'POST' && url.searchParams.has('uploadId'));
     const conditional = req.headers['if-none-match'] !== undefined || req.headers['if-match'] !== undefined;
     void serialised(req, res, url.pathname, options.conditional && write && conditional);
-  });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
