@@ -115,13 +115,12 @@ export function send(exchange: Exchange, status: number, body: string | Uint8Arr
     writeHead(exchange.res, `${status} ${STATUS_TEXT[status] ?? ''}`.trim(), headers);
     // end(…, true) closes the socket and writes `Connection: close` itself, unless the
     // request already said so (then it writes nothing): the header goes out exactly once.
-    if (closeConnection && exchange.clientCloses) exchange.res.writeHeader('Connection', 'close');
-    if (status === 204) {
-      // No Content carries no Content-Length (RFC 9110), which end() always writes. It is
-      // only closing at shutdown, whose App.close() closes the connection after it.
-      if (closeConnection && !exchange.clientCloses) exchange.res.writeHeader('Connection', 'close');
-      exchange.res.endWithoutBody();
-    } else if (!head) exchange.res.end(body, closeConnection);
+    // A 204 is ended without end(), so it always says it here.
+    if (closeConnection && (exchange.clientCloses || status === 204)) exchange.res.writeHeader('Connection', 'close');
+    // No Content carries no Content-Length (RFC 9110), which end() always writes. It is
+    // only closing at shutdown, whose App.close() closes the connection after it.
+    if (status === 204) exchange.res.endWithoutBody();
+    else if (!head) exchange.res.end(body, closeConnection);
     // HEAD: the GET's status, headers and length, without the body. uWS 20.30 closes after
     // a body-less answer only when it says Content-Length: 0 (endWithoutBody with any
     // other length leaves the connection open, even one the request asked to close), so

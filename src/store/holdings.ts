@@ -37,15 +37,14 @@ export interface UserUsage {
 
 export interface Holdings {
   usage(user: string): Promise<UserUsage>;
-  /** Throws QuotaExceededError unless `user` may add one more `kind` of `bytes` (one the user already holds is free); returns the usage it checked. */
-  check(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<UserUsage>;
   /**
-   * `check`, then counts the request as held on this instance until `release` (called
-   * once its entry is written, or it failed): the check and the count are one step, so
-   * concurrent requests of a user see one another.
+   * Throws QuotaExceededError unless `user` may add one more `kind` of `bytes` (one the
+   * user already holds is free), then counts the request as held on this instance until
+   * `release` (called once its entry is written, or it failed): the check and the count
+   * are one step, so concurrent requests of a user see one another.
    */
   reserve(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<Reservation>;
-  /** Throws QuotaExceededError unless `user` may add `bytes` (counts are checked by `check`, once the entry is known). */
+  /** Throws QuotaExceededError unless `user` may add `bytes` (counts are checked by `reserve`, once the entry is known). */
   checkBytes(user: string, bytes: number): Promise<void>;
   /** Bytes `user` may still add. */
   room(user: string): Promise<number>;
@@ -177,12 +176,6 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     }
   }
 
-  async function check(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<UserUsage> {
-    const held = await usage(user);
-    refuse(held, kind, bytes, key);
-    return held;
-  }
-
   async function reserve(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<Reservation> {
     const entries = await listed(user);
     // From here to the count nothing awaits: the in-flight requests are added as of now,
@@ -255,7 +248,6 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
 
   return {
     usage,
-    check,
     reserve,
     checkBytes: async (user, bytes) => refuseBytes((await usage(user)).bytes, bytes),
     room: async (user) => Math.max(0, limits.userMaxBytes - (await usage(user)).bytes),
