@@ -29,10 +29,11 @@ import { startAssetServer, type AssetServer } from './support/asset-server.js';
 import { S3_TEST_ENV, startS3Server, type TestS3Server } from './support/s3-server.js';
 import { startS3Proxy, type S3Proxy } from './support/s3-proxy.js';
 import {
-  CREATE, HEALTH, analyze, as, create, expectError, getJson, postJson, startService, upload, uploadsIn, waitUntil, type Service,
+  CREATE, HEALTH, analyze, as, create, expectError, getJson, multipartBody, openUpload, postJson, startService, upload, uploadsIn, waitUntil, type Service,
 } from './support/service.js';
 
 const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl')); // 15 scripts, 18 asset ids
+const BOUNDARY = 'scale-test-boundary-3f9a';
 
 /** The same place with other bytes: the decoder ignores anything after the END chunk. */
 const variant = (tag: string, padding = 0): Buffer => Buffer.concat([PLACE, Buffer.from(`\n${tag}`), Buffer.alloc(padding)]);
@@ -293,6 +294,36 @@ test('close waits for a sweep already running, so nothing of it reaches the stor
     const seen = fleet.proxy.requests.length;
     await sleep(500);
     assert.deepEqual(fleet.proxy.requests.slice(seen), [], 'nothing reaches the store after close');
+  } finally {
+    await fleet.close();
+  }
+});
+
+test('one shutdown grace covers both a request in flight and a running sweep', async () => {
+  // The store's timeout well past the grace: the held sweep lasts until it is let go.
+  const fleet = await startFleet(1, { sweepIntervalMs: 100 }, { S3_TIMEOUT_MS: '60000' });
+  try {
+    const [instance] = fleet.instances;
+    fleet.proxy.fault(/leases\/preview-sweep/, 'hold', 1);
+    await waitUntil(() => fleet.proxy.held().length === 1, 'a sweep to be running');
+    // An upload whose body never ends: in flight until the grace is over.
+    const body = multipartBody(BOUNDARY, [{ name: 'file', fileName: 'slow.rbxl', data: variant('grace') }]);
+    const request = openUpload(instance!, BOUNDARY, body, as('ann'));
+    const answer = new Promise<number>((resolve) => {
+      request.on('response', (response) => { response.resume(); resolve(response.statusCode ?? 0); });
+      request.on('error', () => resolve(0));
+    });
+    request.write(body.subarray(0, 1000));
+    await waitUntil(async () => (await uploadsIn(instance!)).length === 1, 'the upload to be in flight');
+    const grace = 1_000;
+    const started = performance.now();
+    await instance!.server.close(grace);
+    const took = performance.now() - started;
+    assert.equal(await answer, 503, 'the upload still open past the grace is answered');
+    // Waiting for each in turn would take two graces.
+    assert.ok(took >= grace - 50 && took < grace * 1.6, `close took ${Math.round(took)} ms for a grace of ${grace} ms`);
+    request.destroy();
+    fleet.proxy.releaseHeld();
   } finally {
     await fleet.close();
   }

@@ -114,12 +114,12 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
     closing = true;
     uWS.us_listen_socket_close(listenSocket);
     clearInterval(sweeper);
-    if (open.size > 0) {
-      await new Promise<void>((resolve) => {
-        drained = resolve;
-        setTimeout(resolve, graceMs).unref();
-      });
-    }
+    // One grace for both the requests in flight and a running sweep: an operator's
+    // stop timeout is set from it, so waiting for each in turn would outlast it.
+    let graceTimer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => { graceTimer = setTimeout(resolve, graceMs); });
+    graceTimer!.unref();
+    if (open.size > 0) await Promise.race([new Promise<void>((resolve) => { drained = resolve; }), graceOver]);
     // Past the grace: whatever is still open gets an answer (and its work is told to stop), not a cut connection.
     for (const exchange of [...open]) {
       if (exchange.status !== 0) continue; // a file already streaming out cannot change its status
@@ -131,7 +131,8 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
     // Idle keep-alive connections would otherwise stay open (and keep the process alive)
     // until each client gives up. uWS.js has App.close() since v20.26; its types omit it.
     (app as unknown as { close?: () => void }).close?.();
-    if (sweeping) await Promise.race([sweeping, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    if (sweeping) await Promise.race([sweeping, graceOver]);
+    clearTimeout(graceTimer);
     await service.close();
   }
 
