@@ -359,6 +359,22 @@ describe('each user\'s share across instances', () => {
   });
 });
 
+test('a project\'s share entry the store refuses at first is written on a later try: the project is counted', async () => {
+  const fleet = await startFleet(1, { userMaxProjects: 1 });
+  try {
+    const [instance] = fleet.instances as [Service];
+    const { preview_hash } = await analyze(instance, variant('count-retry'), 'count.rbxl', as('cat'));
+    // Every try the store client makes for the first write of the entry fails (S3_MAX_ATTEMPTS is 2).
+    fleet.proxy.fault(/^PUT \S*\/holdings\/[0-9a-f]{64}\/projects\//, 'server_error', 2);
+    const project = await create(instance, { preview_hash, scripts_mode: 'skip' }, as('cat'));
+    const held = await keys(fleet.objects, `holdings/${sha256('cat')}/projects/`);
+    assert.deepEqual(held.map((key) => key.split('/').pop()!.split('.')[0]), [project.project_id]);
+    await expectError(await postJson(instance, CREATE, { preview_hash, scripts_mode: 'skip' }, as('cat')), 507, 'quota_exceeded');
+  } finally {
+    await fleet.close();
+  }
+});
+
 describe('faults: the store stopped and started again', () => {
   let fleet: Fleet;
   let a: Service;

@@ -95,6 +95,11 @@ const STORE_CHECK_TIMEOUT_MS = 3000;
 /** The lease under which one instance at a time sweeps the shared store. */
 const SWEEP_LEASE = 'preview-sweep';
 
+/** A warning for the operator, as one JSON line on stderr (the request log is stdout). */
+function warn(msg: string, error: unknown, fields: Record<string, string> = {}): void {
+  process.stderr.write(JSON.stringify({ level: 'warn', t: new Date().toISOString(), msg, ...fields, error: error instanceof Error ? error.message : String(error) }) + '\n');
+}
+
 export async function createService(config: Config): Promise<Service> {
   const budget = memoryBudget({ maxMemoryMb: config.maxMemoryMb, workers: config.workers, previewCacheBytes: config.previewCacheBytes });
   const uploadDir = join(config.dataDir, 'uploads');
@@ -130,9 +135,7 @@ export async function createService(config: Config): Promise<Service> {
     retries: config.assetRetries,
   });
 
-  const progress = createSharedProgress(objects, {
-    onError: (error) => process.stderr.write(JSON.stringify({ level: 'warn', t: new Date().toISOString(), msg: 'create progress not published', error: error instanceof Error ? error.message : String(error) }) + '\n'),
-  });
+  const progress = createSharedProgress(objects, { onError: (error) => warn('create progress not published', error) });
 
   const retentionMs = config.projectRetentionDays * 24 * 60 * 60 * 1000;
   const instance = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
@@ -199,6 +202,7 @@ export async function createService(config: Config): Promise<Service> {
     projects: createProjectService({
       objects, mirror, workDir: uploadDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes: budget.task.maxDocumentBytes,
       sceneLimits: JSON.stringify({ task: budget.task, taskTimeoutMs: config.taskTimeoutMs, converter: CONVERTER_VERSION }),
+      onUncounted: (id, error) => warn('project not counted in its owner\'s share', error, { project_id: id }),
     }),
     progress,
     maxMapBytes: Math.min(config.maxUploadBytes, budget.task.maxFileBytes),

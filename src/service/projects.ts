@@ -8,6 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createSingleFlight } from '../concurrency/index.js';
 import { conversionOf, finishedConversions } from '../assets/converted.js';
 import type { AssetDownloader, AssetOutcome } from '../assets/download.js';
@@ -87,6 +88,8 @@ export interface ProjectDeps {
    * text: a refusal under the same limits is answered again without building.
    */
   sceneLimits: string;
+  /** A made project whose share entry the store refused every time: it stays, uncounted. */
+  onUncounted?: (id: string, error: unknown) => void;
 }
 
 /** A scene refusal kept beside the project, so the next request does not spend a worker on the same answer. */
@@ -102,7 +105,10 @@ function conversionKeys(sha256s: readonly string[]): { read: string[]; written: 
   return { read: [...sha256s.map(assetKeys.bytes), ...written], written };
 }
 
-export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes, sceneLimits }: ProjectDeps): ProjectService {
+/** Waits before each new try of a made project's share entry that the store refused. */
+const COUNT_RETRY_MS = [250, 1000, 4000];
+
+export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes, sceneLimits, onUncounted }: ProjectDeps): ProjectService {
   const sceneBuilds = createSingleFlight<void>();
 
   /** Converts every downloaded mesh and union model once (the store remembers, for every instance), in the workers. */
@@ -204,12 +210,29 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       const bytes = built.bytes + Buffer.byteLength(summary);
       await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now(), encoding: built.encoding }, summary).catch(diskToServiceError);
       quota.add(bytes);
-      // The project is made: a store that fails here leaves it uncounted in the user's share rather than failing the create.
-      await holdings.addProject(user, id, bytes).catch(() => undefined);
+      await countProject(user, id, bytes);
       return { projectId: id, assets: outcomes };
     } finally {
       await projects.discard(tempPath); // a no-op once committed (the temp name is gone)
       await place.release();
+    }
+  }
+
+  /**
+   * The project's entry in its owner's share, once the project is made. A store that
+   * refuses it is tried again a few times (a store restarting takes seconds), with the
+   * create's reservation still counting; after that the project stays uncounted rather
+   * than failing a create that has succeeded, and the operator is told.
+   */
+  async function countProject(user: string, id: string, bytes: number): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await holdings.addProject(user, id, bytes);
+        return;
+      } catch (error) {
+        if (attempt === COUNT_RETRY_MS.length) { onUncounted?.(id, error); return; }
+        await sleep(COUNT_RETRY_MS[attempt]);
+      }
     }
   }
 
