@@ -30,5 +30,7 @@ VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/api-rbxl/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# The service finishes requests in flight for SHUTDOWN_GRACE_MS (30 s) after SIGTERM: give it
+# `docker run --stop-timeout 35` (docker stop kills after 10 s otherwise), or lower the grace.
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/main.js"]

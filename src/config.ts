@@ -51,6 +51,8 @@ export interface Config {
   projectRetentionDays: number;
   /** How often stale temp files, expired previews and old projects are swept, and disk use recounted. */
   sweepIntervalMs: number;
+  /** On SIGTERM/SIGINT: how long requests in flight (and a running sweep) may take before what is open is answered 503. */
+  shutdownGraceMs: number;
   /**
    * Where previews, projects and assets are kept: null for the local disk under
    * `dataDir/objects` (the default); an S3-compatible store from STORE_URL and the S3_*
@@ -111,10 +113,14 @@ export function defaultConfig(): Config {
     userMaxProjects: 500,
     projectRetentionDays: 0,
     sweepIntervalMs: 60_000,
+    shutdownGraceMs: 30_000,
     store: null,
     storeSweep: true,
   };
 }
+
+/** The longest duration a timer takes (2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -127,16 +133,18 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     const value = env[name];
     return value === undefined || value === '' ? undefined : value;
   };
-  const integer = (name: string, min: number): number | undefined => {
+  const integer = (name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
     const value = text(name);
     if (value === undefined) return undefined;
-    if (!/^\d+$/.test(value) || Number(value) < min) {
-      throw new ConfigError(`${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
     }
     return Number(value);
   };
+  // A duration that becomes a timer: Node fires a longer one at once (setTimeout) or throws (AbortSignal.timeout).
+  const duration = (name: string, min: number): number | undefined => integer(name, min, MAX_TIMER_MS);
   config.host = text('HOST') ?? config.host;
-  config.port = integer('PORT', 0) ?? config.port;
+  config.port = integer('PORT', 0, 65_535) ?? config.port;
   config.dataDir = resolve(text('DATA_DIR') ?? config.dataDir);
   const authMode = text('AUTH_MODE');
   if (authMode !== undefined) {
@@ -148,27 +156,28 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.maxUploadBytes = integer('MAX_UPLOAD_BYTES', 1) ?? config.maxUploadBytes;
   config.workers = integer('WORKERS', 1) ?? config.workers;
   config.maxQueue = integer('MAX_QUEUE', 0) ?? config.maxQueue;
-  config.previewTtlSeconds = integer('PREVIEW_TTL_SECONDS', 1) ?? config.previewTtlSeconds;
+  config.previewTtlSeconds = integer('PREVIEW_TTL_SECONDS', 1, Math.floor(Number.MAX_SAFE_INTEGER / 1000)) ?? config.previewTtlSeconds;
   config.previewCacheBytes = integer('PREVIEW_CACHE_BYTES', 0) ?? config.previewCacheBytes;
   config.assetDeliveryUrl = text('ASSET_DELIVERY_URL') ?? config.assetDeliveryUrl;
   config.assetUrlTemplate = text('ASSET_URL_TEMPLATE') ?? null;
   config.assetApiKey = text('ASSET_API_KEY') ?? null;
   config.assetConcurrency = integer('ASSET_CONCURRENCY', 1) ?? config.assetConcurrency;
-  config.assetTimeoutMs = integer('ASSET_TIMEOUT_MS', 1) ?? config.assetTimeoutMs;
+  config.assetTimeoutMs = duration('ASSET_TIMEOUT_MS', 1) ?? config.assetTimeoutMs;
   config.assetMaxBytes = integer('ASSET_MAX_BYTES', 1) ?? config.assetMaxBytes;
   config.assetRetries = integer('ASSET_RETRIES', 0) ?? config.assetRetries;
   config.redirectTemplate = text('REDIRECT_TEMPLATE') ?? config.redirectTemplate;
   config.log = text('LOG') !== '0';
   config.assetConcurrencyPerCreate = integer('ASSET_CONCURRENCY_PER_CREATE', 1) ?? Math.min(config.assetConcurrencyPerCreate, config.assetConcurrency);
-  config.assetTotalTimeoutMs = integer('ASSET_TOTAL_TIMEOUT_MS', 1) ?? config.assetTotalTimeoutMs;
+  config.assetTotalTimeoutMs = duration('ASSET_TOTAL_TIMEOUT_MS', 1) ?? config.assetTotalTimeoutMs;
   config.maxMemoryMb = integer('MAX_MEMORY_MB', 256) ?? config.maxMemoryMb;
-  config.taskTimeoutMs = integer('TASK_TIMEOUT_MS', 100) ?? config.taskTimeoutMs;
+  config.taskTimeoutMs = duration('TASK_TIMEOUT_MS', 100) ?? config.taskTimeoutMs;
   config.maxDataBytes = integer('MAX_DATA_BYTES', 1) ?? config.maxDataBytes;
   config.userMaxBytes = integer('USER_MAX_BYTES', 1) ?? config.userMaxBytes;
   config.userMaxPreviews = integer('USER_MAX_PREVIEWS', 1) ?? config.userMaxPreviews;
   config.userMaxProjects = integer('USER_MAX_PROJECTS', 1) ?? config.userMaxProjects;
-  config.projectRetentionDays = integer('PROJECT_RETENTION_DAYS', 0) ?? config.projectRetentionDays;
-  config.sweepIntervalMs = integer('SWEEP_INTERVAL_MS', 1000) ?? config.sweepIntervalMs;
+  config.projectRetentionDays = integer('PROJECT_RETENTION_DAYS', 0, Math.floor(Number.MAX_SAFE_INTEGER / 86_400_000)) ?? config.projectRetentionDays;
+  config.sweepIntervalMs = duration('SWEEP_INTERVAL_MS', 1000) ?? config.sweepIntervalMs;
+  config.shutdownGraceMs = duration('SHUTDOWN_GRACE_MS', 0) ?? config.shutdownGraceMs;
   const storeSweep = text('STORE_SWEEP');
   if (storeSweep !== undefined) {
     if (storeSweep !== '0' && storeSweep !== '1') throw new ConfigError(`STORE_SWEEP must be 1 or 0, got ${JSON.stringify(storeSweep)}`);

@@ -35,7 +35,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   process.stderr.write(`rbxl-import: import page at ${server.pageUrl}${config.authMode === 'development' ? ' (development sign-in: no token needed)' : ''}\n`);
   const stop = (signal: string): void => {
     process.stdout.write(JSON.stringify({ t: new Date().toISOString(), msg: 'shutting down', signal }) + '\n');
-    server.close().then(() => process.exit(0), (error) => {
+    server.close(config.shutdownGraceMs).then(() => process.exit(0), (error) => {
       process.stderr.write(`rbxl-import: shutdown failed: ${(error as Error)?.message}\n`);
       process.exit(1);
     });

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -142,6 +143,36 @@ test('serve outlives its log reader: a closed stdout costs the log (said once on
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit') as [number | null];
     assert.equal(code, 0, 'a clean shutdown');
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('serve stops within SHUTDOWN_GRACE_MS: a request still open then is answered 503, and the process exits 0', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rbxl-serve-grace-'));
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, WORKERS: '1', SHUTDOWN_GRACE_MS: '500' },
+  });
+  try {
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    while (!/import page at (\S+)\/api-rbxl\//.test(stderr)) await once(child.stderr, 'data');
+    const url = new URL(/import page at (\S+)\/api-rbxl\//.exec(stderr)![1]!);
+    // An upload whose body never comes: open until the grace ends.
+    const socket = connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => { answer += chunk.toString('latin1'); });
+    socket.write('POST /api-rbxl/import/rbxl/analyze HTTP/1.1\r\nHost: x\r\nX-User-Id: ann\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const exited = once(child, 'exit') as Promise<[number | null]>;
+    child.kill('SIGTERM');
+    const [code] = await Promise.race([exited, new Promise<[string]>((resolve) => setTimeout(() => resolve(['still running after 10 s']), 10_000))]);
+    assert.equal(code, 0);
+    assert.match(answer, /^HTTP\/1\.1 503 /, answer);
+    assert.match(answer, /"code":"shutting_down"/);
+    socket.destroy();
   } finally {
     child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });

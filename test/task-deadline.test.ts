@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { createWorkerPool, type WorkerPool } from '../src/workers/pool.js';
 import { createDeadlines, TASK_FINISHED, TASK_RUNNING } from '../src/workers/deadlines.js';
 import { memoryBudget } from '../src/service/budget.js';
-import { configFromEnv, ConfigError } from '../src/config.js';
+import { configFromEnv, ConfigError, MAX_TIMER_MS } from '../src/config.js';
 import { PLACES_DIR } from './support/paths.js';
 import { analyze, as, create, CREATE, expectError, getJson, HEALTH, postJson, startService, upload, serviceOf } from './support/service.js';
 import { startServer } from '../src/http/server.js';
@@ -242,4 +242,19 @@ test('TASK_TIMEOUT_MS: two minutes unless set; at least 100 ms', () => {
   assert.equal(configFromEnv({ TASK_TIMEOUT_MS: '5000' }).taskTimeoutMs, 5_000);
   assert.throws(() => configFromEnv({ TASK_TIMEOUT_MS: '50' }), ConfigError);
   assert.throws(() => configFromEnv({ TASK_TIMEOUT_MS: '2m' }), ConfigError);
+});
+
+test('durations longer than a timer can wait stop the start, rather than firing at once', () => {
+  // Node runs a setTimeout past 2^31 - 1 ms after 1 ms, and AbortSignal.timeout throws.
+  for (const name of ['TASK_TIMEOUT_MS', 'ASSET_TIMEOUT_MS', 'ASSET_TOTAL_TIMEOUT_MS', 'SWEEP_INTERVAL_MS', 'SHUTDOWN_GRACE_MS']) {
+    assert.throws(() => configFromEnv({ [name]: String(MAX_TIMER_MS + 1) }), (error: unknown) =>
+      error instanceof ConfigError && error.message === `${name} must be an integer from ${name === 'TASK_TIMEOUT_MS' ? 100 : name === 'SWEEP_INTERVAL_MS' ? 1000 : name === 'SHUTDOWN_GRACE_MS' ? 0 : 1} to ${MAX_TIMER_MS}, got "${MAX_TIMER_MS + 1}"`);
+    assert.doesNotThrow(() => configFromEnv({ [name]: String(MAX_TIMER_MS) }), name);
+  }
+  assert.equal(configFromEnv({}).shutdownGraceMs, 30_000);
+  assert.equal(configFromEnv({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs, 0);
+  assert.throws(() => configFromEnv({ SHUTDOWN_GRACE_MS: '-1' }), ConfigError);
+  assert.throws(() => configFromEnv({ PORT: '65536' }), ConfigError);
+  assert.throws(() => configFromEnv({ PREVIEW_TTL_SECONDS: '9'.repeat(400) }), ConfigError);
+  assert.throws(() => configFromEnv({ PROJECT_RETENTION_DAYS: '9'.repeat(20) }), ConfigError);
 });
