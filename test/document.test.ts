@@ -205,6 +205,17 @@ test('float32 values are written in their shortest form and read back exactly', 
   for (const [x, text] of [[Math.fround(37.8), '37.8'], [Math.fround(0.1), '0.1'], [-0, '-0'], [Math.fround(9.094947e-13), '9.094947e-13'], [1e-45, '1e-45'], [NaN, '"NaN"']] as const) {
     assert.equal(float32Text(x), text);
   }
+  // Tiny magnitudes need decimals past 10^22, which no double holds exactly: each reads back
+  // as itself (bits 0x15ae43fd were once written as the next float32 up, 7.038531e-26).
+  bits[0] = 0x15ae43fd;
+  assert.equal(float32Text(view[0]!), '7.0385307e-26');
+  assert.equal(float32Text(-view[0]!), '-7.0385307e-26');
+  for (let i = 0; i < 100_000; i++) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    bits[0] = seed & 0xabffffff; // exponent field below 88: magnitudes under about 1e-12
+    const x = view[0]!;
+    assert.ok(Object.is(Math.fround(JSON.parse(float32Text(x))), x), `${x} → ${float32Text(x)}`);
+  }
 });
 
 test('an array of float32 values is written as each value alone would be, slow forms included', () => {
@@ -337,6 +348,66 @@ test('skip: scripts[] is empty and no script source remains anywhere; script ins
       stack.push(...(node.children ?? []));
     }
   }
+});
+
+test('skip: a value held only by instances inside left-out scripts never becomes a class default', () => {
+  // XML groups items with the same property list into one table: the three StringValues
+  // inside the Script share a table, and the kept ones with Extra another of the same size.
+  const value = (name: string, text: string, extra = false) =>
+    `<Item class="StringValue" referent="${name}"><Properties><string name="Name">${name}</string><string name="Value">${text}</string>${extra ? '<bool name="Extra">true</bool>' : ''}</Properties></Item>`;
+  const xml = '<roblox version="4"><Item class="Script" referent="S"><Properties><string name="Name">Secret</string><ProtectedString name="Source">return 1</ProtectedString></Properties>'
+    + value('k1', 'SECRET-KEY') + value('k2', 'SECRET-KEY') + value('k3', 'SECRET-KEY') + '</Item>'
+    + '<Item class="Folder" referent="F"><Properties><string name="Name">Public</string></Properties>'
+    + value('v', 'public') + value('w1', 'x', true) + value('w2', 'y', true) + value('w3', 'z', true) + '</Item></roblox>';
+  const bytes = Buffer.from(xml);
+  const dom = decode(bytes);
+  const text = Buffer.concat([...projectJson(dom, options('leak.rbxlx', bytes.length, 'skip'))]).toString('utf8');
+  assert.ok(!text.includes('SECRET-KEY'), 'a value from inside a left-out script is in the document');
+  const doc = JSON.parse(text) as ProjectDocument;
+  assert.deepEqual(doc.instances.map((i) => i.name), ['Public', 'v', 'w1', 'w2', 'w3']);
+  assert.deepEqual([...readInstances(doc)].filter((i) => i.class === 'StringValue').map((i) => i.properties.get('Value')!.value), ['public', 'x', 'y', 'z']);
+});
+
+test('a class whose first table types Name otherwise (not String): every instance reads back, whatever its Name', () => {
+  for (const format of ['xml', 'binary'] as const) {
+    const dom = handDom([
+      { class: 'Folder', props: { Name: ['Int32', 5] } },
+      { class: 'Folder', name: 'b' },
+      { class: 'Folder', name: 'c' },
+    ], format);
+    const doc = buildProject(dom, options(`name.${format}`, 1));
+    assert.equal(doc.classes.Folder!.properties.Name, 'Int32');
+    compareWithDom(dom, doc, `Name typed Int32 first (${format})`);
+  }
+});
+
+test('property and class names of Object.prototype\'s members are carried like any other', () => {
+  const odd = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+  const props = (i: number) => Object.fromEntries(odd.map((name, k) => [name, ['Int32', i * 10 + k] as [PropType, Value]]));
+  const dom = handDom([
+    { class: 'Folder', name: 'a', props: props(1) },
+    { class: 'Folder', name: 'b', props: props(2) },
+    { class: 'constructor', name: 'c', props: props(3) },
+    { class: 'toString', name: 'd' },
+  ]);
+  const doc = buildProject(dom, options('proto.rbxl', 1));
+  assert.deepEqual(Object.keys(doc.classes.Folder!.properties).sort(), ['Name', ...odd].sort());
+  compareWithDom(dom, doc, 'prototype names');
+});
+
+test('the reader reads a class\'s property list once, not once per instance (thousands of partial properties)', () => {
+  const count = 2000;
+  const dom = handDom(Array.from({ length: count }, (_, i) => ({ class: 'Folder', name: `f${i}`, props: { [`P${i}`]: ['Int32', i] as [PropType, Value] } })), 'xml');
+  const doc = buildProject(dom, options('partial.rbxlx', 1));
+  assert.equal(doc.classes.Folder!.partial!.length, count);
+  let listed = 0;
+  const schema = doc.classes.Folder!;
+  schema.properties = new Proxy(schema.properties, { ownKeys(target) { listed++; return Reflect.ownKeys(target); } });
+  const read = [...readInstances(doc)];
+  assert.equal(listed, 1, 'the class\'s properties were listed for every instance');
+  // Each instance has its own property and its Name, in the class's order.
+  assert.deepEqual([...read[7]!.properties.keys()], ['Name', 'P7']);
+  compareWithDom(dom, doc, 'partial');
 });
 
 /** Joints of a document (Part0/Part1 ids), its anchored Workspace parts, and its unanchored ones. */

@@ -188,7 +188,8 @@ export class InstanceTree {
       let schema = this.schemas.get(className);
       let count = counts.get(className);
       if (!schema || !count) {
-        schema = { properties: {}, defaults: new Map(), partial: new Set() };
+        // Without a prototype: a property named `constructor` or `__proto__` is a name like any other.
+        schema = { properties: Object.create(null) as Record<string, PropType>, defaults: new Map(), partial: new Set() };
         count = { rows: 0, presence: new Map() };
         this.schemas.set(className, schema);
         counts.set(className, count);
@@ -225,7 +226,8 @@ export class InstanceTree {
           defaultText,
           differs: defaultRow === -1 ? null : defaultRow === 0 ? this.#firstRowBits.get(column) ?? column.differing!(0) : column.differing!(defaultRow),
           typeOverride: classType === column.type ? '' : `${JSON.stringify(name)}:${JSON.stringify(column.type)}`,
-          isName: name === 'Name' && column.type === 'String' && !schema.partial.has(name),
+          // Only where the class says Name is text can a row's Name be left to its `name`.
+          isName: name === 'Name' && column.type === 'String' && classType === 'String' && !schema.partial.has(name),
           noDefault: schema.partial.has(name),
         });
       }
@@ -266,7 +268,10 @@ export class InstanceTree {
       // its bit set, needed anyway to write the rows, says so exactly, and the rest of
       // the sample is not read. A few rows are probed first, so that a column with no
       // such value (positions, ids) is not passed over in full for nothing.
-      const whole = (counts.get(className)?.rows ?? 0) === rows.length;
+      // Every row kept: rows a document leaves out (a skipped script's subtree) must not
+      // lend the class a default, and the class's count alone can match this table's
+      // size while other tables hold its kept rows.
+      const whole = kept[t] === rows.length && (counts.get(className)?.rows ?? 0) === rows.length;
       for (const [name, column] of columns) {
         if (name === 'Name' || schema.partial.has(name) || schema.properties[name] !== column.type || omit(className, name, column.type)) continue;
         let tally = byName.get(name);

@@ -13,8 +13,8 @@
  */
 import { Buffer } from 'node:buffer';
 
-/** 10^k for k = 0..54 (a float32's smallest magnitude is about 1.4e-45): a table, as Math.pow is slow. */
-const POWERS_OF_TEN = Array.from({ length: 55 }, (_, k) => Number(`1e${k}`));
+/** 10^k for k = 0..22, every one an exact double: a table, as Math.pow is slow. */
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 const QUOTE = 0x22, BACKSLASH = 0x5c, MINUS = 0x2d, DOT = 0x2e, ZERO = 0x30;
 const HEX = '0123456789abcdef';
 
@@ -314,7 +314,8 @@ function writeDigits(buffer: Uint8Array, at: number, n: number, decimals: number
 /**
  * Writes a float32 at `at` in the shortest decimal that reads back as the same
  * float32; returns where it ends, or -1 when the value needs slowFloat32 (not a
- * float32, non-finite, magnitudes of 10^7 and more, or too many digits). Whole
+ * float32, non-finite, magnitudes of 10^7 and more or below about 1e-13, or too
+ * many digits). Whole
  * numbers are written as integers. Otherwise the fewest decimals k are found by
  * rounding |x|·10^k (from the first significant digit on) and checking the quotient
  * reads back as x; the digits of that integer (at most nine) are written with the
@@ -331,7 +332,11 @@ function writeFloat32(buffer: Uint8Array, at: number, x: number): number {
   const magnitude = x < 0 ? -x : x;
   if (!(magnitude < 1e7)) return -1;
   const first = magnitude >= 0.1 ? 0 : -Math.floor(Math.log10(magnitude));
+  // Past 10^22 a power of ten is not a double, and the read-back check could pass text
+  // that parses to a neighbouring float32 (7.0385307e-26 as 7.038531e-26): magnitudes
+  // that need such decimals, below about 1e-13, take slowFloat32, which checks the text itself.
   const last = Math.min(first + 10, POWERS_OF_TEN.length);
+  if (first >= last) return -1;
   // The fewest decimals that read back: short decimals (28.5, 0.25) are tried first;
   // past them, as once k decimals read back k + 1 do too, the least k is found by
   // bisection (a float32 with noise in its last digits takes three or four tries,

@@ -49,30 +49,71 @@ export class EncodingError extends Error {
   override name = 'EncodingError';
 }
 
+/**
+ * A class entry made ready for reading its instances: each property's place in the
+ * class's order, and the properties every instance has (not partial). An instance then
+ * costs its own values and those properties, not the class's whole list: an XML class
+ * can have thousands of partial properties, each held by one instance.
+ */
+interface ClassReader {
+  order: Map<string, number>;
+  types: PropType[];
+  names: string[];
+  /** Indexes (in `order`) of the properties that are not partial. */
+  complete: number[];
+  defaults: Record<string, unknown>;
+}
+
+const READERS = new WeakMap<EncodedClass, ClassReader>();
+
+/** Names are read from the document's own keys only: a property or class may be called `constructor` or `__proto__`. */
+const own = (object: object, name: string): boolean => Object.prototype.hasOwnProperty.call(object, name);
+
+function classReader(schema: EncodedClass): ClassReader {
+  let reader = READERS.get(schema);
+  if (!reader) {
+    const partial = new Set(schema.partial ?? []);
+    const names = Object.keys(schema.properties);
+    reader = {
+      order: new Map(names.map((name, index) => [name, index])),
+      types: names.map((name) => schema.properties[name]!),
+      names,
+      complete: names.flatMap((name, index) => (partial.has(name) ? [] : [index])),
+      defaults: schema.defaults ?? {},
+    };
+    READERS.set(schema, reader);
+  }
+  return reader;
+}
+
 /** One instance's properties: its own values, then its class's defaults, then `Name` from `name`. */
 export function readInstance(tree: EncodedTree, instance: EncodedInstance): ReadInstance {
   const properties = new Map<string, ReadProperty>();
-  const own = instance.properties ?? {};
+  const values = instance.properties ?? {};
   const types = instance.types ?? {};
+  const typeOf = (name: string): PropType | undefined => (own(types, name) ? types[name] : undefined);
   if (instance.generated) {
-    for (const [name, json] of Object.entries(own)) {
-      const type = types[name];
+    for (const [name, json] of Object.entries(values)) {
+      const type = typeOf(name);
       if (!type) throw new EncodingError(`generated instance ${instance.id}: ${name} has no type`);
       properties.set(name, { type, value: decodeValue(type, json) });
     }
   } else {
-    const schema = tree.classes[instance.class];
+    const schema = own(tree.classes, instance.class) ? tree.classes[instance.class] : undefined;
     if (!schema) throw new EncodingError(`instance ${instance.id}: class ${instance.class} has no entry in classes`);
-    const partial = new Set(schema.partial ?? []);
-    const defaults = schema.defaults ?? {};
-    for (const name of Object.keys(own)) {
-      if (!(name in schema.properties)) throw new EncodingError(`instance ${instance.id}: ${name} is not a property of class ${instance.class}`);
+    const { order, types: classTypes, names, complete, defaults } = classReader(schema);
+    // The instance's own properties and every complete one, in the class's order.
+    const present = new Set(complete);
+    for (const name of Object.keys(values)) {
+      const index = order.get(name);
+      if (index === undefined) throw new EncodingError(`instance ${instance.id}: ${name} is not a property of class ${instance.class}`);
+      present.add(index);
     }
-    for (const [name, classType] of Object.entries(schema.properties)) {
-      const type = types[name] ?? classType;
-      if (Object.prototype.hasOwnProperty.call(own, name)) properties.set(name, { type, value: decodeValue(type, own[name]) });
-      else if (partial.has(name)) continue;
-      else if (Object.prototype.hasOwnProperty.call(defaults, name)) properties.set(name, { type, value: decodeValue(type, defaults[name]) });
+    for (const index of present.size === complete.length ? complete : [...present].sort((a, b) => a - b)) {
+      const name = names[index]!;
+      const type = typeOf(name) ?? classTypes[index]!;
+      if (own(values, name)) properties.set(name, { type, value: decodeValue(type, values[name]) });
+      else if (own(defaults, name)) properties.set(name, { type, value: decodeValue(type, defaults[name]) });
       else if (name === 'Name' && type === 'String') properties.set(name, { type, value: instance.name });
       else throw new EncodingError(`instance ${instance.id}: ${instance.class}.${name} has no value, no default and is not partial`);
     }
