@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { encode } from '../src/parser/writer/index.js';
 import { generatePlace } from '../bench/generate.js';
 import { cleanFileName } from '../src/service/index.js';
+import { ofUser } from '../src/store/previews.js';
 import { startServer } from '../src/http/server.js';
 import { PLACES_DIR } from './support/paths.js';
 import { startAssetServer } from './support/asset-server.js';
@@ -99,6 +100,9 @@ describe('user ids', () => {
     }
     // Someone who never uploaded it cannot create from it.
     await expectError(await postJson(service, CREATE, { preview_hash: sha256(bytes), scripts_mode: 'skip' }, as('hasOwnProperty')), 404, 'not_found');
+    // A preview's per-user record made elsewhere (a plain object) answers for its own keys only.
+    assert.equal(ofUser({ ann: 'a.rbxl' }, 'constructor'), undefined);
+    assert.equal(ofUser({ ann: 'a.rbxl' }, 'ann'), 'a.rbxl');
   });
 
   test('uWebSockets.js drops bytes >= 0x80 at the ends of a header value before any handler (why ids must be ASCII: README)', async () => {
