@@ -9,20 +9,23 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { encode } from '../src/parser/writer/index.js';
 import { generatePlace } from '../bench/generate.js';
 import { cleanFileName } from '../src/service/index.js';
+import { ofUser } from '../src/store/previews.js';
 import { startServer } from '../src/http/server.js';
 import { PLACES_DIR } from './support/paths.js';
 import { startAssetServer } from './support/asset-server.js';
 import {
-  ANALYZE, CREATE, HEALTH, analyze, as, assertErrorBody, expectError, getJson, multipartBody, openUpload, postJson, rawRequest,
+  ANALYZE, CREATE, HEALTH, analyze, as, assertErrorBody, create, expectError, getJson, multipartBody, openUpload, postJson, rawRequest,
   startService, upload, waitUntil, type Service,
 } from './support/service.js';
 
 const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
 const BOUNDARY = 'hardening-boundary-5d1e';
+const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 interface RawAnswer { status: number | null; head: string; body: string; bytes: number; closedByServer: boolean }
 
@@ -81,6 +84,25 @@ describe('user ids', () => {
     const answer = await rawExchange(service, 'GET /api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-User-Id: ann\r\nX-User-Id: bob\r\n\r\n');
     assert.equal(answer.status, 400);
     assert.match(answer.body, /more than once/);
+  });
+
+  test('ids that name Object.prototype members are users like any other: each sees their own file name and may create', async () => {
+    const bytes = Buffer.concat([PLACE, Buffer.from('prototype-ids')]);
+    const users = ['__proto__', 'constructor', 'toString'];
+    for (const user of users) {
+      const analysis = await analyze(service, bytes, `${user}-map.rbxl`, as(user));
+      assert.equal(analysis.report.file_name, `${user}-map.rbxl`, user);
+    }
+    for (const user of users) {
+      const created = await create(service, { preview_hash: sha256(bytes), scripts_mode: 'skip' }, as(user));
+      const summary = await getJson(service, `/api-rbxl/projects/${created.project_id}/summary`, as(user));
+      assert.equal(summary.body.file_name, `${user}-map.rbxl`, user);
+    }
+    // Someone who never uploaded it cannot create from it.
+    await expectError(await postJson(service, CREATE, { preview_hash: sha256(bytes), scripts_mode: 'skip' }, as('hasOwnProperty')), 404, 'not_found');
+    // A preview's per-user record made elsewhere (a plain object) answers for its own keys only.
+    assert.equal(ofUser({ ann: 'a.rbxl' }, 'constructor'), undefined);
+    assert.equal(ofUser({ ann: 'a.rbxl' }, 'ann'), 'a.rbxl');
   });
 
   test('uWebSockets.js drops bytes >= 0x80 at the ends of a header value before any handler (why ids must be ASCII: README)', async () => {

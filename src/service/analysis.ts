@@ -6,7 +6,7 @@
  */
 import { createSingleFlight } from '../concurrency/index.js';
 import type { ObjectStream } from '../store/backends/types.js';
-import type { PreviewStore, Preview } from '../store/previews.js';
+import { ofUser, type PreviewStore, type Preview } from '../store/previews.js';
 import type { Holdings } from '../store/holdings.js';
 import { isDiskFull, QuotaExceededError, StorageFullError, type DiskQuota } from '../store/quota.js';
 import { PoolBusyError, type WorkerPool } from '../workers/pool.js';
@@ -42,7 +42,7 @@ export function pictureUrl(hash: string): string {
 
 /** The name this user gave the file (the first uploader's only as a fallback for old previews). */
 export function fileNameFor(preview: Preview, user: string): string {
-  return preview.fileNames?.[user] ?? preview.fileName;
+  return ofUser(preview.fileNames, user) ?? preview.fileName;
 }
 
 export function createAnalysisService({ previews, pool, quota, holdings }: AnalysisDeps): AnalysisService {
@@ -83,7 +83,7 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
     if (preview === undefined) {
       preview = await decodes.run(hash, () => decodeAndStore(upload));
       // Stored by this call (decodeAndStore counted it), or by a concurrent upload of the same bytes without this user.
-      if (preview.fileNames?.[upload.user] === upload.fileName) return preview;
+      if (ofUser(preview.fileNames, upload.user) === upload.fileName) return preview;
       preview = (await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)) ?? preview;
     }
     await holdings.addPreview(upload.user, hash, await previews.diskBytes(hash), expiryOf(preview, upload.user)).catch(diskToServiceError);
@@ -102,7 +102,7 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
 
 /** When `user`'s own upload of a preview expires (not another uploader's later one). */
 export function expiryOf(preview: Preview, user: string): number {
-  return preview.expiries?.[user] ?? preview.expiresAt;
+  return ofUser(preview.expiries, user) ?? preview.expiresAt;
 }
 
 /** Runs a quota check, turning its refusal into a ServiceError. */

@@ -55,6 +55,11 @@ export interface Preview {
   expiries?: Record<string, number>;
 }
 
+/** A preview's entry for one user (`fileNames`, `expiries`): its own keys only, as a user id may be `constructor`. */
+export function ofUser<T>(byUser: Record<string, T> | undefined, user: string): T | undefined {
+  return byUser !== undefined && Object.prototype.hasOwnProperty.call(byUser, user) ? byUser[user] : undefined;
+}
+
 /** A preview to store; the store stamps `createdAt` / `expiresAt` when they are absent. */
 export type NewPreview = Omit<Preview, 'createdAt' | 'expiresAt' | 'expiries'> & Partial<Pick<Preview, 'createdAt' | 'expiresAt'>>;
 
@@ -189,8 +194,9 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     const time = now();
     const live = entries.filter((entry) => entry.expiresAt > time).sort((a, b) => a.expiresAt - b.expiresAt);
     if (live.length === 0) return undefined;
-    const fileNames: Record<string, string> = {};
-    const expiries: Record<string, number> = {};
+    // Keyed by user id, which may be any name (`__proto__`, `constructor`): no prototype, and read through `ofUser`.
+    const fileNames = Object.create(null) as Record<string, string>;
+    const expiries = Object.create(null) as Record<string, number>;
     // In order of expiry: the last entry of each user is their latest.
     for (const entry of live) {
       if (entry.fileName !== undefined) fileNames[entry.user] = entry.fileName;
@@ -277,7 +283,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     const stored = written.written ? analysis : (await readAnalysis(hash)) ?? analysis;
     if (written.written) analyses?.set(hash, analysis, { size: Buffer.byteLength(json) });
     const expiresAt = preview.expiresAt ?? now() + ttlMs;
-    const entries = await Promise.all(preview.uploaders.map((user) => writeEntry(hash, user, preview.fileNames?.[user], expiresAt)));
+    const entries = await Promise.all(preview.uploaders.map((user) => writeEntry(hash, user, ofUser(preview.fileNames, user), expiresAt)));
     return compose(stored, [...(known.get(hash) ?? []), ...entries])!;
   }
 
