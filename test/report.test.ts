@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { getBytes, instances } from '../src/parser/dom.js';
 import { encode } from '../src/parser/writer/index.js';
-import { analyzeDom, readMapScripts, scanMapScript, scanMapScripts, MAX_SCRIPTS_AT_RISK, MAX_WARNINGS, type Report } from '../src/project/index.js';
+import { analyzeDom, buildProject, readMapScripts, scanMapScript, scanMapScripts, MAX_SCRIPTS_AT_RISK, MAX_WARNINGS, type Report } from '../src/project/index.js';
+import { MAX_REPORT_CLASSES } from '../src/project/report.js';
+import { MAX_NOT_IMPORTED_ENTRIES } from '../src/project/imported.js';
+import { MAX_SHOWN_NAME_CHARS, shownName } from '../src/parser/warnings.js';
 import { FINDING_CODES, isHangRisk } from '../src/scan/index.js';
 import { handDom, part, type HandNode } from './support/hand-dom.js';
 import { PLACES_DIR } from './support/paths.js';
@@ -374,4 +377,40 @@ test('analyzeDom: a binary file and its XML twin give the same counts', async ()
       assert.deepEqual(xml[key], binary[key], `${name}: ${key}`);
     }
   }
+});
+
+test('names from the file are shown bounded: a 100,000-character class with 256 unknown properties makes a small report', () => {
+  const longClass = 'C'.repeat(100_000);
+  const props = Array.from({ length: 256 }, (_, i) => `<Zt name="p${i}">1</Zt>`).join('');
+  const bytes = Buffer.from(`<roblox version="4"><Item class="${longClass}" referent="A"><Properties>${props}</Properties></Item></roblox>`);
+  const { report } = analyzeDom(decode(bytes), { fileName: 'long.rbxlx', fileSize: bytes.length });
+  assert.ok(JSON.stringify(report).length < bytes.length, `a ${bytes.length}-byte file made a ${JSON.stringify(report).length}-byte report`);
+  assert.equal(report.not_imported.length, 256, 'each unknown property is still named');
+  for (const entry of report.not_imported) {
+    assert.equal(entry.class.length, MAX_SHOWN_NAME_CHARS);
+    assert.ok(entry.class.startsWith('CCC') && entry.class.endsWith('\u2026'));
+  }
+  assert.deepEqual(Object.keys(report.classes).map((name) => name.length), [MAX_SHOWN_NAME_CHARS]);
+  for (const line of report.warnings) assert.ok(line.length <= 3 * MAX_SHOWN_NAME_CHARS + 40, line.slice(0, 80));
+  // A cut never splits a surrogate pair.
+  assert.equal(shownName('a'.repeat(MAX_SHOWN_NAME_CHARS - 2) + '😀'.repeat(5)), 'a'.repeat(MAX_SHOWN_NAME_CHARS - 2) + '\u2026');
+});
+
+test('the report lists at most MAX_REPORT_CLASSES classes and MAX_NOT_IMPORTED_ENTRIES entries; the rest are counted', () => {
+  const extra = 500;
+  const classes = Array.from({ length: MAX_REPORT_CLASSES + extra }, (_, i) => `<Item class="K${i}" referent="I${i}"><Properties><string name="Name">n</string><Zt name="z">1</Zt></Properties></Item>`).join('');
+  const bytes = Buffer.from(`<roblox version="4">${classes}</roblox>`);
+  const { report } = analyzeDom(decode(bytes), { fileName: 'wide.rbxlx', fileSize: bytes.length });
+  assert.equal(Object.keys(report.classes).length, MAX_REPORT_CLASSES);
+  assert.ok(report.warnings.includes(`classes: ${extra} more classes (${extra} instances) not listed`), report.warnings.join('\n'));
+  // One unknown property per class: the decoder names 256 class/property pairs and sums the rest in one entry.
+  assert.ok(report.not_imported.length <= MAX_NOT_IMPORTED_ENTRIES);
+  assert.equal(report.not_imported.reduce((sum, entry) => sum + entry.count, 0), MAX_REPORT_CLASSES + extra);
+  // Entries the report gathers itself (a class per left-out script's child) are bounded too.
+  const children = Array.from({ length: 400 }, (_, i) => `<Item class="Inner${i}" referent="C${i}"><Properties><string name="Name">c</string></Properties></Item>`).join('');
+  const skipped = Buffer.from(`<roblox version="4"><Item class="Script" referent="S"><Properties><string name="Name">s</string><ProtectedString name="Source">x</ProtectedString></Properties>${children}</Item></roblox>`);
+  const doc = buildProject(decode(skipped), { title: '', owner: 'o', createdAt: '2026-01-01T00:00:00.000Z', previewHash: '0'.repeat(64), fileName: 'skip.rbxlx', fileSize: skipped.length, scriptsMode: 'skip', assets: [] });
+  assert.equal(doc.import.not_imported.length, MAX_NOT_IMPORTED_ENTRIES);
+  assert.equal(doc.import.not_imported.reduce((sum, entry) => sum + entry.count, 0), 401);
+  assert.match(doc.import.not_imported.at(-1)!.reason, /^102 more entries of other classes and properties, not listed$/);
 });

@@ -316,6 +316,17 @@ test('project store: save and get, random URL-safe ids, whole objects', async ()
   assert.equal(await store.get('p_aaaaaaaaaaaaaaaaaaaa'), undefined);
 });
 
+test('project store: a summary is read back up to the analysis\'s own limit (a map with 100,000 asset ids has a 20 MB one)', async () => {
+  const s = await stores();
+  const store = projectStore(s);
+  const { id, tempPath } = await store.prepare();
+  await writeFile(tempPath, '{"doc":1}');
+  const summary = JSON.stringify({ assets: Array.from({ length: 100_000 }, (_, i) => ({ id: String(1e9 + i), kind: 'image', ok: false, reason: 'no_credentials', padding: 'x'.repeat(120) })) });
+  assert.ok(summary.length > 16 * 1024 * 1024);
+  await store.commit(id, tempPath, { owner: 'ann', assets: [], bytes: 9, createdAt: 1 }, summary);
+  assert.equal((await store.getSummary(id))?.length, summary.length);
+});
+
 test('project store: commit takes the document, then the summary, then the sidecar; delete removes all', async () => {
   const s = await stores();
   const store = projectStore(s);

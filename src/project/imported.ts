@@ -11,6 +11,7 @@
  */
 import { findService, type Dom } from '../parser/dom.js';
 import type { Value } from '../parser/values.js';
+import { shownName } from '../parser/warnings.js';
 import {
   BASE_PART_CLASSES, BODY_MOVER_CLASSES, CONSTRAINT_CLASSES, CSG_CLASSES, IMAGE_CLASSES, JOINT_CLASSES, LIGHT_CLASSES,
   MESH_OBJECT_CLASSES, PARTICLE_CLASSES, REMOTE_CLASSES, SKY_AND_EFFECT_CLASSES, isGuiClass, isScriptClass, isSoundClass,
@@ -63,6 +64,32 @@ export interface NotImported {
   property?: string;
   count: number;
   reason: string;
+}
+
+/**
+ * Entries of `not_imported` kept before the rest are summed in one: an XML file can give
+ * each of 100,000 items its own dangling Ref property, or its own class inside a skipped
+ * script, and each would be an entry.
+ */
+export const MAX_NOT_IMPORTED_ENTRIES = 300;
+
+/** The entries with the file's names shown bounded (entries that then read the same are one), at most MAX_NOT_IMPORTED_ENTRIES. */
+function boundedEntries(entries: NotImported[]): NotImported[] {
+  const merged = new Map<string, NotImported>();
+  for (const entry of entries) {
+    const shown: NotImported = { ...entry, class: shownName(entry.class), ...(entry.property !== undefined ? { property: shownName(entry.property) } : {}) };
+    const key = `${shown.class}\u0000${shown.property ?? ''}\u0000${shown.reason}`;
+    const same = merged.get(key);
+    if (same) same.count += shown.count;
+    else merged.set(key, shown);
+  }
+  const list = [...merged.values()];
+  if (list.length <= MAX_NOT_IMPORTED_ENTRIES) return list;
+  const rest = list.slice(MAX_NOT_IMPORTED_ENTRIES - 1);
+  return [
+    ...list.slice(0, MAX_NOT_IMPORTED_ENTRIES - 1),
+    { class: '*', count: rest.reduce((sum, entry) => sum + entry.count, 0), reason: `${rest.length} more entries of other classes and properties, not listed` },
+  ];
 }
 
 export interface ImportSummary {
@@ -177,7 +204,7 @@ export function summariseImport(dom: Dom, options: SummaryOptions): ImportSummar
       });
     }
   }
-  return { imported, not_imported: notImported };
+  return { imported, not_imported: boundedEntries(notImported) };
 }
 
 function namesMeshFile(value: Value | undefined): boolean {

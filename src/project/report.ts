@@ -8,6 +8,7 @@
 import { collectAssetRefs, parseAssetUri, uriOf, type AssetKind } from '../assets/refs.js';
 import { findService, getValue, type Column, type Dom } from '../parser/dom.js';
 import type { Value, Vec3 } from '../parser/values.js';
+import { shownName } from '../parser/warnings.js';
 import { FINDING_CODES, isHangRisk, type Finding } from '../scan/index.js';
 import { SCANNER_VERSION } from '../scan/version.js';
 import { BASE_PART_CLASSES, CSG_CLASSES, MESH_OBJECT_CLASSES, SCRIPT_CLASSES, type ScriptClass } from './classes.js';
@@ -28,6 +29,8 @@ export const MAX_SCRIPTS_AT_RISK = 200;
 export const MAX_COPY_PATHS = 10;
 /** At most this many warnings; one more line says how many were left out. */
 export const MAX_WARNINGS = 50;
+/** Classes the report lists by name (`classes`). */
+export const MAX_REPORT_CLASSES = 2000;
 /** Kind conflicts named one by one in the warnings; the rest are summed up in one line. */
 const MAX_CONFLICT_WARNINGS = 10;
 /** An empty SmoothGrid is its 2-byte header; more means the map has terrain voxels. */
@@ -197,7 +200,7 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
     file_name: fileName,
     file_size: fileSize,
     instances_total: dom.count,
-    classes: Object.fromEntries([...classCounts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    classes: listedClasses(classCounts, warnings),
     parts_total: partsTotal,
     meshes_total: meshesTotal,
     unions_total: unionsTotal,
@@ -407,6 +410,27 @@ function mapBounds(dom: Dom, warnings: string[]): Bounds | null {
   else for (let row = 0; row < dom.count; row++) visit(row);
   if (skipped) warnings.push(`bounds: ${skipped} part(s) with a non-finite position left out`);
   return finishBounds(bounds);
+}
+
+/**
+ * `classes`: instances per class, names shown bounded, sorted by name; past
+ * MAX_REPORT_CLASSES (a real place has a few hundred; Roblox has about a thousand) the
+ * most numerous are listed and a warning says how many are not.
+ */
+function listedClasses(counts: Map<string, number>, warnings: string[]): Record<string, number> {
+  const shown = new Map<string, number>();
+  for (const [className, count] of counts) {
+    const name = shownName(className);
+    shown.set(name, (shown.get(name) ?? 0) + count);
+  }
+  let listed = [...shown];
+  if (listed.length > MAX_REPORT_CLASSES) {
+    listed.sort((a, b) => b[1] - a[1]);
+    const rest = listed.slice(MAX_REPORT_CLASSES);
+    warnings.push(`classes: ${rest.length} more classes (${rest.reduce((sum, [, count]) => sum + count, 0)} instances) not listed`);
+    listed = listed.slice(0, MAX_REPORT_CLASSES);
+  }
+  return Object.fromEntries(listed.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 function capWarnings(warnings: string[]): string[] {

@@ -84,8 +84,14 @@ export interface ProjectMeta {
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
-/** Sidecars and summaries are small; anything bigger is not ours. */
+/** Sidecars are small; anything bigger is not ours. */
 const MAX_META_BYTES = 16 * 1024 * 1024;
+/**
+ * A summary holds the analysis's report and one outcome per asset: read with the
+ * preview analysis's own limit (previews.ts), so a map with a hundred thousand asset
+ * ids, whose analysis could be read, also has a summary that can.
+ */
+const MAX_SUMMARY_BYTES = 64 * 1024 * 1024;
 
 /** A sidecar as read back from the store, or undefined when it is not one. */
 export function parseProjectMeta(value: unknown): ProjectMeta | undefined {
@@ -127,8 +133,8 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return id;
   }
 
-  async function readText(key: string): Promise<string | undefined> {
-    return (await objects.get(key, { maxBytes: MAX_META_BYTES }))?.body.toString('utf8');
+  async function readText(key: string, maxBytes = MAX_META_BYTES): Promise<string | undefined> {
+    return (await objects.get(key, { maxBytes }))?.body.toString('utf8');
   }
 
   async function get(id: string): Promise<Record<string, unknown> | undefined> {
@@ -184,7 +190,7 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
 
   async function getSummary(id: string): Promise<string | undefined> {
     if (!PROJECT_ID.test(id)) return undefined;
-    return readText(projectKeys.summary(id));
+    return readText(projectKeys.summary(id), MAX_SUMMARY_BYTES);
   }
 
   async function discard(tempPath: string): Promise<void> {
