@@ -117,6 +117,29 @@ describe('user ids', () => {
   });
 });
 
+test('pages run only their own scripts: the CSP allows \'self\' and the import map by its hash, no inline code, no plugins, no <base>, no framing', async () => {
+  const service = await startService();
+  try {
+    for (const path of ['/api-rbxl/', '/api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa/page']) {
+      const response = await fetch(service.url + path, { headers: as('ann') });
+      const html = await response.text();
+      const policy = response.headers.get('content-security-policy') ?? '';
+      const maps = [...html.matchAll(/<script type="importmap">([\s\S]*?)<\/script>/g)].map((match) => `'sha256-${createHash('sha256').update(match[1]!).digest('base64')}'`);
+      assert.ok(maps.length <= 1, path);
+      const directives = new Map(policy.split(';').map((part) => part.trim().split(/\s+/)).map(([name, ...values]) => [name!, values.join(' ')]));
+      assert.equal(directives.get('script-src'), ["'self'", ...maps].join(' '), `${path}: ${policy}`);
+      assert.equal(directives.get('object-src'), "'none'", path);
+      assert.equal(directives.get('base-uri'), "'none'", path);
+      assert.equal(directives.get('frame-ancestors'), "'none'", path);
+      assert.ok(!policy.includes('unsafe'), path);
+      // Every other script of the page is a file of the service.
+      for (const match of html.matchAll(/<script(?![^>]*type="importmap")[^>]*>([\s\S]*?)<\/script>/g)) assert.equal(match[1]!.trim(), '', `${path}: an inline script`);
+    }
+  } finally {
+    await service.close();
+  }
+});
+
 describe('every request gets an answer where the server can give one', () => {
   let service: Service;
   before(async () => { service = await startService(); });

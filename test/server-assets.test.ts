@@ -27,6 +27,9 @@ const MAX_BYTES = 64 * 1024;
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 const bytesOf = (id: string): Buffer => Buffer.from(`asset bytes of ${id} `.repeat(40));
 
+/** Ids whose upstream answers with a type a page could run (a script, a page, an SVG). */
+const RUNNABLE = new Set<string>();
+
 /** What each id does, and what create must record for it. */
 interface Plan {
   script: AssetScript;
@@ -59,7 +62,14 @@ function plans(): Map<string, Plan> {
     // The same bytes as another id: stored once.
     [duplicate, { script: { type: 'bytes', body: bytesOf(plainId) }, expect: bytesOf(plainId) }],
   ]);
-  for (const id of rest) plan.set(id, { script: { type: 'bytes', body: bytesOf(id) }, expect: bytesOf(id) });
+  // Types a page could run: stored as the upstream said, served as bytes.
+  const [script, page, vector, ...others] = rest;
+  RUNNABLE.clear();
+  for (const id of [script, page, vector]) RUNNABLE.add(id);
+  plan.set(script, { script: { type: 'bytes', body: bytesOf(script), contentType: 'text/javascript' }, expect: bytesOf(script) });
+  plan.set(page, { script: { type: 'bytes', body: bytesOf(page), contentType: 'text/html; charset=utf-8' }, expect: bytesOf(page) });
+  plan.set(vector, { script: { type: 'bytes', body: bytesOf(vector), contentType: 'image/svg+xml' }, expect: bytesOf(vector) });
+  for (const id of others) plan.set(id, { script: { type: 'bytes', body: bytesOf(id) }, expect: bytesOf(id) });
   assert.equal(plan.size, IDS.length);
   return plan;
 }
@@ -91,6 +101,10 @@ async function createAndCheck(service: Service, analysis: Analysis, plan: Map<st
     const bytes = await fetch(`${service.url}/api-rbxl/projects/${created.project_id}/assets/${asset.sha256}`, { headers: as(user) });
     assert.equal(bytes.status, 200);
     assert.ok(Buffer.from(await bytes.arrayBuffer()).equals(expected), `bytes of asset ${asset.id}`);
+    // What an upstream said was a script, a page or an SVG is served as bytes; nothing is served as text.
+    const type = bytes.headers.get('content-type') ?? '';
+    if (RUNNABLE.has(asset.id)) assert.equal(type, 'application/octet-stream', `type of asset ${asset.id}`);
+    assert.match(type, /^(image\/png|application\/octet-stream)$/, `type of asset ${asset.id}`);
   }
   // The failures listed in the answer are the project's.
   assert.deepEqual(

@@ -61,14 +61,23 @@ export function deleteProjectRoute(ctx: HttpContext): RouteHandler {
   };
 }
 
+/** Media types an asset keeps when served: images (SVG aside), sound, video, meshes, fonts. */
+const INERT_ASSET_TYPE = /^(?:image\/(?!svg)[a-z0-9.+-]+|audio\/[a-z0-9.+-]+|video\/[a-z0-9.+-]+|model\/[a-z0-9.+-]+|font\/[a-z0-9.+-]+|application\/octet-stream)$/;
+
+/** The Content-Type an asset is served with: its stored type when inert, else application/octet-stream. */
+export function servedAssetType(stored: string): string {
+  return INERT_ASSET_TYPE.test(stored) ? stored : 'application/octet-stream';
+}
+
 export function projectAssetRoute(ctx: HttpContext): RouteHandler {
   return async (exchange: Exchange, req: HttpRequest) => {
     const id = req.getParameter(0) ?? '';
     const sha256 = req.getParameter(1) ?? '';
     const { meta, stream } = await ctx.service.projects.asset(exchange.user!, id, sha256);
-    // The upstream's content type is not trusted to render: never inline, never sniffed.
+    // The upstream's content type is not trusted to render: never inline, never sniffed,
+    // and never a type a page could run (a script's or a document's), whatever it said.
     await sendObject(exchange, stream.body, stream.size, {
-      'Content-Type': meta.contentType,
+      'Content-Type': servedAssetType(meta.contentType),
       'Content-Disposition': `attachment; filename="${sha256}"`,
       'Content-Security-Policy': "default-src 'none'; sandbox",
       ETag: `"${sha256}"`,

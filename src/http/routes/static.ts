@@ -38,7 +38,8 @@ function policyFor(body: Buffer, type: string): string {
       scripts.push(`'sha256-${createHash('sha256').update(match[1]!).digest('base64')}'`);
     }
   }
-  return `default-src 'self'; script-src ${scripts.join(' ')}; img-src 'self' data: blob:; style-src 'self'; connect-src 'self'; frame-ancestors 'none'`;
+  // base-uri and form-action do not fall back to default-src; object-src does, to 'self', which no page needs.
+  return `default-src 'self'; script-src ${scripts.join(' ')}; img-src 'self' data: blob:; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
 }
 
 function load(path: string, type: string): Promise<{ body: Buffer; csp: string }> {
