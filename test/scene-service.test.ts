@@ -99,6 +99,9 @@ describe('scene service', () => {
     const response = await fetch(service.url + picture.url, { headers: as('alice') });
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('content-type'), 'image/png');
+    // Cached privately, and per user: the credentials are part of the cache key.
+    assert.equal(response.headers.get('cache-control'), 'private, max-age=3600');
+    assert.equal(response.headers.get('vary'), 'Authorization, X-User-Id, X-Auth-Override');
     const image = readPng(new Uint8Array(await response.arrayBuffer()));
     assert.deepEqual([image.width, image.height], [picture.width, picture.height]);
     // Not only sky: the arena's parts cover much of it.

@@ -17,7 +17,11 @@ export function pictureRoute(ctx: HttpContext): RouteHandler {
   return async (exchange: Exchange, req: HttpRequest) => {
     const hash = req.getParameter(0) ?? '';
     const picture = await ctx.service.analyses.picture(exchange.user!, hash);
-    await sendObject(exchange, picture.body, picture.size, { 'Content-Type': 'image/png', 'Cache-Control': 'private, max-age=3600', ETag: `"${hash}"` });
+    // Kept by the browser for an hour, but per signed-in user: a cache shared by two accounts
+    // must not hand one the other's picture without the owner check.
+    await sendObject(exchange, picture.body, picture.size, {
+      'Content-Type': 'image/png', 'Cache-Control': 'private, max-age=3600', Vary: 'Authorization, X-User-Id, X-Auth-Override', ETag: `"${hash}"`,
+    });
   };
 }
 
