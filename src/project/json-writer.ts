@@ -315,12 +315,11 @@ function writeDigits(buffer: Uint8Array, at: number, n: number, decimals: number
  * Writes a float32 at `at` in the shortest decimal that reads back as the same
  * float32; returns where it ends, or -1 when the value needs slowFloat32 (not a
  * float32, non-finite, magnitudes of 10^7 and more or below about 1e-13, or too
- * many digits). Whole
- * numbers are written as integers. Otherwise the fewest decimals k are found by
- * rounding |x|·10^k (from the first significant digit on) and checking the quotient
- * reads back as x; the digits of that integer (at most nine) are written with the
- * point k places from the right, or in exponent form when more than four zeros
- * would follow the point.
+ * many digits). Whole numbers are written as integers. Otherwise the fewest
+ * decimals k are found by rounding |x|·10^k (from the first significant digit on)
+ * and checking the quotient reads back as x; the digits of that integer (at most
+ * nine) are written with the point k places from the right, or in exponent form when
+ * more than four zeros would follow the point.
  */
 function writeFloat32(buffer: Uint8Array, at: number, x: number): number {
   if ((x | 0) === x) {
