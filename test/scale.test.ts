@@ -389,7 +389,16 @@ test('a share entry still refused when the service stops: the retries end with t
     fleet.proxy.fault(entryPuts, 'server_error', 1000);
     const project = await create(instance, { preview_hash, scripts_mode: 'skip' }, as('dan'));
     await waitUntil(() => fleet.proxy.requests.filter((line) => entryPuts.test(line)).length >= 2, 'the first try');
-    await instance.server.close(1000);
+    // The operator is told as the service stops, not after the retries would have run out.
+    const said: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => { said.push(String(chunk)); return write(chunk, ...rest); });
+    try {
+      await instance.server.close(1000);
+    } finally {
+      process.stderr.write = write;
+    }
+    assert.ok(said.some((line) => line.includes('project not counted in its owner') && line.includes(project.project_id)), said.join(''));
     const tries = fleet.proxy.requests.filter((line) => entryPuts.test(line)).length;
     await sleep(1500);
     assert.equal(fleet.proxy.requests.filter((line) => entryPuts.test(line)).length, tries, 'a retry after the service stopped');
