@@ -144,7 +144,17 @@ export interface AnalyzeOptions {
   fileSize: number;
   /** The terrain already read (src/scene/terrain.ts), so the picture and the report read the SmoothGrid once. */
   terrain?: TerrainRead;
+  /** Asset ids a create may download (MAX_DOWNLOADED_ASSET_IDS unless given). */
+  maxAssetIds?: number;
 }
+
+/**
+ * Asset ids a create downloads at most, in order of first use; the rest are counted
+ * in `assets_total` and named in a warning. A real place names a few hundred (booga:
+ * 267); a hostile one could name most of its instances' properties, and a project's
+ * summary holds one outcome per id downloaded.
+ */
+export const MAX_DOWNLOADED_ASSET_IDS = 100_000;
 
 /** A map's terrain as read once for the report and the picture. */
 export interface TerrainRead {
@@ -154,7 +164,7 @@ export interface TerrainRead {
   error?: string;
 }
 
-export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead }: AnalyzeOptions): Analysis {
+export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead, maxAssetIds = MAX_DOWNLOADED_ASSET_IDS }: AnalyzeOptions): Analysis {
   const warnings: string[] = [...dom.warnings];
 
   // Counted per table (a binary file has one per class); only mesh objects are read row by row.
@@ -186,6 +196,9 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
   }
   if (refs.kindConflicts.length > MAX_CONFLICT_WARNINGS) {
     warnings.push(`${refs.kindConflicts.length - MAX_CONFLICT_WARNINGS} more assets used as two kinds, each counted as its first`);
+  }
+  if (refs.ids.length > maxAssetIds) {
+    warnings.push(`assets: ${refs.ids.length - maxAssetIds} asset ids past the first ${maxAssetIds} are not downloaded`);
   }
   const bounds = mapBounds(dom, warnings);
   const { joints, unsearchedParts } = searchSurfaceJoints(dom);
@@ -223,7 +236,7 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
     not_imported: notImported,
     warnings: capWarnings(warnings),
   };
-  return { report, assets: refs.ids.map(({ id, kind }) => ({ id, kind })), scriptCodes: { scanner: SCANNER_VERSION, bits: scripts.codes } };
+  return { report, assets: refs.ids.slice(0, maxAssetIds).map(({ id, kind }) => ({ id, kind })), scriptCodes: { scanner: SCANNER_VERSION, bits: scripts.codes } };
 }
 
 interface ScriptSummary {
