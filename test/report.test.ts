@@ -6,7 +6,7 @@ import { decode } from '../src/parser/index.js';
 import { getBytes, instances } from '../src/parser/dom.js';
 import { encode } from '../src/parser/writer/index.js';
 import { analyzeDom, buildProject, readMapScripts, scanMapScript, scanMapScripts, MAX_SCRIPTS_AT_RISK, MAX_WARNINGS, type Report } from '../src/project/index.js';
-import { MAX_DOWNLOADED_ASSET_IDS, MAX_REPORT_CLASSES } from '../src/project/report.js';
+import { MAX_AT_RISK_CHARS, MAX_DOWNLOADED_ASSET_IDS, MAX_REPORT_CLASSES } from '../src/project/report.js';
 import { MAX_NOT_IMPORTED_ENTRIES } from '../src/project/imported.js';
 import { MAX_SHOWN_NAME_CHARS, shownName } from '../src/parser/warnings.js';
 import { FINDING_CODES, isHangRisk } from '../src/scan/index.js';
@@ -424,4 +424,16 @@ test('a create downloads at most the first MAX_DOWNLOADED_ASSET_IDS asset ids; t
   assert.deepEqual(capped.assets, all.assets.slice(0, 10));
   assert.equal(capped.report.assets_total, 18);
   assert.ok(capped.report.warnings.includes('assets: 8 asset ids past the first 10 are not downloaded'), capped.report.warnings.join('\n'));
+});
+
+test('scripts_at_risk holds at most MAX_AT_RISK_CHARS of JSON: 200 flagged scripts with long paths and many findings do not make a report of megabytes', () => {
+  const body = Array.from({ length: 100 }, () => 'loadstring(s)()').join('\n');
+  const scripts: HandNode[] = [];
+  for (let i = 0; i < 200; i++) for (let c = 0; c < 11; c++) scripts.push({ class: 'Script', name: 's', props: { Source: ['String', `${body}\n--${i}`] } });
+  const bytes = Buffer.from(encode(handDom([{ class: 'Workspace', name: 'Workspace', children: [{ class: 'Folder', name: 'F'.repeat(990), children: scripts }] }])));
+  const { report } = analyzeDom(decode(bytes), { fileName: 'deep.rbxl', fileSize: bytes.length });
+  const listed = report.scripts_at_risk.length;
+  assert.ok(listed > 0 && listed < 200, `${listed} listed`);
+  assert.ok(JSON.stringify(report.scripts_at_risk).length <= MAX_AT_RISK_CHARS, `${JSON.stringify(report.scripts_at_risk).length} characters`);
+  assert.ok(report.warnings.some((line) => new RegExp(`^scripts_at_risk lists ${listed} of \\d+ distinct flagged scripts \\(2200 with copies\\)$`).test(line)), report.warnings.join('\n'));
 });

@@ -25,6 +25,8 @@ export { scanMapScript, scanMapScripts } from './script-findings.js';
 
 /** At most this many entries in `scripts_at_risk` (copies of one script are one entry). */
 export const MAX_SCRIPTS_AT_RISK = 200;
+/** JSON characters `scripts_at_risk` holds at most (its first entry always). */
+export const MAX_AT_RISK_CHARS = 256 * 1024;
 /** Paths of a script's copies named in its `scripts_at_risk` entry. */
 export const MAX_COPY_PATHS = 10;
 /** At most this many warnings; one more line says how many were left out. */
@@ -308,9 +310,19 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
 
   // Hang risks first (then the other codes in priority order); DOM order within a rank.
   const distinct = [...flaggedScripts.values()].sort((a, b) => a.rank - b.rank);
-  const atRisk = distinct.slice(0, MAX_SCRIPTS_AT_RISK).map(({ entry }) => entry);
-  if (distinct.length > MAX_SCRIPTS_AT_RISK) {
-    warnings.push(`scripts_at_risk lists ${MAX_SCRIPTS_AT_RISK} of ${distinct.length} distinct flagged scripts (${flagged} with copies)`);
+  // At most MAX_SCRIPTS_AT_RISK entries and MAX_AT_RISK_CHARS of JSON: each entry carries
+  // its findings and up to eleven paths of up to 1,000 characters, so two hundred
+  // flagged scripts under one long folder made a 2.5 MB report of a 16 KB file.
+  const atRisk: ScriptAtRisk[] = [];
+  let chars = 0;
+  for (const { entry } of distinct) {
+    if (atRisk.length === MAX_SCRIPTS_AT_RISK) break;
+    chars += JSON.stringify(entry).length;
+    if (chars > MAX_AT_RISK_CHARS && atRisk.length > 0) break;
+    atRisk.push(entry);
+  }
+  if (atRisk.length < distinct.length) {
+    warnings.push(`scripts_at_risk lists ${atRisk.length} of ${distinct.length} distinct flagged scripts (${flagged} with copies)`);
   }
 
   return {
