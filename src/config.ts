@@ -173,7 +173,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.log = text('LOG') !== '0';
   config.assetConcurrencyPerCreate = integer('ASSET_CONCURRENCY_PER_CREATE', 1) ?? Math.min(config.assetConcurrencyPerCreate, config.assetConcurrency);
   config.assetTotalTimeoutMs = duration('ASSET_TOTAL_TIMEOUT_MS', 1) ?? config.assetTotalTimeoutMs;
-  config.maxMemoryMb = integer('MAX_MEMORY_MB', 256) ?? config.maxMemoryMb;
+  config.maxMemoryMb = integer('MAX_MEMORY_MB', 256, 1 << 24) ?? config.maxMemoryMb; // 16 TiB: its bytes stay safe integers
   config.taskTimeoutMs = duration('TASK_TIMEOUT_MS', 100) ?? config.taskTimeoutMs;
   config.maxDataBytes = integer('MAX_DATA_BYTES', 1) ?? config.maxDataBytes;
   config.userMaxBytes = integer('USER_MAX_BYTES', 1) ?? config.userMaxBytes;

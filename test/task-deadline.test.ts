@@ -256,6 +256,7 @@ test('durations longer than a timer can wait stop the start, rather than firing 
   assert.equal(configFromEnv({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs, 0);
   assert.throws(() => configFromEnv({ SHUTDOWN_GRACE_MS: '-1' }), ConfigError);
   assert.throws(() => configFromEnv({ PORT: '65536' }), ConfigError);
+  assert.throws(() => configFromEnv({ MAX_MEMORY_MB: String(2 ** 24 + 1) }), ConfigError);
   assert.throws(() => configFromEnv({ PREVIEW_TTL_SECONDS: '9'.repeat(400) }), ConfigError);
   // Its expiry must fit the keys' 13 digits of milliseconds.
   assert.throws(() => configFromEnv({ PREVIEW_TTL_SECONDS: String(MAX_PREVIEW_TTL_SECONDS + 1) }), ConfigError);
