@@ -119,6 +119,9 @@ export function defaultConfig(): Config {
   };
 }
 
+/** The longest preview life: 100 years. */
+export const MAX_PREVIEW_TTL_SECONDS = 100 * 365 * 24 * 60 * 60;
+
 /** The longest duration a timer takes (2^31 - 1 ms, about 24.8 days). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -156,7 +159,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.maxUploadBytes = integer('MAX_UPLOAD_BYTES', 1) ?? config.maxUploadBytes;
   config.workers = integer('WORKERS', 1) ?? config.workers;
   config.maxQueue = integer('MAX_QUEUE', 0) ?? config.maxQueue;
-  config.previewTtlSeconds = integer('PREVIEW_TTL_SECONDS', 1, Math.floor(Number.MAX_SAFE_INTEGER / 1000)) ?? config.previewTtlSeconds;
+  // An expiry is written into keys as 13 digits of milliseconds (until the year 2286): a century fits.
+  config.previewTtlSeconds = integer('PREVIEW_TTL_SECONDS', 1, MAX_PREVIEW_TTL_SECONDS) ?? config.previewTtlSeconds;
   config.previewCacheBytes = integer('PREVIEW_CACHE_BYTES', 0) ?? config.previewCacheBytes;
   config.assetDeliveryUrl = text('ASSET_DELIVERY_URL') ?? config.assetDeliveryUrl;
   config.assetUrlTemplate = text('ASSET_URL_TEMPLATE') ?? null;
@@ -169,7 +173,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.log = text('LOG') !== '0';
   config.assetConcurrencyPerCreate = integer('ASSET_CONCURRENCY_PER_CREATE', 1) ?? Math.min(config.assetConcurrencyPerCreate, config.assetConcurrency);
   config.assetTotalTimeoutMs = duration('ASSET_TOTAL_TIMEOUT_MS', 1) ?? config.assetTotalTimeoutMs;
-  config.maxMemoryMb = integer('MAX_MEMORY_MB', 256) ?? config.maxMemoryMb;
+  config.maxMemoryMb = integer('MAX_MEMORY_MB', 256, 1 << 24) ?? config.maxMemoryMb; // 16 TiB: its bytes stay safe integers
   config.taskTimeoutMs = duration('TASK_TIMEOUT_MS', 100) ?? config.taskTimeoutMs;
   config.maxDataBytes = integer('MAX_DATA_BYTES', 1) ?? config.maxDataBytes;
   config.userMaxBytes = integer('USER_MAX_BYTES', 1) ?? config.userMaxBytes;

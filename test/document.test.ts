@@ -408,6 +408,10 @@ test('the reader reads a class\'s property list once, not once per instance (tho
   // Each instance has its own property and its Name, in the class's order.
   assert.deepEqual([...read[7]!.properties.keys()], ['Name', 'P7']);
   compareWithDom(dom, doc, 'partial');
+  // A document edited between two readings is read as it is now.
+  doc.classes.Folder!.properties = { ...doc.classes.Folder!.properties, Extra: 'Int32' };
+  doc.classes.Folder!.defaults = { Extra: 9 };
+  assert.deepEqual([...readInstances(doc)][7]!.properties.get('Extra'), { type: 'Int32', value: 9 });
 });
 
 /** Joints of a document (Part0/Part1 ids), its anchored Workspace parts, and its unanchored ones. */

@@ -165,6 +165,24 @@ test('a request that ends while another\'s listing runs still counts for that li
   });
 });
 
+test('a made project waiting for its entry counts with its bytes, once they are known, until the entry is written', async () => {
+  await withStore(async (objects) => {
+    const holdings = createHoldings(objects, { ...LIMITS, userMaxProjects: 5 }, () => 1_000_000);
+    const project = await holdings.reserve('ann', 'project', 0);
+    project.identify('p_cccccccccccccccccccc');
+    project.holds(700);
+    assert.equal((await holdings.usage('ann')).bytes, 700);
+    await assert.rejects(holdings.reserve('ann', 'preview', 301, HASH_A), /USER_MAX_BYTES/);
+    // Written: the entry counts, the reservation no longer adds to it.
+    await holdings.addProject('ann', 'p_cccccccccccccccccccc', 700);
+    assert.equal((await holdings.usage('ann')).bytes, 700);
+    project.release();
+    assert.equal((await holdings.usage('ann')).bytes, 700);
+    await holdings.removeProject('ann', 'p_cccccccccccccccccccc');
+    assert.equal((await holdings.usage('ann')).bytes, 0);
+  });
+});
+
 test('filling in holdings runs once per store', async () => {
   await withStore(async (objects) => {
     const holdings = createHoldings(objects, LIMITS);

@@ -20,7 +20,7 @@ import { PLACES_DIR } from './support/paths.js';
 import { startAssetServer } from './support/asset-server.js';
 import {
   ANALYZE, CREATE, HEALTH, analyze, as, assertErrorBody, create, expectError, getJson, multipartBody, openUpload, postJson, rawRequest,
-  startService, upload, waitUntil, type Service,
+  startService, upload, uploadsIn, waitUntil, type Service,
 } from './support/service.js';
 
 const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
@@ -373,6 +373,26 @@ describe('the analysis service', () => {
       await service.close();
     }
   });
+});
+
+test('close() without a grace uses the configured one (SHUTDOWN_GRACE_MS)', async () => {
+  const service = await startService({ shutdownGraceMs: 300 });
+  try {
+    const body = multipartBody(BOUNDARY, [{ name: 'file', fileName: 'slow.rbxl', data: PLACE }]);
+    const request = openUpload(service, BOUNDARY, body, as('ann'));
+    const answer = new Promise<number>((resolve) => {
+      request.on('response', (response) => { response.resume(); resolve(response.statusCode ?? 0); });
+      request.on('error', () => resolve(0));
+    });
+    request.write(body.subarray(0, 1000));
+    await waitUntil(async () => (await uploadsIn(service)).length === 1, 'the upload to be in flight');
+    const closed = await Promise.race([service.server.close().then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still waiting after 10 s'), 10_000))]);
+    assert.equal(closed, 'closed');
+    assert.equal(await answer, 503);
+    request.destroy();
+  } finally {
+    await service.close();
+  }
 });
 
 test('a request past the shutdown is refused with 503 and Retry-After', async () => {

@@ -6,7 +6,7 @@ import { decode } from '../src/parser/index.js';
 import { getBytes, instances } from '../src/parser/dom.js';
 import { encode } from '../src/parser/writer/index.js';
 import { analyzeDom, buildProject, readMapScripts, scanMapScript, scanMapScripts, MAX_SCRIPTS_AT_RISK, MAX_WARNINGS, type Report } from '../src/project/index.js';
-import { MAX_REPORT_CLASSES } from '../src/project/report.js';
+import { MAX_AT_RISK_CHARS, MAX_DOWNLOADED_ASSET_IDS, MAX_REPORT_CLASSES } from '../src/project/report.js';
 import { MAX_NOT_IMPORTED_ENTRIES } from '../src/project/imported.js';
 import { MAX_SHOWN_NAME_CHARS, shownName } from '../src/parser/warnings.js';
 import { FINDING_CODES, isHangRisk } from '../src/scan/index.js';
@@ -413,4 +413,27 @@ test('the report lists at most MAX_REPORT_CLASSES classes and MAX_NOT_IMPORTED_E
   assert.equal(doc.import.not_imported.length, MAX_NOT_IMPORTED_ENTRIES);
   assert.equal(doc.import.not_imported.reduce((sum, entry) => sum + entry.count, 0), 401);
   assert.match(doc.import.not_imported.at(-1)!.reason, /^102 more entries of other classes and properties, not listed$/);
+});
+
+test('a create downloads at most the first MAX_DOWNLOADED_ASSET_IDS asset ids; the report counts them all and says so', async () => {
+  const bytes = await readFile(join(PLACES_DIR, 'rocket-arena-2006.rbxl')); // 18 asset ids
+  const all = analyzeDom(decode(bytes), { fileName: 'arena.rbxl', fileSize: bytes.length });
+  assert.equal(all.assets.length, 18);
+  assert.ok(MAX_DOWNLOADED_ASSET_IDS >= 100 * 267, 'far above a real place\'s (booga: 267)');
+  const capped = analyzeDom(decode(bytes), { fileName: 'arena.rbxl', fileSize: bytes.length, maxAssetIds: 10 });
+  assert.deepEqual(capped.assets, all.assets.slice(0, 10));
+  assert.equal(capped.report.assets_total, 18);
+  assert.ok(capped.report.warnings.includes('assets: 8 asset ids past the first 10 are not downloaded'), capped.report.warnings.join('\n'));
+});
+
+test('scripts_at_risk holds at most MAX_AT_RISK_CHARS of JSON: 200 flagged scripts with long paths and many findings do not make a report of megabytes', () => {
+  const body = Array.from({ length: 100 }, () => 'loadstring(s)()').join('\n');
+  const scripts: HandNode[] = [];
+  for (let i = 0; i < 200; i++) for (let c = 0; c < 11; c++) scripts.push({ class: 'Script', name: 's', props: { Source: ['String', `${body}\n--${i}`] } });
+  const bytes = Buffer.from(encode(handDom([{ class: 'Workspace', name: 'Workspace', children: [{ class: 'Folder', name: 'F'.repeat(990), children: scripts }] }])));
+  const { report } = analyzeDom(decode(bytes), { fileName: 'deep.rbxl', fileSize: bytes.length });
+  const listed = report.scripts_at_risk.length;
+  assert.ok(listed > 0 && listed < 200, `${listed} listed`);
+  assert.ok(JSON.stringify(report.scripts_at_risk).length <= MAX_AT_RISK_CHARS, `${JSON.stringify(report.scripts_at_risk).length} characters`);
+  assert.ok(report.warnings.some((line) => new RegExp(`^scripts_at_risk lists ${listed} of \\d+ distinct flagged scripts \\(2200 with copies\\)$`).test(line)), report.warnings.join('\n'));
 });

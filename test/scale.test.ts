@@ -359,17 +359,51 @@ describe('each user\'s share across instances', () => {
   });
 });
 
-test('a project\'s share entry the store refuses at first is written on a later try: the project is counted', async () => {
+test('a project\'s share entry the store refuses at first is written on a later try, after the answer; meanwhile the project counts', async () => {
   const fleet = await startFleet(1, { userMaxProjects: 1 });
   try {
     const [instance] = fleet.instances as [Service];
     const { preview_hash } = await analyze(instance, variant('count-retry'), 'count.rbxl', as('cat'));
-    // Every try the store client makes for the first write of the entry fails (S3_MAX_ATTEMPTS is 2).
-    fleet.proxy.fault(/^PUT \S*\/holdings\/[0-9a-f]{64}\/projects\//, 'server_error', 2);
+    const entryPuts = /^PUT \S*\/holdings\/[0-9a-f]{64}\/projects\//;
+    // The first two tries fail, each twice (S3_MAX_ATTEMPTS is 2): the entry is written on the third, about 1.25 s later.
+    fleet.proxy.fault(entryPuts, 'server_error', 4);
     const project = await create(instance, { preview_hash, scripts_mode: 'skip' }, as('cat'));
-    const held = await keys(fleet.objects, `holdings/${sha256('cat')}/projects/`);
-    assert.deepEqual(held.map((key) => key.split('/').pop()!.split('.')[0]), [project.project_id]);
+    const entries = async () => (await keys(fleet.objects, `holdings/${sha256('cat')}/projects/`)).map((key) => key.split('/').pop()!.split('.')[0]);
+    assert.deepEqual(await entries(), [], 'the create answered before its share entry was written');
+    // Not written yet, and still counted: the share's one project is taken.
     await expectError(await postJson(instance, CREATE, { preview_hash, scripts_mode: 'skip' }, as('cat')), 507, 'quota_exceeded');
+    await waitUntil(async () => (await entries()).length === 1, 'the entry to be written');
+    assert.deepEqual(await entries(), [project.project_id]);
+    await expectError(await postJson(instance, CREATE, { preview_hash, scripts_mode: 'skip' }, as('cat')), 507, 'quota_exceeded');
+  } finally {
+    await fleet.close();
+  }
+});
+
+test('a share entry still refused when the service stops: the retries end with the service, the project stays', async () => {
+  const fleet = await startFleet(1);
+  try {
+    const [instance] = fleet.instances as [Service];
+    const { preview_hash } = await analyze(instance, variant('count-stop'), 'count.rbxl', as('dan'));
+    const entryPuts = /^PUT \S*\/holdings\/[0-9a-f]{64}\/projects\//;
+    fleet.proxy.fault(entryPuts, 'server_error', 1000);
+    const project = await create(instance, { preview_hash, scripts_mode: 'skip' }, as('dan'));
+    await waitUntil(() => fleet.proxy.requests.filter((line) => entryPuts.test(line)).length >= 2, 'the first try');
+    // The operator is told as the service stops, not after the retries would have run out.
+    const said: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => { said.push(String(chunk)); return write(chunk, ...rest); });
+    try {
+      await instance.server.close(1000);
+    } finally {
+      process.stderr.write = write;
+    }
+    assert.ok(said.some((line) => line.includes('project not counted in its owner') && line.includes(project.project_id)), said.join(''));
+    const tries = fleet.proxy.requests.filter((line) => entryPuts.test(line)).length;
+    await sleep(1500);
+    assert.equal(fleet.proxy.requests.filter((line) => entryPuts.test(line)).length, tries, 'a retry after the service stopped');
+    assert.ok(tries < 8, `${tries} writes: the retries ran to their end rather than stopping with the service`);
+    assert.ok((await keys(fleet.objects, `projects/${project.project_id}/`)).includes(`projects/${project.project_id}/meta.json`), 'the project stays');
   } finally {
     await fleet.close();
   }

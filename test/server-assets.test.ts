@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { PLACES_DIR } from './support/paths.js';
 import { startAssetServer, type AssetScript, type AssetServer } from './support/asset-server.js';
 import { analyze, as, create, startService, type Analysis, type Service } from './support/service.js';
+import { servedAssetType } from '../src/http/routes/projects.js';
 
 const PLACE_NAME = 'slime-defense.rbxl';
 const PLACE = readFileSync(join(PLACES_DIR, PLACE_NAME));
@@ -261,4 +262,11 @@ describe('serving a large asset', () => {
       await assets.close();
     }
   });
+});
+
+test('an asset keeps an inert type when served; anything a browser could run is bytes', () => {
+  for (const type of ['image/png', 'image/jpeg', 'audio/ogg', 'model/gltf-binary', 'font/woff2', 'application/octet-stream']) assert.equal(servedAssetType(type), type);
+  for (const type of ['text/html', 'text/javascript', 'application/javascript', 'image/svg+xml', 'model/x3d+xml', 'image/x.foo+xml', 'font/x+xml', 'application/xhtml+xml', 'text/plain', 'application/json']) {
+    assert.equal(servedAssetType(type), 'application/octet-stream', type);
+  }
 });

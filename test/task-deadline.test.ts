@@ -12,7 +12,8 @@ import { dirname, join } from 'node:path';
 import { createWorkerPool, type WorkerPool } from '../src/workers/pool.js';
 import { createDeadlines, TASK_FINISHED, TASK_RUNNING } from '../src/workers/deadlines.js';
 import { memoryBudget } from '../src/service/budget.js';
-import { configFromEnv, ConfigError, MAX_TIMER_MS } from '../src/config.js';
+import { configFromEnv, ConfigError, MAX_PREVIEW_TTL_SECONDS, MAX_TIMER_MS } from '../src/config.js';
+import { holdingKeys } from '../src/store/backends/keys.js';
 import { PLACES_DIR } from './support/paths.js';
 import { analyze, as, create, CREATE, expectError, getJson, HEALTH, postJson, startService, upload, serviceOf } from './support/service.js';
 import { startServer } from '../src/http/server.js';
@@ -255,6 +256,10 @@ test('durations longer than a timer can wait stop the start, rather than firing 
   assert.equal(configFromEnv({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs, 0);
   assert.throws(() => configFromEnv({ SHUTDOWN_GRACE_MS: '-1' }), ConfigError);
   assert.throws(() => configFromEnv({ PORT: '65536' }), ConfigError);
+  assert.throws(() => configFromEnv({ MAX_MEMORY_MB: String(2 ** 24 + 1) }), ConfigError);
   assert.throws(() => configFromEnv({ PREVIEW_TTL_SECONDS: '9'.repeat(400) }), ConfigError);
+  // Its expiry must fit the keys' 13 digits of milliseconds.
+  assert.throws(() => configFromEnv({ PREVIEW_TTL_SECONDS: String(MAX_PREVIEW_TTL_SECONDS + 1) }), ConfigError);
+  holdingKeys.preview('ann', 'a'.repeat(64), 1, Date.now() + configFromEnv({ PREVIEW_TTL_SECONDS: String(MAX_PREVIEW_TTL_SECONDS) }).previewTtlSeconds * 1000);
   assert.throws(() => configFromEnv({ PROJECT_RETENTION_DAYS: '9'.repeat(20) }), ConfigError);
 });

@@ -109,7 +109,7 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   }, config.sweepIntervalMs); // expiry is checked on every read; the sweep only frees the store
   sweeper.unref();
 
-  async function close(graceMs = 30_000): Promise<void> {
+  async function close(graceMs = config.shutdownGraceMs): Promise<void> {
     if (closing) return;
     closing = true;
     uWS.us_listen_socket_close(listenSocket);

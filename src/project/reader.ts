@@ -64,13 +64,14 @@ interface ClassReader {
   defaults: Record<string, unknown>;
 }
 
-const READERS = new WeakMap<EncodedClass, ClassReader>();
+/** Class readers of one reading: made as the reading meets each class, so a caller's later edits to the document are read by the next reading. */
+type ClassReaders = Map<EncodedClass, ClassReader>;
 
 /** Names are read from the document's own keys only: a property or class may be called `constructor` or `__proto__`. */
 const own = (object: object, name: string): boolean => Object.prototype.hasOwnProperty.call(object, name);
 
-function classReader(schema: EncodedClass): ClassReader {
-  let reader = READERS.get(schema);
+function classReader(schema: EncodedClass, readers: ClassReaders): ClassReader {
+  let reader = readers.get(schema);
   if (!reader) {
     const partial = new Set(schema.partial ?? []);
     const names = Object.keys(schema.properties);
@@ -81,13 +82,13 @@ function classReader(schema: EncodedClass): ClassReader {
       complete: names.flatMap((name, index) => (partial.has(name) ? [] : [index])),
       defaults: schema.defaults ?? {},
     };
-    READERS.set(schema, reader);
+    readers.set(schema, reader);
   }
   return reader;
 }
 
 /** One instance's properties: its own values, then its class's defaults, then `Name` from `name`. */
-export function readInstance(tree: EncodedTree, instance: EncodedInstance): ReadInstance {
+export function readInstance(tree: EncodedTree, instance: EncodedInstance, readers: ClassReaders = new Map()): ReadInstance {
   const properties = new Map<string, ReadProperty>();
   const values = instance.properties ?? {};
   const types = instance.types ?? {};
@@ -101,7 +102,7 @@ export function readInstance(tree: EncodedTree, instance: EncodedInstance): Read
   } else {
     const schema = own(tree.classes, instance.class) ? tree.classes[instance.class] : undefined;
     if (!schema) throw new EncodingError(`instance ${instance.id}: class ${instance.class} has no entry in classes`);
-    const { order, types: classTypes, names, complete, defaults } = classReader(schema);
+    const { order, types: classTypes, names, complete, defaults } = classReader(schema, readers);
     // The instance's own properties and every complete one, in the class's order.
     const present = new Set(complete);
     for (const name of Object.keys(values)) {
@@ -121,7 +122,8 @@ export function readInstance(tree: EncodedTree, instance: EncodedInstance): Read
   return { id: instance.id, class: instance.class, name: instance.name, parent: instance.parent, generated: instance.generated === true, properties };
 }
 
-/** Every instance, in document order. */
+/** Every instance, in document order (each class's entry is read once, when the reading first meets it). */
 export function* readInstances(tree: EncodedTree): Generator<ReadInstance> {
-  for (const instance of tree.instances) yield readInstance(tree, instance);
+  const readers: ClassReaders = new Map();
+  for (const instance of tree.instances) yield readInstance(tree, instance, readers);
 }

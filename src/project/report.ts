@@ -25,6 +25,8 @@ export { scanMapScript, scanMapScripts } from './script-findings.js';
 
 /** At most this many entries in `scripts_at_risk` (copies of one script are one entry). */
 export const MAX_SCRIPTS_AT_RISK = 200;
+/** JSON characters `scripts_at_risk` holds at most (its first entry always). */
+export const MAX_AT_RISK_CHARS = 256 * 1024;
 /** Paths of a script's copies named in its `scripts_at_risk` entry. */
 export const MAX_COPY_PATHS = 10;
 /** At most this many warnings; one more line says how many were left out. */
@@ -144,7 +146,17 @@ export interface AnalyzeOptions {
   fileSize: number;
   /** The terrain already read (src/scene/terrain.ts), so the picture and the report read the SmoothGrid once. */
   terrain?: TerrainRead;
+  /** Asset ids a create may download (MAX_DOWNLOADED_ASSET_IDS unless given). */
+  maxAssetIds?: number;
 }
+
+/**
+ * Asset ids a create downloads at most, in order of first use; the rest are counted
+ * in `assets_total` and named in a warning. A real place names a few hundred (booga:
+ * 267); a hostile one could name most of its instances' properties, and a project's
+ * summary holds one outcome per id downloaded.
+ */
+export const MAX_DOWNLOADED_ASSET_IDS = 100_000;
 
 /** A map's terrain as read once for the report and the picture. */
 export interface TerrainRead {
@@ -154,7 +166,7 @@ export interface TerrainRead {
   error?: string;
 }
 
-export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead }: AnalyzeOptions): Analysis {
+export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead, maxAssetIds = MAX_DOWNLOADED_ASSET_IDS }: AnalyzeOptions): Analysis {
   const warnings: string[] = [...dom.warnings];
 
   // Counted per table (a binary file has one per class); only mesh objects are read row by row.
@@ -186,6 +198,9 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
   }
   if (refs.kindConflicts.length > MAX_CONFLICT_WARNINGS) {
     warnings.push(`${refs.kindConflicts.length - MAX_CONFLICT_WARNINGS} more assets used as two kinds, each counted as its first`);
+  }
+  if (refs.ids.length > maxAssetIds) {
+    warnings.push(`assets: ${refs.ids.length - maxAssetIds} asset ids past the first ${maxAssetIds} are not downloaded`);
   }
   const bounds = mapBounds(dom, warnings);
   const { joints, unsearchedParts } = searchSurfaceJoints(dom);
@@ -223,7 +238,7 @@ export function analyzeDom(dom: Dom, { fileName, fileSize, terrain: terrainRead 
     not_imported: notImported,
     warnings: capWarnings(warnings),
   };
-  return { report, assets: refs.ids.map(({ id, kind }) => ({ id, kind })), scriptCodes: { scanner: SCANNER_VERSION, bits: scripts.codes } };
+  return { report, assets: refs.ids.slice(0, maxAssetIds).map(({ id, kind }) => ({ id, kind })), scriptCodes: { scanner: SCANNER_VERSION, bits: scripts.codes } };
 }
 
 interface ScriptSummary {
@@ -295,9 +310,19 @@ function summariseScripts(scripts: MapScript[], warnings: string[]): ScriptSumma
 
   // Hang risks first (then the other codes in priority order); DOM order within a rank.
   const distinct = [...flaggedScripts.values()].sort((a, b) => a.rank - b.rank);
-  const atRisk = distinct.slice(0, MAX_SCRIPTS_AT_RISK).map(({ entry }) => entry);
-  if (distinct.length > MAX_SCRIPTS_AT_RISK) {
-    warnings.push(`scripts_at_risk lists ${MAX_SCRIPTS_AT_RISK} of ${distinct.length} distinct flagged scripts (${flagged} with copies)`);
+  // At most MAX_SCRIPTS_AT_RISK entries and MAX_AT_RISK_CHARS of JSON: each entry carries
+  // its findings and up to eleven paths of up to 1,000 characters, so two hundred
+  // flagged scripts under one long folder made a 2.5 MB report of a 16 KB file.
+  const atRisk: ScriptAtRisk[] = [];
+  let chars = 0;
+  for (const { entry } of distinct) {
+    if (atRisk.length === MAX_SCRIPTS_AT_RISK) break;
+    chars += JSON.stringify(entry).length;
+    if (chars > MAX_AT_RISK_CHARS && atRisk.length > 0) break;
+    atRisk.push(entry);
+  }
+  if (atRisk.length < distinct.length) {
+    warnings.push(`scripts_at_risk lists ${atRisk.length} of ${distinct.length} distinct flagged scripts (${flagged} with copies)`);
   }
 
   return {

@@ -135,6 +135,11 @@ export async function createService(config: Config): Promise<Service> {
     retries: config.assetRetries,
   });
 
+  const projectService = createProjectService({
+    objects, mirror, workDir: uploadDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes: budget.task.maxDocumentBytes,
+    sceneLimits: JSON.stringify({ task: budget.task, taskTimeoutMs: config.taskTimeoutMs, converter: CONVERTER_VERSION }),
+    onUncounted: (id, error) => warn('project not counted in its owner\'s share', error, { project_id: id }),
+  });
   const progress = createSharedProgress(objects, { onError: (error) => warn('create progress not published', error) });
 
   const retentionMs = config.projectRetentionDays * 24 * 60 * 60 * 1000;
@@ -199,11 +204,7 @@ export async function createService(config: Config): Promise<Service> {
     budget,
     uploadDir,
     analyses: createAnalysisService({ previews, pool, quota, holdings }),
-    projects: createProjectService({
-      objects, mirror, workDir: uploadDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes: budget.task.maxDocumentBytes,
-      sceneLimits: JSON.stringify({ task: budget.task, taskTimeoutMs: config.taskTimeoutMs, converter: CONVERTER_VERSION }),
-      onUncounted: (id, error) => warn('project not counted in its owner\'s share', error, { project_id: id }),
-    }),
+    projects: projectService,
     progress,
     maxMapBytes: Math.min(config.maxUploadBytes, budget.task.maxFileBytes),
     admitUpload(user, declaredBytes) {
@@ -235,6 +236,7 @@ export async function createService(config: Config): Promise<Service> {
     },
     sweep,
     async close() {
+      await projectService.close();
       await assets.close();
       await pool.close();
       await progress.close();

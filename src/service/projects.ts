@@ -61,6 +61,8 @@ export interface ProjectService {
   delete(user: string, id: string): Promise<void>;
   /** The project document's bytes as stored (see `meta.encoding`), when `user` owns it; not_found otherwise. Read the stream to its end or destroy it. */
   document(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream }>;
+  /** Stops retrying share entries (each still pending is reported uncounted) and waits at most `timeoutMs` for the writes in flight. */
+  close(timeoutMs?: number): Promise<void>;
   /** One of the project's assets (bytes and meta), when `user` owns the project and it uses the asset; not_found otherwise. */
   asset(user: string, id: string, sha256: string): Promise<{ meta: AssetMeta; stream: ObjectStream }>;
   /** The project's scene.glb for its owner, built on first request (one build per instance however many ask at once; stored for every instance). */
@@ -110,6 +112,9 @@ const COUNT_RETRY_MS = [250, 1000, 4000];
 
 export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes, sceneLimits, onUncounted }: ProjectDeps): ProjectService {
   const sceneBuilds = createSingleFlight<void>();
+  /** Share entries of made projects being written (and tried again); close ends their retries. */
+  const counting = new Set<Promise<void>>();
+  const stopCounting = new AbortController();
 
   /** Converts every downloaded mesh and union model once (the store remembers, for every instance), in the workers. */
   async function convert(outcomes: AssetOutcome[]): Promise<AssetOutcome[]> {
@@ -141,14 +146,22 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     const preview = await previews.getFor(request.previewHash, request.user);
     if (!preview) throw new ServiceError('not_found', 'preview not found');
     const reservation = await holdings.reserve(request.user, 'project', 0).catch(diskToServiceError);
+    let counting: Promise<void> | undefined;
     try {
-      return await createReserved(request, preview, reservation);
+      const made = await createReserved(request, preview, reservation);
+      if (made === null) return null;
+      counting = made.counting;
+      return made.created;
     } finally {
-      reservation.release(); // its entry is written by now, or it failed
+      // Released once its entry is written or given up on (the project was made), or now (it was not).
+      if (counting) void counting.finally(() => reservation.release());
+      else reservation.release();
     }
   }
 
-  async function createReserved({ user, title, scriptsMode, signal, progress }: CreateRequest, preview: Preview, reservation: Reservation): Promise<CreatedProject | null> {
+  async function createReserved(
+    { user, title, scriptsMode, signal, progress }: CreateRequest, preview: Preview, reservation: Reservation,
+  ): Promise<{ created: CreatedProject; counting: Promise<void> } | null> {
     guard(() => quota.checkRoom(1));
     // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
     const refreshed = await previews.addUploader(preview.hash, user).catch(diskToServiceError);
@@ -210,8 +223,9 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       const bytes = built.bytes + Buffer.byteLength(summary);
       await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now(), encoding: built.encoding }, summary).catch(diskToServiceError);
       quota.add(bytes);
-      await countProject(user, id, bytes);
-      return { projectId: id, assets: outcomes };
+      reservation.holds(bytes);
+      // The answer does not wait for the share's entry: the project exists whatever the store says next.
+      return { created: { projectId: id, assets: outcomes }, counting: countProject(user, id, bytes) };
     } finally {
       await projects.discard(tempPath); // a no-op once committed (the temp name is gone)
       await place.release();
@@ -219,21 +233,33 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   }
 
   /**
-   * The project's entry in its owner's share, once the project is made. A store that
-   * refuses it is tried again a few times (a store restarting takes seconds), with the
-   * create's reservation still counting; after that the project stays uncounted rather
-   * than failing a create that has succeeded, and the operator is told.
+   * The project's entry in its owner's share, once the project is made, written after
+   * the create has answered. A store that refuses it is tried again a few times (a store
+   * restarting takes seconds) while the create's reservation keeps counting the project
+   * and its bytes; after that, or when the service stops, the project stays uncounted
+   * rather than failing a create that has succeeded, and the operator is told.
    */
-  async function countProject(user: string, id: string, bytes: number): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await holdings.addProject(user, id, bytes);
-        return;
-      } catch (error) {
-        if (attempt === COUNT_RETRY_MS.length) { onUncounted?.(id, error); return; }
-        await sleep(COUNT_RETRY_MS[attempt]);
+  function countProject(user: string, id: string, bytes: number): Promise<void> {
+    const write = (async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await holdings.addProject(user, id, bytes);
+          return;
+        } catch (error) {
+          if (attempt === COUNT_RETRY_MS.length || stopCounting.signal.aborted) { onUncounted?.(id, error); return; }
+          await sleep(COUNT_RETRY_MS[attempt], undefined, { signal: stopCounting.signal }).catch(() => undefined);
+          if (stopCounting.signal.aborted) { onUncounted?.(id, error); return; }
+        }
       }
-    }
+    })();
+    counting.add(write);
+    void write.finally(() => counting.delete(write));
+    return write;
+  }
+
+  async function close(timeoutMs = 2000): Promise<void> {
+    stopCounting.abort();
+    if (counting.size > 0) await Promise.race([Promise.allSettled([...counting]), sleep(timeoutMs, undefined, { ref: false })]);
   }
 
   async function owned(user: string, id: string): Promise<ProjectMeta> {
@@ -338,5 +364,5 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     return { meta, stream };
   }
 
-  return { create, owned, summary, delete: remove, document, asset, scene };
+  return { create, owned, summary, delete: remove, document, asset, scene, close };
 }

@@ -63,6 +63,8 @@ export interface Holdings {
 export interface Reservation {
   /** Names the project a create reserved for, once it has an id: its entry, once listed, is not counted twice. */
   identify(id: string): void;
+  /** The bytes the request's entry will hold, once known: they count, as the entry would, until it is released. */
+  holds(bytes: number): void;
   /** Stops counting the request (idempotent), once its entry is written or it failed. */
   release(): void;
 }
@@ -141,10 +143,11 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
   function usageOf(user: string, { start, previews, projects }: Listed): UserUsage {
     const pendingPreviews = new Map<string, number>();
     let pendingProjects = 0;
+    let pendingProjectBytes = 0;
     for (const item of inFlight.get(user) ?? []) {
       if (item.releasedAt !== null && item.releasedAt < start) continue; // its entry was written before the listing began
       if (item.kind === 'project') {
-        if (item.key === undefined || !projects.has(item.key)) pendingProjects++;
+        if (item.key === undefined || !projects.has(item.key)) { pendingProjects++; pendingProjectBytes += item.bytes; }
       } else if (!previews.has(item.key!)) {
         pendingPreviews.set(item.key!, Math.max(pendingPreviews.get(item.key!) ?? 0, item.bytes));
       }
@@ -153,6 +156,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     for (const size of previews.values()) bytes += size;
     for (const size of projects.values()) bytes += size;
     for (const size of pendingPreviews.values()) bytes += size;
+    bytes += pendingProjectBytes;
     return {
       bytes,
       previews: previews.size + pendingPreviews.size,
@@ -191,6 +195,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     set.add(item);
     return {
       identify(id: string) { if (item.kind === 'project') item.key = id; },
+      holds(bytes: number) { item.bytes = bytes; },
       release() {
         if (item.releasedAt !== null) return;
         item.releasedAt = ++seq;

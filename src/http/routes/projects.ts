@@ -64,9 +64,13 @@ export function deleteProjectRoute(ctx: HttpContext): RouteHandler {
 /** Media types an asset keeps when served: images (SVG aside), sound, video, meshes, fonts. */
 const INERT_ASSET_TYPE = /^(?:image\/(?!svg)[a-z0-9.+-]+|audio\/[a-z0-9.+-]+|video\/[a-z0-9.+-]+|model\/[a-z0-9.+-]+|font\/[a-z0-9.+-]+|application\/octet-stream)$/;
 
-/** The Content-Type an asset is served with: its stored type when inert, else application/octet-stream. */
+/**
+ * The Content-Type an asset is served with: its stored type when inert, else
+ * application/octet-stream. Any `+xml` type is a document a browser may run script in
+ * (model/x3d+xml too), whatever its top-level type.
+ */
 export function servedAssetType(stored: string): string {
-  return INERT_ASSET_TYPE.test(stored) ? stored : 'application/octet-stream';
+  return INERT_ASSET_TYPE.test(stored) && !stored.endsWith('+xml') ? stored : 'application/octet-stream';
 }
 
 export function projectAssetRoute(ctx: HttpContext): RouteHandler {
