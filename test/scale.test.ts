@@ -359,15 +359,23 @@ describe('each user\'s share across instances', () => {
   });
 });
 
+/** A project share entry's writes (PUT holdings/<user>/projects/...). */
+const entryPuts = /^PUT \S*\/holdings\/[0-9a-f]{64}\/projects\//;
+
+/** A project `user` creates on the fleet's first instance while the store refuses the next `refusals` writes of its share entry. */
+async function createWithEntryRefused(fleet: Fleet, user: string, refusals: number) {
+  const [instance] = fleet.instances as [Service];
+  const { preview_hash } = await analyze(instance, variant(`count-${user}`), 'count.rbxl', as(user));
+  fleet.proxy.fault(entryPuts, 'server_error', refusals);
+  const project = await create(instance, { preview_hash, scripts_mode: 'skip' }, as(user));
+  return { instance, preview_hash, project };
+}
+
 test('a project\'s share entry the store refuses at first is written on a later try, after the answer; meanwhile the project counts', async () => {
   const fleet = await startFleet(1, { userMaxProjects: 1 });
   try {
-    const [instance] = fleet.instances as [Service];
-    const { preview_hash } = await analyze(instance, variant('count-retry'), 'count.rbxl', as('cat'));
-    const entryPuts = /^PUT \S*\/holdings\/[0-9a-f]{64}\/projects\//;
     // The first two tries fail, each twice (S3_MAX_ATTEMPTS is 2): the entry is written on the third, about 1.25 s later.
-    fleet.proxy.fault(entryPuts, 'server_error', 4);
-    const project = await create(instance, { preview_hash, scripts_mode: 'skip' }, as('cat'));
+    const { instance, preview_hash, project } = await createWithEntryRefused(fleet, 'cat', 4);
     const entries = async () => (await keys(fleet.objects, `holdings/${sha256('cat')}/projects/`)).map((key) => key.split('/').pop()!.split('.')[0]);
     assert.deepEqual(await entries(), [], 'the create answered before its share entry was written');
     // Not written yet, and still counted: the share's one project is taken.
@@ -383,11 +391,7 @@ test('a project\'s share entry the store refuses at first is written on a later 
 test('a share entry still refused when the service stops: the retries end with the service, the project stays', async () => {
   const fleet = await startFleet(1);
   try {
-    const [instance] = fleet.instances as [Service];
-    const { preview_hash } = await analyze(instance, variant('count-stop'), 'count.rbxl', as('dan'));
-    const entryPuts = /^PUT \S*\/holdings\/[0-9a-f]{64}\/projects\//;
-    fleet.proxy.fault(entryPuts, 'server_error', 1000);
-    const project = await create(instance, { preview_hash, scripts_mode: 'skip' }, as('dan'));
+    const { instance, project } = await createWithEntryRefused(fleet, 'dan', 1000);
     await waitUntil(() => fleet.proxy.requests.filter((line) => entryPuts.test(line)).length >= 2, 'the first try');
     // The operator is told as the service stops, not after the retries would have run out.
     const said: string[] = [];
