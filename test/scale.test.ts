@@ -388,6 +388,25 @@ test('a project\'s share entry the store refuses at first is written on a later 
   }
 });
 
+test('a create answers once its share entry is written: another instance counts the project by then', async () => {
+  const fleet = await startFleet(2, { userMaxProjects: 1 });
+  try {
+    const [a, b] = fleet.instances as [Service, Service];
+    const { preview_hash } = await analyze(a, variant('count-first'), 'count.rbxl', as('eve'));
+    fleet.proxy.fault(entryPuts, 'hold', 1);
+    let answered = false;
+    const creating = create(a, { preview_hash, scripts_mode: 'skip' }, as('eve')).then((created) => { answered = true; return created; });
+    await waitUntil(() => fleet.proxy.held().length === 1, 'the entry\'s write to be held');
+    await sleep(300);
+    assert.equal(answered, false, 'the create answered before its share entry was written');
+    fleet.proxy.releaseHeld();
+    await creating;
+    await expectError(await postJson(b, CREATE, { preview_hash, scripts_mode: 'skip' }, as('eve')), 507, 'quota_exceeded');
+  } finally {
+    await fleet.close();
+  }
+});
+
 test('a share entry still refused when the service stops: the retries end with the service, the project stays', async () => {
   const fleet = await startFleet(1);
   try {

@@ -224,8 +224,9 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       await projects.commit(id, tempPath, { owner: user, assets: built.assetHashes, bytes, createdAt: Date.now(), encoding: built.encoding }, summary).catch(diskToServiceError);
       quota.add(bytes);
       reservation.holds(bytes);
-      // The answer does not wait for the share's entry: the project exists whatever the store says next.
-      return { created: { projectId: id, assets: outcomes }, counting: countProject(user, id, bytes) };
+      // The answer waits for the entry's first write only: the project exists whatever the store says next.
+      const { retries } = await countProject(user, id, bytes);
+      return { created: { projectId: id, assets: outcomes }, counting: retries };
     } finally {
       await projects.discard(tempPath); // a no-op once committed (the temp name is gone)
       await place.release();
@@ -233,28 +234,38 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   }
 
   /**
-   * The project's entry in its owner's share, once the project is made, written after
-   * the create has answered. A store that refuses it is tried again a few times (a store
-   * restarting takes seconds) while the create's reservation keeps counting the project
-   * and its bytes; after that, or when the service stops, the project stays uncounted
-   * rather than failing a create that has succeeded, and the operator is told.
+   * The project's entry in its owner's share, once the project is made: written before
+   * the create answers, so every instance counts the project by then. A store that
+   * refuses it is tried again a few times after the answer (a store restarting takes
+   * seconds) while the create's reservation keeps counting the project and its bytes
+   * on this instance; after that, or when the service stops, the project stays
+   * uncounted rather than failing a create that has succeeded, and the operator is
+   * told. Resolves after the first write with the retries still to come (a promise in
+   * an object: a promise's promise would be awaited through).
    */
-  function countProject(user: string, id: string, bytes: number): Promise<void> {
-    const write = (async () => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await holdings.addProject(user, id, bytes);
-          return;
-        } catch (error) {
-          if (attempt === COUNT_RETRY_MS.length || stopCounting.signal.aborted) { onUncounted?.(id, error); return; }
-          await sleep(COUNT_RETRY_MS[attempt], undefined, { signal: stopCounting.signal }).catch(() => undefined);
-          if (stopCounting.signal.aborted) { onUncounted?.(id, error); return; }
+  async function countProject(user: string, id: string, bytes: number): Promise<{ retries: Promise<void> }> {
+    try {
+      await holdings.addProject(user, id, bytes);
+      return { retries: Promise.resolve() };
+    } catch (first) {
+      const retries = (async () => {
+        let error = first;
+        for (const wait of COUNT_RETRY_MS) {
+          await sleep(wait, undefined, { signal: stopCounting.signal }).catch(() => undefined);
+          if (stopCounting.signal.aborted) break;
+          try {
+            await holdings.addProject(user, id, bytes);
+            return;
+          } catch (again) {
+            error = again;
+          }
         }
-      }
-    })();
-    counting.add(write);
-    void write.finally(() => counting.delete(write));
-    return write;
+        onUncounted?.(id, error);
+      })();
+      counting.add(retries);
+      void retries.finally(() => counting.delete(retries));
+      return { retries };
+    }
   }
 
   async function close(timeoutMs = 2000): Promise<void> {
