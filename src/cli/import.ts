@@ -114,7 +114,13 @@ export async function runImport(argv: string[], io: Partial<ImportIO> = {}): Pro
     const results: FileResult[] = [];
     for (const [index, file] of settings.files.entries()) {
       const analysed = await analyses[index]!;
-      results.push('ok' in analysed ? reportFailure(analysed, terminal) : await settleFile(file, analysed, settings, client, terminal));
+      try {
+        results.push('ok' in analysed ? reportFailure(analysed, terminal) : await settleFile(file, analysed, settings, client, terminal));
+      } catch (error) {
+        // An answer of a shape this client cannot read fails its file, not the run.
+        const unreadable = new Error(`the service's answer has a shape this client cannot read (${(error as Error)?.message ?? String(error)})`);
+        results.push(reportFailure(failure(file, 'analyze', unreadable), terminal));
+      }
     }
     if (settings.json) {
       terminal.say('stdout', `${JSON.stringify({ base_url: settings.baseUrl, results }, null, 2)}\n`);
@@ -168,7 +174,11 @@ function reportFailure(result: Extract<FileResult, { ok: false }>, terminal: Ter
 export function describeFailureLines(result: Extract<FileResult, { ok: false }>): string {
   let text = `${result.file}: ${result.message}\n`;
   if (result.action) text += `  ${result.action}\n`;
-  if (result.error && result.error !== result.message) text += `  details: ${result.error}\n`;
+  if (result.error && result.error !== result.message) {
+    const flat = result.error.replace(/\s+/g, ' ');
+    const details = flat.length > SHOWN_DETAILS_CHARS ? `${flat.slice(0, SHOWN_DETAILS_CHARS)}… (${count(flat.length - SHOWN_DETAILS_CHARS, 'more character')})` : flat;
+    text += `  details: ${details}\n`;
+  }
   return text;
 }
 
@@ -338,7 +348,8 @@ export function describeReport(file: string, report: Report, decision: ScriptDec
   if (Array.isArray(report.not_imported) && report.not_imported.length) {
     const left = (report.not_imported as { class?: string; property?: string; count?: number; reason?: string }[])
       .map((entry) => `${entry.class ?? '?'}${entry.property ? `.${entry.property}` : ''} ×${number(entry.count ?? 0)} (${entry.reason ?? ''})`);
-    text += `  left out: ${left.join('; ')}\n`;
+    const more = left.length > SHOWN_LEFT_OUT ? `; … and ${count(left.length - SHOWN_LEFT_OUT, 'more')} (--json has them all)` : '';
+    text += `  left out: ${left.slice(0, SHOWN_LEFT_OUT).join('; ')}${more}\n`;
   }
   if (decision.scriptsTotal > 0) text += describeDecision(decision);
   const warnings = Array.isArray(report.warnings) ? report.warnings.map(String) : [];
@@ -444,6 +455,21 @@ const bar = (fraction: number): string => {
   return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${Math.floor(Math.min(1, fraction) * 100)}%`;
 };
 
+/**
+ * Text from the service as the terminal gets it: control characters other than line
+ * breaks and tabs (an escape sequence could retitle the window or clear the screen),
+ * DEL and the C1 controls are written as `\u00XX`, which also keeps JSON output valid.
+ */
+export function terminalSafe(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what this replaces
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Lines of a list a person reads in the terminal (`--json` has them all). */
+const SHOWN_LEFT_OUT = 20;
+/** Characters of a failure's details shown in the terminal (`--json` has them all). */
+const SHOWN_DETAILS_CHARS = 500;
+
 function createTerminal(io: ImportIO): Terminal {
   const showProgress = io.stderr.isTTY === true;
   const uploads = new Map<string, { sent: number; total: number }>();
@@ -488,7 +514,8 @@ function createTerminal(io: ImportIO): Terminal {
     const line = pieces.join(' · ');
     // Keep to one terminal row, or the carriage return cannot rewrite it (some terminals report no width).
     const columns = io.stderr.columns && io.stderr.columns >= 20 ? io.stderr.columns : 80;
-    io.stderr.write(`\r\x1b[2K${line.length >= columns ? `${line.slice(0, columns - 2)}…` : line}`);
+    const safe = terminalSafe(line);
+    io.stderr.write(`\r\x1b[2K${safe.length >= columns ? `${safe.slice(0, columns - 2)}…` : safe}`);
     drawn = true;
   };
 
@@ -522,11 +549,11 @@ function createTerminal(io: ImportIO): Terminal {
     },
     say(stream, text) {
       if (asking) {
-        held.push([stream, text]);
+        held.push([stream, terminalSafe(text)]);
         return;
       }
       clear();
-      io[stream].write(text);
+      io[stream].write(terminalSafe(text));
       draw(true);
     },
     ask(intro, prompt, parse) {
@@ -534,7 +561,7 @@ function createTerminal(io: ImportIO): Terminal {
         asking = true;
         clear();
         reader ??= lineReader(io.stdin);
-        io.stderr.write(intro);
+        io.stderr.write(terminalSafe(intro));
         try {
           for (;;) {
             io.stderr.write(prompt);

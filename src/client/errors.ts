@@ -1,7 +1,7 @@
 /** The one error the client throws: a refused request, an unreadable answer or no answer at all. */
 export class ClientError extends Error {
   override name = 'ClientError';
-  /** HTTP status of the answer; 0 when no answer arrived (network failure). */
+  /** HTTP status of the answer; 0 when no answer arrived (network failure), UNREAD (-1) when one came but could not be read whole. */
   readonly status: number;
   /** The raw response body as text ('' when there was none). */
   readonly body: string;
@@ -22,6 +22,19 @@ export function refused(operation: string, status: number, body: string): Client
 export function unreadable(operation: string, status: number, body: string): ClientError {
   const excerpt = body.length > 200 ? `${body.slice(0, 200)}…` : body;
   return new ClientError(`${operation} failed (${status}): response is not JSON: ${excerpt}`, status, body);
+}
+
+/** The `status` of an answer that came but could not be read whole (its status is in the message). */
+export const UNREAD = -1;
+
+/** An answer larger than the client reads (transport.ts MAX_ANSWER_BYTES). */
+export function tooLarge(operation: string, status: number): ClientError {
+  return new ClientError(`${operation} failed (${status}): the answer is larger than the client reads (64 MiB)`, UNREAD, '');
+}
+
+/** An answer whose body did not arrive in time (transport.ts ANSWER_BODY_DEADLINE_MS). */
+export function tooSlow(operation: string, status: number): ClientError {
+  return new ClientError(`${operation} failed (${status}): the answer did not arrive in time`, UNREAD, '');
 }
 
 /** No answer at all (connection refused, DNS, reset): status 0, with the platform's reason. */

@@ -85,7 +85,8 @@ export function describeFailure(error: unknown, operation = 'request'): Failure 
   }
   if (status < 0) return failure(details, 'Try again; if it happens again, tell the operator.');
   if (code !== null) {
-    const advice = BY_CODE[code];
+    // The code is the service's text: only the table's own entries count (`constructor` is not advice).
+    const advice = Object.hasOwn(BY_CODE, code) ? BY_CODE[code] : undefined;
     if (advice) {
       const { message, action } = typeof advice === 'function' ? advice(serviceMessage, operation) : advice;
       return failure(message, action);
@@ -173,5 +174,5 @@ export const ASSET_REASONS: Record<string, AssetReasonAdvice> = {
 };
 
 export function describeAssetReason(reason: string): AssetReasonAdvice {
-  return ASSET_REASONS[reason] ?? { label: `Not downloaded (${reason})`, action: 'Import the map again; if it keeps happening, tell the operator.', who: 'nobody' };
+  return (Object.hasOwn(ASSET_REASONS, reason) ? ASSET_REASONS[reason] : undefined) ?? { label: `Not downloaded (${reason})`, action: 'Import the map again; if it keeps happening, tell the operator.', who: 'nobody' };
 }

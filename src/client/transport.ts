@@ -3,7 +3,7 @@
  * platform runs the client: fetch everywhere, XMLHttpRequest in browsers when upload
  * progress is wanted (fetch reports none), a counted stream body in Node for the same.
  */
-import { unreachable } from './errors.js';
+import { ClientError, tooLarge, tooSlow, unreachable } from './errors.js';
 
 export interface Answer {
   status: number;
@@ -34,11 +34,52 @@ export async function fetchAnswer(request: Outgoing): Promise<Answer> {
   let text: string;
   try {
     response = await fetch(request.url, init);
-    text = await response.text();
+    text = await boundedText(response, request.operation);
   } catch (error) {
+    if (error instanceof ClientError) throw error;
     throw isAbort(error) ? error : unreachable(request.operation, error);
   }
   return { status: response.status, text };
+}
+
+/** The largest answer the client reads: the service's are JSON of a few MB at most. */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+/** How long an answer's body may take once its headers came (the service sends it whole, at once). */
+export const ANSWER_BODY_DEADLINE_MS = 5 * 60 * 1000;
+
+/**
+ * The answer's text, read up to MAX_ANSWER_BYTES (decoded bytes: a gzip bomb counts as
+ * what it inflates to) and within ANSWER_BODY_DEADLINE_MS: a server that floods or
+ * trickles gets a clean error, not a process out of memory or a wait without end.
+ */
+async function boundedText(response: Response, operation: string): Promise<string> {
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(tooSlow(operation, response.status)), ANSWER_BODY_DEADLINE_MS);
+  });
+  late.catch(() => undefined);
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), late]);
+      if (done) break;
+      total += value.byteLength;
+      if (total > MAX_ANSWER_BYTES) throw tooLarge(operation, response.status);
+      chunks.push(value);
+    }
+  } catch (error) {
+    void reader.cancel().catch(() => undefined);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) { bytes.set(chunk, at); at += chunk.byteLength; }
+  return new TextDecoder().decode(bytes);
 }
 
 /** A GET whose body the caller reads itself (a download); a network failure is the client's error. */
