@@ -92,7 +92,13 @@ test('an answer of a shape the client cannot read fails its file with one senten
   onCreate = json(200, { project_id: 'p_x', redirect: '/x', assets_downloaded: 0, assets_failed: 0 });
   const result = await run([PLACE, PLACE, '--concurrency', '1']);
   assert.equal(result.code, 1);
-  assert.match(result.stderr, /rocket-arena-2006\.rbxl: the service's answer has a shape this client cannot read \(/);
+  assert.match(result.stderr, /rocket-arena-2006\.rbxl: The service answered, but not as this client expects\.\n.*\n {2}details: analyze failed \(200\): the answer is not an object with a preview_hash and a report: /);
+  // Past that first check, a shape it still cannot read fails its file the same way.
+  calls = 0;
+  onAnalyze = json(200, { preview_hash: HASH, report: report({ scripts_at_risk: [null], scripts_total: 1 }) });
+  const deeper = await run([PLACE]);
+  assert.equal(deeper.code, 1);
+  assert.match(deeper.stderr, /the service's answer has a shape this client cannot read \(/);
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'a stack trace');
   assert.match(result.stdout, /1 of 2 files imported, 1 failed/);
 });

@@ -18,10 +18,10 @@ export function refused(operation: string, status: number, body: string): Client
   return new ClientError(`${operation} failed (${status}): ${body}`, status, body);
 }
 
-/** A 2xx answer whose body is not JSON: the contract promises JSON, so say what came instead. */
-export function unreadable(operation: string, status: number, body: string): ClientError {
+/** A 2xx answer whose body is not JSON (or, given `why`, not the contract's JSON): say what came instead. */
+export function unreadable(operation: string, status: number, body: string, why = 'response is not JSON'): ClientError {
   const excerpt = body.length > 200 ? `${body.slice(0, 200)}…` : body;
-  return new ClientError(`${operation} failed (${status}): response is not JSON: ${excerpt}`, status, body);
+  return new ClientError(`${operation} failed (${status}): ${why}: ${excerpt}`, status, body);
 }
 
 /** The `status` of an answer that came but could not be read whole (its status is in the message). */

@@ -194,7 +194,7 @@ export function createClient(options: ClientOptions = {}): Client {
       } else {
         answer = await fetchAnswer({ operation, method: 'POST', url, headers, body: formData(name, data), signal });
       }
-      return json<AnalyzeResult>(operation, answer);
+      return checked(operation, answer, json<AnalyzeResult>(operation, answer), (body) => typeof body.preview_hash === 'string' && isObject(body.report), 'an object with a preview_hash and a report');
     },
 
     async create(previewHash, { title = '', scriptsMode = 'disabled', signal, createId } = {}) {
@@ -203,7 +203,7 @@ export function createClient(options: ClientOptions = {}): Client {
       const headers: Record<string, string> = { ...authHeaders(token, hostname), 'Content-Type': 'application/json' };
       if (createId !== undefined) headers['X-Create-Id'] = createId;
       const answer = await fetchAnswer({ operation, method: 'POST', url: endpoint('/import/rbxl/create'), headers, body, signal });
-      return json<CreateResult>(operation, answer);
+      return checked(operation, answer, json<CreateResult>(operation, answer), (body) => typeof body.project_id === 'string' && typeof body.redirect === 'string', 'an object with a project_id and a redirect');
     },
 
     async download(path, { signal } = {}) {
@@ -264,6 +264,14 @@ function json<T>(operation: string, { status, text }: Answer): T {
   } catch {
     throw unreadable(operation, status, text);
   }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The contract's answer, checked at the edge for what the caller reads first: anything else is an unreadable answer. */
+function checked<T>(operation: string, answer: Answer, body: T, holds: (body: Record<string, unknown>) => boolean, what: string): T {
+  if (isObject(body) && holds(body)) return body;
+  throw unreadable(operation, answer.status, answer.text, `the answer is not ${what}`);
 }
 
 function formData(name: string, data: Blob): FormData {
