@@ -67,8 +67,6 @@ interface ClassReader {
 /** Class readers of one reading: made as the reading meets each class, so a caller's later edits to the document are read by the next reading. */
 type ClassReaders = Map<EncodedClass, ClassReader>;
 
-/** Names are read from the document's own keys only: a property or class may be called `constructor` or `__proto__`. */
-const own = (object: object, name: string): boolean => Object.prototype.hasOwnProperty.call(object, name);
 
 function classReader(schema: EncodedClass, readers: ClassReaders): ClassReader {
   let reader = readers.get(schema);
@@ -92,7 +90,8 @@ export function readInstance(tree: EncodedTree, instance: EncodedInstance, reade
   const properties = new Map<string, ReadProperty>();
   const values = instance.properties ?? {};
   const types = instance.types ?? {};
-  const typeOf = (name: string): PropType | undefined => (own(types, name) ? types[name] : undefined);
+  // Names are read from the document's own keys only: a property or class may be called `constructor` or `__proto__`.
+  const typeOf = (name: string): PropType | undefined => (Object.hasOwn(types, name) ? types[name] : undefined);
   if (instance.generated) {
     for (const [name, json] of Object.entries(values)) {
       const type = typeOf(name);
@@ -100,7 +99,7 @@ export function readInstance(tree: EncodedTree, instance: EncodedInstance, reade
       properties.set(name, { type, value: decodeValue(type, json) });
     }
   } else {
-    const schema = own(tree.classes, instance.class) ? tree.classes[instance.class] : undefined;
+    const schema = Object.hasOwn(tree.classes, instance.class) ? tree.classes[instance.class] : undefined;
     if (!schema) throw new EncodingError(`instance ${instance.id}: class ${instance.class} has no entry in classes`);
     const { order, types: classTypes, names, complete, defaults } = classReader(schema, readers);
     // The instance's own properties and every complete one, in the class's order.
@@ -113,8 +112,8 @@ export function readInstance(tree: EncodedTree, instance: EncodedInstance, reade
     for (const index of present.size === complete.length ? complete : [...present].sort((a, b) => a - b)) {
       const name = names[index]!;
       const type = typeOf(name) ?? classTypes[index]!;
-      if (own(values, name)) properties.set(name, { type, value: decodeValue(type, values[name]) });
-      else if (own(defaults, name)) properties.set(name, { type, value: decodeValue(type, defaults[name]) });
+      if (Object.hasOwn(values, name)) properties.set(name, { type, value: decodeValue(type, values[name]) });
+      else if (Object.hasOwn(defaults, name)) properties.set(name, { type, value: decodeValue(type, defaults[name]) });
       else if (name === 'Name' && type === 'String') properties.set(name, { type, value: instance.name });
       else throw new EncodingError(`instance ${instance.id}: ${instance.class}.${name} has no value, no default and is not partial`);
     }

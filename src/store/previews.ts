@@ -57,7 +57,7 @@ export interface Preview {
 
 /** A preview's entry for one user (`fileNames`, `expiries`): its own keys only, as a user id may be `constructor`. */
 export function ofUser<T>(byUser: Record<string, T> | undefined, user: string): T | undefined {
-  return byUser !== undefined && Object.prototype.hasOwnProperty.call(byUser, user) ? byUser[user] : undefined;
+  return byUser !== undefined && Object.hasOwn(byUser, user) ? byUser[user] : undefined;
 }
 
 /** A preview to store; the store stamps `createdAt` / `expiresAt` when they are absent. */
