@@ -5,8 +5,8 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    // Build output, benchmark output, the AssemblyScript scanner (compiled by asc, not tsc) and the browser pages.
-    ignores: ['dist/', 'bench/out/', 'node_modules/', 'data/', 'test-artifacts/', 'public/', 'src/scan/assembly/', '*.config.js'],
+    // Build output, benchmark output, AssemblyScript (the scanner, and the WebAssembly writer of a benchmark: compiled by asc, not tsc) and the browser pages.
+    ignores: ['dist/', 'bench/out/', 'node_modules/', 'data/', 'test-artifacts/', 'public/', 'src/scan/assembly/', 'bench/wasm-writer/', '*.config.js'],
   },
   {
     files: ['**/*.ts'],

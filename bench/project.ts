@@ -11,10 +11,14 @@
  * - sizes: JSON bytes, stored (compressed) bytes, and stored ÷ the file's size;
  * - a reference beside the build: V8's own `JSON.stringify` writing the same text from
  *   the document parsed back into objects (its values in hand, nothing compressed), plus
- *   the surface-joint search the document needs (`surfaceJoints` on a fresh decode).
- *   It is not a lower bound: a writer made for these values can beat the generic
- *   serialiser (this project's writes arrays of float32 numbers 2.5–3× as fast), but
- *   it tells how much of the build the text itself costs the engine.
+ *   the surface-joint search the document needs (`surfaceJoints` on a fresh decode),
+ *   and the compression alone (the document's text through Brotli at the stored
+ *   quality, in one call). From these, the floor of a build whose writer is as fast as
+ *   V8's own serialiser and whose work splits perfectly over the machine's cores (only
+ *   the one Brotli stream stays whole). It is not a lower
+ *   bound for every writer: one made for these values can beat the generic serialiser
+ *   (this project's writes arrays of float32 numbers 2.5–3× as fast), but it tells how
+ *   much of the build the text itself costs the engine.
  *
  * Each input is measured in BENCH_ROUNDS rounds (default 3) of both tasks in turn; a
  * task's time is its best per-round median, so a burst of load from the machine's
@@ -28,13 +32,14 @@
 import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants } from 'node:zlib';
 import { Bench } from 'tinybench';
 import { decode } from '../src/parser/index.js';
 import type { Dom } from '../src/parser/dom.js';
-import { documentCompressor } from '../src/project/compression.js';
+import { documentCompressor, documentQuality } from '../src/project/compression.js';
 import { projectJson, type BuildProjectOptions } from '../src/project/document.js';
 import { pumpChunks } from '../src/project/json-stream.js';
 import { surfaceJoints } from '../src/project/joints.js';
@@ -60,9 +65,9 @@ function options(input: BuildInput): BuildProjectOptions {
   };
 }
 
-/** The document's JSON text, whole (for the reference: parsed once, then serialised again by V8). */
-function documentText(dom: Dom, input: BuildInput): string {
-  return Buffer.concat([...projectJson(dom, options(input))]).toString('utf8');
+/** The document's JSON text, whole (for the reference: compressed in one call, and parsed once to be serialised again by V8). */
+function documentText(dom: Dom, input: BuildInput): Buffer {
+  return Buffer.concat([...projectJson(dom, options(input))]);
 }
 
 /** Builds the stored document of `dom` into a counting sink, as the worker writes it to its file; returns [JSON bytes, stored bytes]. */
@@ -79,6 +84,20 @@ export async function buildStored(dom: Dom, input: BuildInput): Promise<[number,
     for await (const chunk of source) storedBytes += chunk.length;
   });
   return [jsonBytes, storedBytes];
+}
+
+/** The document's text through Brotli at its stored quality, in one call (the reference's compression). */
+function compressText(text: Buffer, fileBytes: number): Buffer {
+  return brotliCompressSync(text, { params: { [constants.BROTLI_PARAM_QUALITY]: documentQuality(fileBytes), [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } });
+}
+
+/**
+ * The floor of a build whose writer is as fast as V8's serialiser, with the joints,
+ * the text and the compression shared perfectly by `cores` (the Brotli stream itself
+ * cannot be split).
+ */
+export function floorMs(stringifyMs: number, jointsMs: number, compressMs: number, cores: number): number {
+  return Math.max(compressMs, (stringifyMs + jointsMs + compressMs) / cores);
 }
 
 const median = (task: { result: unknown }): number => (task.result as { latency: { p50: number } }).latency.p50;
@@ -130,13 +149,17 @@ async function main(): Promise<void> {
         // slows the decode's collections (the 200k place's decode took 2.7× as long beside it).
         const reference = new Bench({ time: big ? 3000 : 800, iterations: big ? 3 : 10, warmupIterations: big ? 1 : 3 });
         let parsed: unknown;
+        let text: Buffer | undefined;
         reference.add('stringify', () => { JSON.stringify(parsed); });
+        reference.add('compress', () => { compressText(text!, input.bytes.length); });
         await bench.run();
         await joints.run();
         dom = undefined;
-        parsed = JSON.parse(documentText(decode(input.bytes), input));
+        text = documentText(decode(input.bytes), input);
+        parsed = JSON.parse(text.toString('utf8'));
         await reference.run();
         parsed = undefined;
+        text = undefined;
         globalThis.gc?.();
         for (const task of [...bench.tasks, ...joints.tasks, ...reference.tasks]) best.set(task.name, Math.min(best.get(task.name) ?? Infinity, median(task)));
       }
@@ -144,23 +167,25 @@ async function main(): Promise<void> {
       const decodeMs = best.get('decode')!;
       const buildMs = best.get('build')!;
       const referenceMs = best.get('stringify')! + best.get('joints')!;
+      const floor = floorMs(best.get('stringify')!, best.get('joints')!, best.get('compress')!, availableParallelism());
       const decodePeak = peakRss('decode', path, input.name);
       const buildPeak = peakRss('build', path, input.name);
       rows.push([
         input.name, fmt(input.bytes.length / 1e6, 2), decode(input.bytes).count.toLocaleString('en-US'),
         fmt(decodeMs, 1), fmt(buildMs, 1), `${fmt(buildMs / decodeMs, 2)}×`,
         fmt(best.get('stringify')!, 1), fmt(best.get('joints')!, 1), `${fmt(referenceMs / decodeMs, 2)}×`,
+        fmt(best.get('compress')!, 1), `${fmt(floor / decodeMs, 2)}×`,
         fmt(jsonBytes / 1e6, 2), fmt(storedBytes / 1e6, 2), `${fmt(storedBytes / input.bytes.length, 2)}×`,
         fmt(decodePeak, 0), fmt(buildPeak, 0), `${fmt(buildPeak / decodePeak, 2)}×`,
       ]);
-      process.stderr.write(`${input.name}: decode ${fmt(decodeMs, 1)} ms, build ${fmt(buildMs, 1)} ms, V8 + joints ${fmt(referenceMs, 1)} ms, stored ${fmt(storedBytes / 1e6, 2)} MB, peak ${fmt(decodePeak, 0)} → ${fmt(buildPeak, 0)} MB\n`);
+      process.stderr.write(`${input.name}: decode ${fmt(decodeMs, 1)} ms, build ${fmt(buildMs, 1)} ms, V8 + joints ${fmt(referenceMs, 1)} ms, compress ${fmt(best.get('compress')!, 1)} ms, floor ${fmt(floor / decodeMs, 2)}×, stored ${fmt(storedBytes / 1e6, 2)} MB, peak ${fmt(decodePeak, 0)} → ${fmt(buildPeak, 0)} MB\n`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   process.stdout.write(`\nProject document benchmark on ${machine()}, best of ${rounds} rounds' medians\n\n`);
   process.stdout.write(table([
-    'input', 'MB', 'instances', 'decode ms', 'build ms', 'build ÷ decode', 'V8 JSON.stringify ms', 'joints ms', 'V8 + joints ÷ decode', 'JSON MB', 'stored MB', 'stored ÷ file',
+    'input', 'MB', 'instances', 'decode ms', 'build ms', 'build ÷ decode', 'V8 JSON.stringify ms', 'joints ms', 'V8 + joints ÷ decode', 'compress ms', `V8 floor on ${availableParallelism()} cores ÷ decode`, 'JSON MB', 'stored MB', 'stored ÷ file',
     'decode peak RSS MB', 'build peak RSS MB', 'build ÷ decode peak',
   ], rows) + '\n');
 }
