@@ -89,7 +89,8 @@ export function createRoute(ctx: HttpContext): RouteHandler {
       project_id: created.projectId,
       redirect: ctx.config.redirectTemplate.replaceAll('{project_id}', encodeURIComponent(created.projectId)),
       assets_downloaded: created.assets.length - failures.length,
-      assets_failed: failures.length,
+      // Ids past the download cap count as failed, so the two counts add up to the report's assets_total.
+      assets_failed: failures.length + created.notAttempted,
       asset_failures: failures,
       assets_not_converted: notConverted,
     });
