@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -188,6 +188,31 @@ test('ASSET_TOTAL_TIMEOUT_MS bounds one create\'s downloads: unfinished assets a
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => { if (assets.inFlight === 0) { clearInterval(poll); resolve(); } }, 10);
     });
+  } finally {
+    await service.close();
+    await assets.close();
+  }
+});
+
+test('asset ids past the download cap count as failed: the create\'s two counts still add up to the report\'s assets_total', { timeout: 60_000 }, async () => {
+  const assets = await startAssetServer();
+  // No preview cache: the create reads the analysis the test shortens below from the store.
+  const service = await startService({ assetUrlTemplate: assets.templateUrl, previewCacheBytes: 0 });
+  try {
+    const analysis = await analyze(service, encode(generatePlace({ parts: 60, scripts: 1, uniqueAssets: 12, seed: 77 })), 'capped.rbxl', as('cap'));
+    const path = join(service.dataDir, 'objects', 'previews', analysis.preview_hash, 'analysis.json');
+    const stored = JSON.parse(await readFile(path, 'utf8')) as { assets: { id: string }[] };
+    const total = analysis.report.assets_total;
+    assert.equal(stored.assets.length, total);
+    // What the analysis keeps of a map past MAX_DOWNLOADED_ASSET_IDS: the first ids only, the total unchanged.
+    const kept = stored.assets.slice(0, total - 5);
+    for (const { id } of kept) assets.assets[id] = { type: 'bytes', body: `asset ${id}` };
+    await writeFile(path, JSON.stringify({ ...stored, assets: kept }));
+    const answer = await create(service, { preview_hash: analysis.preview_hash }, as('cap'));
+    assert.equal(answer.assets_downloaded, kept.length);
+    assert.equal(answer.assets_failed, 5);
+    assert.equal(answer.assets_downloaded + answer.assets_failed, total);
+    assert.deepEqual(answer.asset_failures, [], 'ids never attempted have no entry of their own');
   } finally {
     await service.close();
     await assets.close();

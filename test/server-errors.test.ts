@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { PLACES_DIR } from './support/paths.js';
+import { parseCreateRequest } from '../src/http/routes/create.js';
 import {
   ANALYZE, CREATE, HEALTH, analyze, as, assertErrorBody, expectError, getJson, multipartBody, openUpload, postJson, rawRequest, startService,
   upload, uploadsIn, waitUntil, type Service,
@@ -69,6 +70,17 @@ describe('create errors', () => {
 
   test('a title that is not a string is 400', async () => {
     await expectError(await postJson(service, CREATE, { preview_hash: hash, title: 5 }, alice), 400, 'invalid_title');
+  });
+
+  test('a title has at most 200 characters, counted as the user sees them (an emoji is one) after trimming', async () => {
+    const body = (title: string): string => JSON.stringify({ preview_hash: hash, title });
+    assert.equal(parseCreateRequest(body('😀'.repeat(200))).title, '😀'.repeat(200));
+    assert.equal(parseCreateRequest(body(`  ${'a'.repeat(200)}\n`)).title, 'a'.repeat(200));
+    for (const title of ['a'.repeat(201), '😀'.repeat(201)]) {
+      assert.throws(() => parseCreateRequest(body(title)), (error: Error & { code?: string }) => error.code === 'invalid_title' && /at most 200 characters/.test(error.message));
+    }
+    const { message } = await expectError(await postJson(service, CREATE, { preview_hash: hash, title: 'é'.repeat(201) }, alice), 400, 'invalid_title');
+    assert.match(message, /at most 200 characters/);
   });
 
   test('a body that is not JSON by its Content-Type is 415', async () => {

@@ -6,6 +6,14 @@
 
 export const DEVELOPMENT_HOSTS: readonly string[] = ['localhost', '127.0.0.1'];
 
+/**
+ * A user id the service can take as sent (src/http/auth.ts): 1 to 256 printable ASCII
+ * characters, spaces only inside. The transport drops whatever else sits at a header
+ * value's ends; the client leaves out an id that would not arrive intact.
+ */
+export const MAX_USER_ID_LENGTH = 256;
+export const USER_ID_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,254}[\x21-\x7e])?$/;
+
 /** Longest token payload decoded; a JWT payload is small, so anything larger is not one. */
 const MAX_PAYLOAD_CHARS = 64 * 1024;
 
@@ -33,8 +41,7 @@ export function userIdFromToken(token: string | null | undefined): string | null
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) return null;
   const id = (claims as { id?: unknown }).id;
   if (typeof id === 'number') return Number.isFinite(id) ? String(id) : null;
-  // A header value must be printable ASCII without surrounding blanks; any other id is unusable.
-  if (typeof id === 'string' && /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(id)) return id;
+  if (typeof id === 'string' && USER_ID_PATTERN.test(id)) return id;
   return null;
 }
 

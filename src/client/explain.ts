@@ -30,7 +30,7 @@ const BY_CODE: Record<string, Advice> = {
   },
   invalid_user: (detail) => ({
     message: `The service cannot use your user id: ${detail}.`,
-    action: 'Sign in again with an id of letters, digits and punctuation, without spaces.',
+    action: 'Sign in again with an id of at most 256 letters, digits, punctuation and spaces, in plain ASCII.',
   }),
   // The decoder's own words (chunk, byte offset) stay in the details: they help a developer, not a first try.
   not_a_place: {

@@ -4,7 +4,8 @@
  * `id`, sent from localhost) is trusted first, as interface.md section 5 describes.
  *
  * A user id is taken exactly as sent or refused, never mapped to another id:
- * valid ids are 1 to 256 printable ASCII characters (0x21-0x7E, no spaces). The
+ * valid ids are 1 to 256 printable ASCII characters, spaces only inside (the client's
+ * rule, src/client/auth.ts: what it sends, the service takes). The
  * reason is the transport: uWebSockets.js drops every byte below 0x21 or from 0x80 up
  * at either end of a header value before the service sees it (`X-User-Id: élève`
  * arrives as `lève`, `bob` + U+00A0 as `bob`), so a non-ASCII id cannot be received
@@ -15,10 +16,8 @@
  */
 import type { HttpRequest } from 'uWebSockets.js';
 import type { AuthMode } from '../config.js';
+import { MAX_USER_ID_LENGTH, USER_ID_PATTERN } from '../client/auth.js';
 import { HttpError } from './errors.js';
-
-export const MAX_USER_ID_LENGTH = 256;
-const USER_ID = /^[\x21-\x7e]{1,256}$/;
 
 const invalid = (name: string, why: string): HttpError => new HttpError(400, 'invalid_user', `${name} ${why}`);
 
@@ -32,10 +31,10 @@ function idHeader(req: HttpRequest, name: 'x-user-id' | 'x-auth-override'): stri
   const label = name === 'x-user-id' ? 'X-User-Id' : 'X-Auth-Override';
   if (count > 1) throw invalid(label, 'is sent more than once');
   const value = req.getHeader(name); // the raw bytes, one character each
-  if (!USER_ID.test(value)) {
+  if (!USER_ID_PATTERN.test(value)) {
     throw invalid(label, value === ''
       ? 'is empty (or held only characters outside printable ASCII, which do not survive the transport)'
-      : `must be 1 to ${MAX_USER_ID_LENGTH} printable ASCII characters without spaces`);
+      : `must be 1 to ${MAX_USER_ID_LENGTH} printable ASCII characters, spaces only inside`);
   }
   return value;
 }

@@ -45,6 +45,8 @@ export interface CreatedProject {
   projectId: string;
   /** Every asset's outcome; downloaded meshes and union models carry their `conversion`. */
   assets: AssetOutcome[];
+  /** Asset ids of the map past the ones a create downloads (MAX_DOWNLOADED_ASSET_IDS): not attempted, so failed. */
+  notAttempted: number;
 }
 
 /** Kinds whose downloads are converted to glTF meshes at create. */
@@ -226,7 +228,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       reservation.holds(bytes);
       // The answer waits for the entry's first write only: the project exists whatever the store says next.
       const { retries } = await countProject(user, id, bytes);
-      return { created: { projectId: id, assets: outcomes }, counting: retries };
+      return { created: { projectId: id, assets: outcomes, notAttempted: Math.max(0, preview.report.assets_total - preview.assets.length) }, counting: retries };
     } finally {
       await projects.discard(tempPath); // a no-op once committed (the temp name is gone)
       await place.release();

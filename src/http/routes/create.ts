@@ -36,11 +36,21 @@ export function parseCreateRequest(text: string): CreateRequest {
   if (previewHash === undefined || previewHash === null || previewHash === '') throw badRequest('missing_preview_hash', 'preview_hash is required');
   if (typeof previewHash !== 'string') throw badRequest('invalid_preview_hash', 'preview_hash must be a string');
   if (typeof title !== 'string') throw badRequest('invalid_title', 'title must be a string');
-  if (title.length > 200) throw badRequest('invalid_title', 'title must be at most 200 characters');
+  const trimmed = title.trim();
+  if (codePoints(trimmed) > MAX_TITLE_CHARS) throw badRequest('invalid_title', `title must be at most ${MAX_TITLE_CHARS} characters`);
   if (typeof scriptsMode !== 'string' || !(SCRIPTS_MODES as readonly string[]).includes(scriptsMode)) {
     throw badRequest('invalid_scripts_mode', `scripts_mode must be one of ${SCRIPTS_MODES.join(', ')}`);
   }
-  return { previewHash, title: title.trim(), scriptsMode: scriptsMode as ScriptsMode };
+  return { previewHash, title: trimmed, scriptsMode: scriptsMode as ScriptsMode };
+}
+
+/** Longest title, in characters (code points: an emoji is one), after trimming. */
+export const MAX_TITLE_CHARS = 200;
+
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
 }
 
 export function createRoute(ctx: HttpContext): RouteHandler {
@@ -89,7 +99,8 @@ export function createRoute(ctx: HttpContext): RouteHandler {
       project_id: created.projectId,
       redirect: ctx.config.redirectTemplate.replaceAll('{project_id}', encodeURIComponent(created.projectId)),
       assets_downloaded: created.assets.length - failures.length,
-      assets_failed: failures.length,
+      // Ids past the download cap count as failed, so the two counts add up to the report's assets_total.
+      assets_failed: failures.length + created.notAttempted,
       asset_failures: failures,
       assets_not_converted: notConverted,
     });
