@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDiskStore, holdingKeys, listAll, parseHoldingKey, parseUploaderKey, previewKeys, userKey, type ObjectStore } from '../src/store/backends/index.js';
+import { createDiskStore, holdingKeys, listAll, parseHoldingKey, parseUploaderKey, previewKeys, projectKeys, userKey, type ObjectStore } from '../src/store/backends/index.js';
 import { createHoldings } from '../src/store/holdings.js';
 import { QuotaExceededError } from '../src/store/quota.js';
 import { startServer } from '../src/http/server.js';
@@ -57,6 +57,7 @@ test('a user\'s usage: previews once each while unexpired, projects until remove
     assert.deepEqual([usage.previews, usage.projects, usage.bytes], [1, 0, 300]);
     assert.equal(usage.holds('preview', HASH_A), true);
     assert.equal(usage.holds('preview', HASH_B), false, 'ben\'s');
+    await objects.put(projectKeys.meta('p_aaaaaaaaaaaaaaaaaaaa'), '{}'); // a project that exists (an entry without one is an orphan)
     await holdings.addProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa', 400);
     await assert.rejects(check('ann', 'project', 0), (error: unknown) => error instanceof QuotaExceededError && /USER_MAX_PROJECTS/.test(error.message));
     await assert.rejects(check('ann', 'preview', 301, HASH_B), /USER_MAX_BYTES/);
@@ -74,6 +75,23 @@ test('a user\'s usage: previews once each while unexpired, projects until remove
     assert.deepEqual((await holdings.usage('ann')).bytes, 700);
     await holdings.removeProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa');
     assert.deepEqual([(await holdings.usage('ann')).projects, await holdings.room('ann')], [0, 700]);
+  });
+});
+
+test('an entry whose project is gone is dropped when it would refuse its user; one whose project exists still counts', async () => {
+  await withStore(async (objects) => {
+    const holdings = createHoldings(objects, LIMITS);
+    const check = async (user: string) => (await holdings.reserve(user, 'project', 0)).release();
+    const id = 'p_aaaaaaaaaaaaaaaaaaaa';
+    await objects.put(projectKeys.meta(id), JSON.stringify({ owner: 'ann' }));
+    await holdings.addProject('ann', id, 400);
+    await assert.rejects(check('ann'), /USER_MAX_PROJECTS/);
+    assert.equal((await keysUnder(objects, holdingKeys.projectEntries('ann', id))).length, 1, 'a real project keeps its entry');
+    // The project deleted, and its entry written again afterwards (a late retry on another instance).
+    await objects.delete(projectKeys.meta(id));
+    await holdings.addProject('ann', id, 400);
+    await check('ann');
+    assert.deepEqual(await keysUnder(objects, holdingKeys.projectEntries('ann', id)), [], 'the orphan entry is gone');
   });
 });
 
@@ -151,6 +169,7 @@ test('a request that ends while another\'s listing runs still counts for that li
     second.catch(() => undefined); // it may be refused before the assertion below waits for it (a loaded machine)
     await new Promise((resolve) => setTimeout(resolve, 5));
     first.identify('p_aaaaaaaaaaaaaaaaaaaa');
+    await objects.put(projectKeys.meta('p_aaaaaaaaaaaaaaaaaaaa'), '{}');
     await holdings.addProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa', 10);
     first.release();
     await assert.rejects(second, /USER_MAX_PROJECTS/);

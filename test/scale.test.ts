@@ -407,6 +407,31 @@ test('a create answers once its share entry is written: another instance counts 
   }
 });
 
+test('a project deleted while its share entry is still being tried leaves no entry behind, on either instance', async () => {
+  const fleet = await startFleet(2, { userMaxProjects: 1 });
+  try {
+    const [a, b] = fleet.instances as [Service, Service];
+    const entries = async (user: string) => keys(fleet.objects, `holdings/${sha256(user)}/projects/`);
+    const entryWrites = () => fleet.proxy.requests.filter((line) => entryPuts.test(line)).length;
+    // Deleted on the other instance: A's retry writes the entry after the delete, sees the project gone, removes it.
+    const other = await createWithEntryRefused(fleet, 'fay', 2);
+    assert.equal((await fetch(`${b.url}/api-rbxl/projects/${other.project.project_id}`, { method: 'DELETE', headers: as('fay') })).status, 204);
+    await waitUntil(() => entryWrites() >= 3, 'the retry\'s write');
+    await waitUntil(async () => (await entries('fay')).length === 0, 'the late entry to be removed');
+    await sleep(300);
+    assert.deepEqual(await entries('fay'), []);
+    // Deleted on the instance that tries: its tries stop.
+    const before = entryWrites();
+    const own = await createWithEntryRefused(fleet, 'gus', 2);
+    assert.equal((await fetch(`${a.url}/api-rbxl/projects/${own.project.project_id}`, { method: 'DELETE', headers: as('gus') })).status, 204);
+    await sleep(1500);
+    assert.equal(entryWrites() - before, 2, 'a write after the project was deleted');
+    assert.deepEqual(await entries('gus'), []);
+  } finally {
+    await fleet.close();
+  }
+});
+
 test('a share entry still refused when the service stops: the retries end with the service, the project stays', async () => {
   const fleet = await startFleet(1);
   try {

@@ -15,7 +15,7 @@
  * on two instances at the same moment may both pass, so a share can be exceeded by what
  * was in flight across the fleet; nothing is lost either way.
  */
-import { holdingKeys, listKeys, parseHoldingKey, type ObjectStore } from './backends/index.js';
+import { holdingKeys, listKeys, parseHoldingKey, projectKeys, type ObjectStore } from './backends/index.js';
 import { QuotaExceededError } from './quota.js';
 
 export interface ShareLimits {
@@ -88,6 +88,9 @@ interface Listed {
 /** One uploader of a stored preview, until their own upload expires. */
 export interface StoredPreview { user: string; hash: string; bytes: number; expiresAt: number }
 export interface StoredProject { id: string; bytes: number; owner: string }
+
+/** Project metas looked up at once when a refusal checks for orphan entries. */
+const ORPHAN_CHECKS = 8;
 
 export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: () => number = Date.now): Holdings {
   // What this instance has reserved, per user. A reservation counts from its check until
@@ -182,17 +185,14 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
 
   async function reserve(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<Reservation> {
     const entries = await listed(user);
-    // From here to the count nothing awaits: the in-flight requests are added as of now,
-    // so a concurrent request's check sees this one.
+    let item: InFlight;
     try {
-      refuse(usageOf(user, entries), kind, bytes, key);
-    } finally {
-      counted(entries.start);
+      item = admit(user, entries, kind, bytes, key);
+    } catch (error) {
+      // A refusal is the moment to drop entries of projects that are gone, then check once more.
+      if (!(error instanceof QuotaExceededError) || !(await dropOrphans(user, entries.projects.keys()).catch(() => false))) throw error;
+      item = admit(user, await listed(user), kind, bytes, key);
     }
-    const item: InFlight = { kind, key: kind === 'preview' ? key ?? `request:${++seq}` : key, bytes, releasedAt: null };
-    let set = inFlight.get(user);
-    if (!set) inFlight.set(user, (set = new Set()));
-    set.add(item);
     return {
       identify(id: string) { if (item.kind === 'project') item.key = id; },
       holds(bytes: number) { item.bytes = bytes; },
@@ -202,6 +202,44 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
         forgetReleased();
       },
     };
+  }
+
+  /**
+   * Checks the request against the listing and counts it, in one step: nothing awaits
+   * between the two, so a concurrent request's check sees this one. Throws
+   * QuotaExceededError when it does not fit.
+   */
+  function admit(user: string, entries: Listed, kind: HoldingKind, bytes: number, key?: string): InFlight {
+    try {
+      refuse(usageOf(user, entries), kind, bytes, key);
+    } finally {
+      counted(entries.start);
+    }
+    const item: InFlight = { kind, key: kind === 'preview' ? key ?? `request:${++seq}` : key, bytes, releasedAt: null };
+    let set = inFlight.get(user);
+    if (!set) inFlight.set(user, (set = new Set()));
+    set.add(item);
+    return item;
+  }
+
+  /**
+   * Deletes the user's entries of projects whose meta is gone; returns whether there were
+   * any. A project's entry is written after its meta and deleted before it, so an entry
+   * without one is an orphan: a late write (a retry, or a request the store took after its
+   * client gave up) that landed after the project was deleted. Left, it would count for ever.
+   */
+  async function dropOrphans(user: string, ids: Iterable<string>): Promise<boolean> {
+    let dropped = false;
+    const queue = [...ids];
+    const check = async (): Promise<void> => {
+      for (let id = queue.pop(); id !== undefined; id = queue.pop()) {
+        if ((await objects.head(projectKeys.meta(id))) !== undefined) continue;
+        await removeProject(user, id);
+        dropped = true;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ORPHAN_CHECKS, queue.length) }, check));
+    return dropped;
   }
 
   /** Throws QuotaExceededError unless `held` leaves room for one more `kind` of `bytes` (one already held is free). */
