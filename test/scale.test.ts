@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createS3Store, listAll, storeConfigFromEnv, StoreUnavailableError, type ObjectStore, type S3StoreConfig } from '../src/store/backends/index.js';
@@ -45,6 +46,8 @@ interface Fleet {
   proxy: S3Proxy;
   /** A client of the same store, to look at what the instances stored. */
   objects: ObjectStore;
+  /** The instances' store configuration, to start another. */
+  store: S3StoreConfig;
   instances: Service[];
   close(): Promise<void>;
 }
@@ -64,7 +67,7 @@ async function startFleet(count: number, overrides: Partial<Config> = {}, env: R
     throw error;
   }
   return {
-    s3, proxy, objects, instances,
+    s3, proxy, objects, store, instances,
     async close() {
       await Promise.all(instances.map((instance) => instance.close()));
       await objects.close();
@@ -276,6 +279,28 @@ describe('expiry across instances', () => {
     await analyze(c, bytes, 'again.rbxl', as('ann'));
     for (const instance of [a, b]) assert.equal(await status(instance), 200);
   });
+});
+
+test('an instance starting on a shared store leaves other instances\' writes in progress alone: only leftovers older than ten minutes go', async () => {
+  const fleet = await startFleet(0);
+  try {
+    // Two projects that never got their meta: one written two minutes ago (another instance's
+    // create, still storing on a slow store), one eleven minutes ago (a crash's leftover).
+    const written = async (id: string, minutesAgo: number): Promise<void> => {
+      for (const name of ['document.json', 'place']) {
+        await fleet.objects.put(`projects/${id}/${name}`, 'x');
+        const file = join(fleet.s3.directory, fleet.s3.bucket, 'fleet', 'projects', id, `${name}._S3rver_object`);
+        const then = new Date(Date.now() - minutesAgo * 60_000);
+        await utimes(file, then, then);
+      }
+    };
+    await written('p_aaaaaaaaaaaaaaaaaaaa', 2);
+    await written('p_bbbbbbbbbbbbbbbbbbbb', 11);
+    fleet.instances.push(await startService({ store: fleet.store, workers: 1 }));
+    assert.deepEqual(await keys(fleet.objects, 'projects/'), ['projects/p_aaaaaaaaaaaaaaaaaaaa/document.json', 'projects/p_aaaaaaaaaaaaaaaaaaaa/place']);
+  } finally {
+    await fleet.close();
+  }
 });
 
 test('close waits for a sweep already running, so nothing of it reaches the store after close', async () => {
