@@ -95,6 +95,33 @@ test('an entry whose project is gone is dropped when it would refuse its user; o
   });
 });
 
+test('a request running on one instance counts on every other from its entry, until it ends or its instance stops renewing it', async () => {
+  await withStore(async (objects) => {
+    let clock = Date.now();
+    const limits = { userMaxBytes: 1000, userMaxPreviews: 1, userMaxProjects: 1 };
+    const [a, b] = [createHoldings(objects, limits, () => clock), createHoldings(objects, limits, () => clock)];
+    const running = await a.reserve('ann', 'project', 0);
+    await assert.rejects(b.reserve('ann', 'project', 0), /USER_MAX_PROJECTS/, 'the create running on A counts on B');
+    assert.equal((await a.usage('ann')).projects, 1, 'A counts its own once, not again from its entry');
+    running.release();
+    await waitUntil(async () => (await keysUnder(objects, `${holdingKeys.user('ann')}requests/`)).length === 0, 'the entry to go');
+    (await b.reserve('ann', 'project', 0)).release();
+    // The same map uploaded on both at once is one preview; another map is refused.
+    const upload = await a.reserve('ann', 'preview', 100, HASH_A);
+    (await b.reserve('ann', 'preview', 100, HASH_A)).release();
+    await assert.rejects(b.reserve('ann', 'preview', 100, HASH_B), /USER_MAX_PREVIEWS/);
+    // Bytes of a request running elsewhere count too.
+    await assert.rejects(b.checkBytes('ann', 901), /USER_MAX_BYTES/);
+    // An instance that died leaves its entry: it stops counting when it expires, and the sweep deletes it.
+    await objects.put(holdingKeys.request('ann', 'project', null, '0123456789abcdef', clock + 1000, 0), '');
+    await assert.rejects(b.reserve('ann', 'project', 0), /USER_MAX_PROJECTS/);
+    clock += 2000;
+    (await b.reserve('ann', 'project', 0)).release();
+    assert.equal(await b.sweep(), 1);
+    upload.release();
+  });
+});
+
 async function keysUnder(objects: ObjectStore, prefix: string): Promise<string[]> {
   const found: string[] = [];
   for await (const info of listAll(objects, prefix)) found.push(info.key);
