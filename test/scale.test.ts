@@ -18,7 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { utimes } from 'node:fs/promises';
+import { readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createS3Store, listAll, storeConfigFromEnv, StoreUnavailableError, type ObjectStore, type S3StoreConfig } from '../src/store/backends/index.js';
@@ -298,6 +298,23 @@ test('an instance starting on a shared store leaves other instances\' writes in 
     await written('p_bbbbbbbbbbbbbbbbbbbb', 11);
     fleet.instances.push(await startService({ store: fleet.store, workers: 1 }));
     assert.deepEqual(await keys(fleet.objects, 'projects/'), ['projects/p_aaaaaaaaaaaaaaaaaaaa/document.json', 'projects/p_aaaaaaaaaaaaaaaaaaaa/place']);
+  } finally {
+    await fleet.close();
+  }
+});
+
+test('a map the store gives back damaged is the store\'s fault: 503, never a 422 that calls the user\'s file broken', async () => {
+  const fleet = await startFleet(1);
+  try {
+    const [instance] = fleet.instances as [Service];
+    const { preview_hash } = await analyze(instance, variant('damaged'), 'damaged.rbxl', as('hal'));
+    // Same length, other bytes: the store answers it as a good object.
+    const file = join(fleet.s3.directory, fleet.s3.bucket, 'fleet', 'previews', preview_hash, 'place._S3rver_object');
+    const bytes = await readFile(file);
+    bytes.fill(0x41, 0, 64);
+    await writeFile(file, bytes);
+    const { message } = await expectError(await postJson(instance, CREATE, { preview_hash, scripts_mode: 'skip' }, as('hal')), 503, 'store_unavailable');
+    assert.match(message, /storage/);
   } finally {
     await fleet.close();
   }
