@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDiskStore, holdingKeys, listAll, parseHoldingKey, parseUploaderKey, previewKeys, userKey, type ObjectStore } from '../src/store/backends/index.js';
+import { createDiskStore, holdingKeys, listAll, parseHoldingKey, parseUploaderKey, previewKeys, projectKeys, userKey, type ObjectStore } from '../src/store/backends/index.js';
 import { createHoldings } from '../src/store/holdings.js';
 import { QuotaExceededError } from '../src/store/quota.js';
 import { startServer } from '../src/http/server.js';
@@ -57,6 +57,7 @@ test('a user\'s usage: previews once each while unexpired, projects until remove
     assert.deepEqual([usage.previews, usage.projects, usage.bytes], [1, 0, 300]);
     assert.equal(usage.holds('preview', HASH_A), true);
     assert.equal(usage.holds('preview', HASH_B), false, 'ben\'s');
+    await objects.put(projectKeys.meta('p_aaaaaaaaaaaaaaaaaaaa'), '{}'); // a project that exists (an entry without one is an orphan)
     await holdings.addProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa', 400);
     await assert.rejects(check('ann', 'project', 0), (error: unknown) => error instanceof QuotaExceededError && /USER_MAX_PROJECTS/.test(error.message));
     await assert.rejects(check('ann', 'preview', 301, HASH_B), /USER_MAX_BYTES/);
@@ -74,6 +75,50 @@ test('a user\'s usage: previews once each while unexpired, projects until remove
     assert.deepEqual((await holdings.usage('ann')).bytes, 700);
     await holdings.removeProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa');
     assert.deepEqual([(await holdings.usage('ann')).projects, await holdings.room('ann')], [0, 700]);
+  });
+});
+
+test('an entry whose project is gone is dropped when it would refuse its user; one whose project exists still counts', async () => {
+  await withStore(async (objects) => {
+    const holdings = createHoldings(objects, LIMITS);
+    const check = async (user: string) => (await holdings.reserve(user, 'project', 0)).release();
+    const id = 'p_aaaaaaaaaaaaaaaaaaaa';
+    await objects.put(projectKeys.meta(id), JSON.stringify({ owner: 'ann' }));
+    await holdings.addProject('ann', id, 400);
+    await assert.rejects(check('ann'), /USER_MAX_PROJECTS/);
+    assert.equal((await keysUnder(objects, holdingKeys.projectEntries('ann', id))).length, 1, 'a real project keeps its entry');
+    // The project deleted, and its entry written again afterwards (a late retry on another instance).
+    await objects.delete(projectKeys.meta(id));
+    await holdings.addProject('ann', id, 400);
+    await check('ann');
+    assert.deepEqual(await keysUnder(objects, holdingKeys.projectEntries('ann', id)), [], 'the orphan entry is gone');
+  });
+});
+
+test('a request running on one instance counts on every other from its entry, until it ends or its instance stops renewing it', async () => {
+  await withStore(async (objects) => {
+    let clock = Date.now();
+    const limits = { userMaxBytes: 1000, userMaxPreviews: 1, userMaxProjects: 1 };
+    const [a, b] = [createHoldings(objects, limits, () => clock), createHoldings(objects, limits, () => clock)];
+    const running = await a.reserve('ann', 'project', 0);
+    await assert.rejects(b.reserve('ann', 'project', 0), /USER_MAX_PROJECTS/, 'the create running on A counts on B');
+    assert.equal((await a.usage('ann')).projects, 1, 'A counts its own once, not again from its entry');
+    running.release();
+    await waitUntil(async () => (await keysUnder(objects, `${holdingKeys.user('ann')}requests/`)).length === 0, 'the entry to go');
+    (await b.reserve('ann', 'project', 0)).release();
+    // The same map uploaded on both at once is one preview; another map is refused.
+    const upload = await a.reserve('ann', 'preview', 100, HASH_A);
+    (await b.reserve('ann', 'preview', 100, HASH_A)).release();
+    await assert.rejects(b.reserve('ann', 'preview', 100, HASH_B), /USER_MAX_PREVIEWS/);
+    // Bytes of a request running elsewhere count too.
+    await assert.rejects(b.checkBytes('ann', 901), /USER_MAX_BYTES/);
+    // An instance that died leaves its entry: it stops counting when it expires, and the sweep deletes it.
+    await objects.put(holdingKeys.request('ann', 'project', null, '0123456789abcdef', clock + 1000, 0), '');
+    await assert.rejects(b.reserve('ann', 'project', 0), /USER_MAX_PROJECTS/);
+    clock += 2000;
+    (await b.reserve('ann', 'project', 0)).release();
+    assert.equal(await b.sweep(), 1);
+    upload.release();
   });
 });
 
@@ -151,6 +196,7 @@ test('a request that ends while another\'s listing runs still counts for that li
     second.catch(() => undefined); // it may be refused before the assertion below waits for it (a loaded machine)
     await new Promise((resolve) => setTimeout(resolve, 5));
     first.identify('p_aaaaaaaaaaaaaaaaaaaa');
+    await objects.put(projectKeys.meta('p_aaaaaaaaaaaaaaaaaaaa'), '{}');
     await holdings.addProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa', 10);
     first.release();
     await assert.rejects(second, /USER_MAX_PROJECTS/);

@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createS3Store, listAll, storeConfigFromEnv, StoreUnavailableError, type ObjectStore, type S3StoreConfig } from '../src/store/backends/index.js';
@@ -45,6 +46,8 @@ interface Fleet {
   proxy: S3Proxy;
   /** A client of the same store, to look at what the instances stored. */
   objects: ObjectStore;
+  /** The instances' store configuration, to start another. */
+  store: S3StoreConfig;
   instances: Service[];
   close(): Promise<void>;
 }
@@ -64,7 +67,7 @@ async function startFleet(count: number, overrides: Partial<Config> = {}, env: R
     throw error;
   }
   return {
-    s3, proxy, objects, instances,
+    s3, proxy, objects, store, instances,
     async close() {
       await Promise.all(instances.map((instance) => instance.close()));
       await objects.close();
@@ -278,6 +281,45 @@ describe('expiry across instances', () => {
   });
 });
 
+test('an instance starting on a shared store leaves other instances\' writes in progress alone: only leftovers older than ten minutes go', async () => {
+  const fleet = await startFleet(0);
+  try {
+    // Two projects that never got their meta: one written two minutes ago (another instance's
+    // create, still storing on a slow store), one eleven minutes ago (a crash's leftover).
+    const written = async (id: string, minutesAgo: number): Promise<void> => {
+      for (const name of ['document.json', 'place']) {
+        await fleet.objects.put(`projects/${id}/${name}`, 'x');
+        const file = join(fleet.s3.directory, fleet.s3.bucket, 'fleet', 'projects', id, `${name}._S3rver_object`);
+        const then = new Date(Date.now() - minutesAgo * 60_000);
+        await utimes(file, then, then);
+      }
+    };
+    await written('p_aaaaaaaaaaaaaaaaaaaa', 2);
+    await written('p_bbbbbbbbbbbbbbbbbbbb', 11);
+    fleet.instances.push(await startService({ store: fleet.store, workers: 1 }));
+    assert.deepEqual(await keys(fleet.objects, 'projects/'), ['projects/p_aaaaaaaaaaaaaaaaaaaa/document.json', 'projects/p_aaaaaaaaaaaaaaaaaaaa/place']);
+  } finally {
+    await fleet.close();
+  }
+});
+
+test('a map the store gives back damaged is the store\'s fault: 503, never a 422 that calls the user\'s file broken', async () => {
+  const fleet = await startFleet(1);
+  try {
+    const [instance] = fleet.instances as [Service];
+    const { preview_hash } = await analyze(instance, variant('damaged'), 'damaged.rbxl', as('hal'));
+    // Same length, other bytes: the store answers it as a good object.
+    const file = join(fleet.s3.directory, fleet.s3.bucket, 'fleet', 'previews', preview_hash, 'place._S3rver_object');
+    const bytes = await readFile(file);
+    bytes.fill(0x41, 0, 64);
+    await writeFile(file, bytes);
+    const { message } = await expectError(await postJson(instance, CREATE, { preview_hash, scripts_mode: 'skip' }, as('hal')), 503, 'store_unavailable');
+    assert.match(message, /storage/);
+  } finally {
+    await fleet.close();
+  }
+});
+
 test('close waits for a sweep already running, so nothing of it reaches the store after close', async () => {
   const fleet = await startFleet(1, { sweepIntervalMs: 100 });
   try {
@@ -402,6 +444,31 @@ test('a create answers once its share entry is written: another instance counts 
     fleet.proxy.releaseHeld();
     await creating;
     await expectError(await postJson(b, CREATE, { preview_hash, scripts_mode: 'skip' }, as('eve')), 507, 'quota_exceeded');
+  } finally {
+    await fleet.close();
+  }
+});
+
+test('a project deleted while its share entry is still being tried leaves no entry behind, on either instance', async () => {
+  const fleet = await startFleet(2, { userMaxProjects: 1 });
+  try {
+    const [a, b] = fleet.instances as [Service, Service];
+    const entries = async (user: string) => keys(fleet.objects, `holdings/${sha256(user)}/projects/`);
+    const entryWrites = () => fleet.proxy.requests.filter((line) => entryPuts.test(line)).length;
+    // Deleted on the other instance: A's retry writes the entry after the delete, sees the project gone, removes it.
+    const other = await createWithEntryRefused(fleet, 'fay', 2);
+    assert.equal((await fetch(`${b.url}/api-rbxl/projects/${other.project.project_id}`, { method: 'DELETE', headers: as('fay') })).status, 204);
+    await waitUntil(() => entryWrites() >= 3, 'the retry\'s write');
+    await waitUntil(async () => (await entries('fay')).length === 0, 'the late entry to be removed');
+    await sleep(300);
+    assert.deepEqual(await entries('fay'), []);
+    // Deleted on the instance that tries: its tries stop.
+    const before = entryWrites();
+    const own = await createWithEntryRefused(fleet, 'gus', 2);
+    assert.equal((await fetch(`${a.url}/api-rbxl/projects/${own.project.project_id}`, { method: 'DELETE', headers: as('gus') })).status, 204);
+    await sleep(1500);
+    assert.equal(entryWrites() - before, 2, 'a write after the project was deleted');
+    assert.deepEqual(await entries('gus'), []);
   } finally {
     await fleet.close();
   }

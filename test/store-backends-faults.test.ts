@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import {
   createS3Store,
@@ -189,4 +191,28 @@ test('a misconfigured store (no such bucket, wrong keys) is unavailable as misco
   const denied = await wrongKeys.check();
   assert.ok(!denied.ok && denied.reason === 'misconfigured', JSON.stringify(denied));
   await unavailable(() => wrongKeys.get('before'), 'misconfigured');
+});
+
+test('a store answering without a length is read only up to the caller\'s bound, not to its end', { timeout: 30_000 }, async (t) => {
+  // An endless body, chunked without a Content-Length: what a broken store or proxy may send.
+  let sent = 0;
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'Content-Type': 'application/octet-stream', ETag: '"e"', 'Last-Modified': new Date().toUTCString() });
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const pump = (): void => {
+      while (!response.destroyed && sent < 256 * 1024 * 1024) {
+        sent += chunk.length;
+        if (!response.write(chunk)) { response.once('drain', pump); return; }
+      }
+      response.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const store = opened(t, createS3Store(config({ S3_TIMEOUT_MS: '20000' }, `http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  const started = Date.now();
+  await assert.rejects(store.get('endless', { maxBytes: 100_000 }), (error: Error) => error.name === 'ObjectTooLargeError');
+  assert.ok(Date.now() - started < BOUND_MS, `read for ${Date.now() - started} ms`);
+  assert.ok(sent < 64 * 1024 * 1024, `the store sent ${sent} bytes before the read stopped`);
 });

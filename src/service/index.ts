@@ -163,10 +163,13 @@ export async function createService(config: Config): Promise<Service> {
   async function sweep(staleMs = STALE_TEMP_MS): Promise<void> {
     await indexHoldings();
     if (config.storeSweep && (await acquireLease(objects, SWEEP_LEASE, instance, leaseMs))) {
-      await previews.sweep(staleMs);
-      await projects.sweep({ staleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0, beforeRemove: (id, owner) => holdings.removeProject(owner, id) });
+      // A shared store holds other instances' writes in progress, however recently this
+      // one started: the shorter start-up staleness is only for a store of its own (disk).
+      const storeStaleMs = objects.kind === 'disk' ? staleMs : Math.max(staleMs, STALE_TEMP_MS);
+      await previews.sweep(storeStaleMs);
+      await projects.sweep({ staleMs: storeStaleMs, createdBefore: retentionMs > 0 ? Date.now() - retentionMs : 0, beforeRemove: (id, owner) => holdings.removeProject(owner, id) });
       await holdings.sweep();
-      await objects.sweepIncomplete(staleMs);
+      await objects.sweepIncomplete(storeStaleMs);
       await progress.sweep();
     }
     await assets.sweep(staleMs);

@@ -117,6 +117,8 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   /** Share entries of made projects being written (and tried again); close ends their retries. */
   const counting = new Set<Promise<void>>();
   const stopCounting = new AbortController();
+  /** Per project whose entry is being tried again: stops the tries when the project is deleted here. */
+  const retrying = new Map<string, AbortController>();
 
   /** Converts every downloaded mesh and union model once (the store remembers, for every instance), in the workers. */
   async function convert(outcomes: AssetOutcome[]): Promise<AssetOutcome[]> {
@@ -250,13 +252,19 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       await holdings.addProject(user, id, bytes);
       return { retries: Promise.resolve() };
     } catch (first) {
+      const deleted = new AbortController();
+      retrying.set(id, deleted);
+      const stop = AbortSignal.any([stopCounting.signal, deleted.signal]);
       const retries = (async () => {
         let error = first;
         for (const wait of COUNT_RETRY_MS) {
-          await sleep(wait, undefined, { signal: stopCounting.signal }).catch(() => undefined);
-          if (stopCounting.signal.aborted) break;
+          await sleep(wait, undefined, { signal: stop }).catch(() => undefined);
+          if (deleted.signal.aborted) return; // deleted here: nothing to count
+          if (stop.aborted) break;
           try {
             await holdings.addProject(user, id, bytes);
+            // Deleted meanwhile on another instance, before this entry landed: it would count for ever.
+            if ((await projects.getMeta(id)) === undefined) await holdings.removeProject(user, id);
             return;
           } catch (again) {
             error = again;
@@ -265,7 +273,10 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
         onUncounted?.(id, error);
       })();
       counting.add(retries);
-      void retries.finally(() => counting.delete(retries));
+      void retries.finally(() => {
+        counting.delete(retries);
+        if (retrying.get(id) === deleted) retrying.delete(id);
+      });
       return { retries };
     }
   }
@@ -283,10 +294,16 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
 
   async function remove(user: string, id: string): Promise<void> {
     const meta = await owned(user, id);
+    retrying.get(id)?.abort();
     // The share's entry first: a failure between the two leaves a project uncounted, never a count without a project.
     await holdings.removeProject(user, id);
     await projects.delete(id);
     quota.add(-(meta.bytes ?? 0));
+    // Once more, for an entry another instance's retry wrote after the first removal (it
+    // checks for the project after writing, so one written after this sees it gone). The
+    // project is gone either way: a failure here leaves an orphan entry, which the next
+    // refusal of this user's share finds and drops (holdings.ts).
+    await holdings.removeProject(user, id).catch(() => undefined);
   }
 
   async function scene(user: string, id: string): Promise<ObjectStream> {

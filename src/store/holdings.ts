@@ -9,22 +9,25 @@
  * project's sidecar); a project's is deleted just before the project, so a failure
  * between the two leaves it uncounted, never counted for ever. A preview's entry runs to
  * the user's own latest upload of it and a later upload replaces it; expired entries
- * stop counting at once and the sweep deletes them. Requests in flight on this instance
- * count too (`reserve`, from its check until its entry is written): a user's concurrent
- * uploads or creates cannot all pass a check for the last place. Two requests of one user
- * on two instances at the same moment may both pass, so a share can be exceeded by what
- * was in flight across the fleet; nothing is lost either way.
+ * stop counting at once and the sweep deletes them. Requests in flight count too
+ * (`reserve`, from its check until its entry is written): on this instance as they run,
+ * and on every other from an entry under `requests/` written right after the check,
+ * renewed while the request runs and deleted when it ends (one of an instance that died
+ * expires after REQUEST_ENTRY_MS). A user's concurrent uploads or creates, on one instance
+ * or several, cannot all pass a check for the last place; only two whose checks fall
+ * within the same entry's write may both pass. Nothing is lost either way.
  */
-import { holdingKeys, listKeys, parseHoldingKey, type ObjectStore } from './backends/index.js';
+import { randomBytes } from 'node:crypto';
+import { holdingKeys, listKeys, parseHoldingKey, projectKeys, type HoldingKind, type ObjectStore } from './backends/index.js';
 import { QuotaExceededError } from './quota.js';
+
+export type { HoldingKind };
 
 export interface ShareLimits {
   userMaxBytes: number;
   userMaxPreviews: number;
   userMaxProjects: number;
 }
-
-export type HoldingKind = 'preview' | 'project';
 
 /** What one user holds now. */
 export interface UserUsage {
@@ -51,7 +54,7 @@ export interface Holdings {
   addPreview(user: string, hash: string, bytes: number, expiresAt: number): Promise<void>;
   addProject(user: string, id: string, bytes: number): Promise<void>;
   removeProject(user: string, id: string): Promise<void>;
-  /** Deletes the entries of expired previews; returns how many. */
+  /** Deletes the entries of expired previews and of requests that stopped renewing theirs; returns how many. */
   sweep(): Promise<number>;
   /**
    * Once per store: entries for what was stored before holdings were kept (or by an
@@ -76,6 +79,21 @@ interface InFlight {
   bytes: number;
   /** When it was released (seq), null while it runs. */
   releasedAt: number | null;
+  /** Names its entry under requests/, which other instances count. */
+  nonce: string;
+  /** That entry's key, once written, until the request is released. */
+  entry: string | undefined;
+  /** Deletes of its entries under way: the request is remembered until they end, so its entry is never taken for another instance's. */
+  deleting: number;
+  renewal: ReturnType<typeof setInterval> | undefined;
+}
+
+/** A request running on some instance, as its entry says. */
+interface Running {
+  of: HoldingKind;
+  hash: string | null;
+  nonce: string;
+  bytes: number;
 }
 
 interface Listed {
@@ -83,11 +101,23 @@ interface Listed {
   start: number;
   previews: Map<string, number>;
   projects: Map<string, number>;
+  requests: Running[];
 }
+
+/**
+ * How long a request's entry counts unless renewed, and how often a running request
+ * renews it: the entries of an instance that died stop counting within this time.
+ */
+export const REQUEST_ENTRY_MS = 15 * 60 * 1000;
+const REQUEST_RENEW_MS = 5 * 60 * 1000;
+const SHA256 = /^[0-9a-f]{64}$/;
 
 /** One uploader of a stored preview, until their own upload expires. */
 export interface StoredPreview { user: string; hash: string; bytes: number; expiresAt: number }
 export interface StoredProject { id: string; bytes: number; owner: string }
+
+/** Project metas looked up at once when a refusal checks for orphan entries. */
+const ORPHAN_CHECKS = 8;
 
 export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: () => number = Date.now): Holdings {
   // What this instance has reserved, per user. A reservation counts from its check until
@@ -108,14 +138,15 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     try {
       const previews = new Map<string, number>();
       const projects = new Map<string, number>();
+      const requests: Running[] = [];
       const time = now();
       for await (const key of listKeys(objects, holdingKeys.user(user))) {
         const holding = parseHoldingKey(key);
-        if (holding === undefined) continue;
-        if (holding.kind === 'project') projects.set(holding.id, Math.max(projects.get(holding.id) ?? 0, holding.bytes));
-        else if (holding.expiresAt > time) previews.set(holding.hash, Math.max(previews.get(holding.hash) ?? 0, holding.bytes));
+        if (holding?.kind === 'project') projects.set(holding.id, Math.max(projects.get(holding.id) ?? 0, holding.bytes));
+        else if (holding?.kind === 'preview' && holding.expiresAt > time) previews.set(holding.hash, Math.max(previews.get(holding.hash) ?? 0, holding.bytes));
+        else if (holding?.kind === 'request' && holding.expiresAt > time) requests.push(holding);
       }
-      return { start, previews, projects };
+      return { start, previews, projects, requests };
     } catch (error) {
       counted(start);
       throw error;
@@ -134,23 +165,32 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     let oldest = Infinity;
     for (const start of listingsRunning.keys()) oldest = Math.min(oldest, start);
     for (const [user, set] of inFlight) {
-      for (const item of set) if (item.releasedAt !== null && item.releasedAt < oldest) set.delete(item);
+      for (const item of set) if (item.releasedAt !== null && item.releasedAt < oldest && item.deleting === 0) set.delete(item);
       if (set.size === 0) inFlight.delete(user);
     }
   }
 
   /** Usage from a listing of the user's entries and what this instance has in flight that the listing may not show. */
-  function usageOf(user: string, { start, previews, projects }: Listed): UserUsage {
+  function usageOf(user: string, { start, previews, projects, requests }: Listed): UserUsage {
     const pendingPreviews = new Map<string, number>();
     let pendingProjects = 0;
     let pendingProjectBytes = 0;
+    const local = new Set<string>();
     for (const item of inFlight.get(user) ?? []) {
+      local.add(item.nonce);
       if (item.releasedAt !== null && item.releasedAt < start) continue; // its entry was written before the listing began
       if (item.kind === 'project') {
         if (item.key === undefined || !projects.has(item.key)) { pendingProjects++; pendingProjectBytes += item.bytes; }
       } else if (!previews.has(item.key!)) {
         pendingPreviews.set(item.key!, Math.max(pendingPreviews.get(item.key!) ?? 0, item.bytes));
       }
+    }
+    // Other instances' requests, as their entries say (this instance counts its own above).
+    for (const request of requests) {
+      if (local.has(request.nonce)) continue;
+      if (request.of === 'project') { pendingProjects++; pendingProjectBytes += request.bytes; continue; }
+      const key = request.hash ?? `running:${request.nonce}`;
+      if (!previews.has(key)) pendingPreviews.set(key, Math.max(pendingPreviews.get(key) ?? 0, request.bytes));
     }
     let bytes = 0;
     for (const size of previews.values()) bytes += size;
@@ -182,26 +222,102 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
 
   async function reserve(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<Reservation> {
     const entries = await listed(user);
-    // From here to the count nothing awaits: the in-flight requests are added as of now,
-    // so a concurrent request's check sees this one.
+    let item: InFlight;
+    try {
+      item = admit(user, entries, kind, bytes, key);
+    } catch (error) {
+      // A refusal is the moment to drop entries of projects that are gone, then check once more.
+      if (!(error instanceof QuotaExceededError) || !(await dropOrphans(user, entries.projects.keys()).catch(() => false))) throw error;
+      item = admit(user, await listed(user), kind, bytes, key);
+    }
+    const release = (): void => {
+      if (item.releasedAt !== null) return;
+      item.releasedAt = ++seq;
+      clearInterval(item.renewal);
+      if (item.entry !== undefined) void deleteEntry(item, item.entry);
+      item.entry = undefined;
+      forgetReleased();
+    };
+    // Other instances count the request from its entry on: the window in which two can both
+    // pass a check for the last place is this one write, not the whole upload or create.
+    try {
+      await writeEntry(user, item);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    item.renewal = setInterval(() => { void writeEntry(user, item).catch(() => undefined); }, REQUEST_RENEW_MS);
+    item.renewal.unref();
+    return {
+      identify(id: string) { if (item.kind === 'project') item.key = id; },
+      holds(bytes: number) { item.bytes = bytes; },
+      release,
+    };
+  }
+
+  /** Deletes an entry of a released request (one that cannot be deleted expires). */
+  async function deleteEntry(item: InFlight, entry: string): Promise<void> {
+    item.deleting++;
+    try {
+      await objects.delete(entry);
+    } catch {
+      // It expires.
+    } finally {
+      item.deleting--;
+      forgetReleased();
+    }
+  }
+
+  /** Writes (or renews) the entry of a running request, then deletes the one it replaces. */
+  async function writeEntry(user: string, item: InFlight): Promise<void> {
+    const hash = item.kind === 'preview' && item.key !== undefined && SHA256.test(item.key) ? item.key : null;
+    const entry = holdingKeys.request(user, item.kind, hash, item.nonce, now() + REQUEST_ENTRY_MS, item.bytes);
+    await objects.put(entry, '');
+    if (item.releasedAt !== null) { await deleteEntry(item, entry); return; } // released while this was written
+    const previous = item.entry;
+    item.entry = entry;
+    if (previous !== undefined && previous !== entry) await objects.delete(previous);
+  }
+
+  /**
+   * Checks the request against the listing and counts it, in one step: nothing awaits
+   * between the two, so a concurrent request's check sees this one. Throws
+   * QuotaExceededError when it does not fit.
+   */
+  function admit(user: string, entries: Listed, kind: HoldingKind, bytes: number, key?: string): InFlight {
     try {
       refuse(usageOf(user, entries), kind, bytes, key);
     } finally {
       counted(entries.start);
     }
-    const item: InFlight = { kind, key: kind === 'preview' ? key ?? `request:${++seq}` : key, bytes, releasedAt: null };
+    const item: InFlight = {
+      kind, key: kind === 'preview' ? key ?? `request:${++seq}` : key, bytes, releasedAt: null,
+      nonce: randomBytes(8).toString('hex'), entry: undefined, deleting: 0, renewal: undefined,
+    };
     let set = inFlight.get(user);
     if (!set) inFlight.set(user, (set = new Set()));
     set.add(item);
-    return {
-      identify(id: string) { if (item.kind === 'project') item.key = id; },
-      holds(bytes: number) { item.bytes = bytes; },
-      release() {
-        if (item.releasedAt !== null) return;
-        item.releasedAt = ++seq;
-        forgetReleased();
-      },
+    return item;
+  }
+
+  /**
+   * Deletes the user's entries of projects whose meta is gone; returns whether there were
+   * any. A project's entry is written after its meta and deleted before it, so an entry
+   * without one is an orphan: a late write (a retry, or a request the store took after its
+   * client gave up) that landed after the project was deleted. Left, it would count for ever.
+   */
+  async function dropOrphans(user: string, ids: Iterable<string>): Promise<boolean> {
+    let dropped = false;
+    const queue = [...ids];
+    const check = async (): Promise<void> => {
+      for (let id = queue.pop(); id !== undefined; id = queue.pop()) {
+        if ((await objects.head(projectKeys.meta(id))) !== undefined) continue;
+        await removeProject(user, id);
+        dropped = true;
+      }
     };
+    await Promise.all(Array.from({ length: Math.min(ORPHAN_CHECKS, queue.length) }, check));
+    return dropped;
   }
 
   /** Throws QuotaExceededError unless `held` leaves room for one more `kind` of `bytes` (one already held is free). */
@@ -235,7 +351,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     let removed = 0;
     for await (const key of listKeys(objects, holdingKeys.prefix)) {
       const holding = parseHoldingKey(key);
-      if (holding?.kind !== 'preview' || holding.expiresAt > time) continue;
+      if ((holding?.kind !== 'preview' && holding?.kind !== 'request') || holding.expiresAt > time) continue;
       await objects.delete(key);
       removed++;
     }

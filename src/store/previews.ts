@@ -11,7 +11,7 @@
  * Entries are separate objects, so concurrent uploads of the same bytes on any number of
  * instances never lose an uploader, on any store.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +22,7 @@ import { ASSET_ID_PATTERN } from '../assets/store.js';
 import type { Report } from '../project/report.js';
 import { listAll } from './backends/operations.js';
 import { parseUploaderKey, previewKeys, userKey } from './backends/keys.js';
+import { StoreUnavailableError } from './backends/errors.js';
 import type { ObjectInfo, ObjectStore, ObjectStream } from './backends/types.js';
 
 export interface PreviewAsset {
@@ -324,8 +325,16 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     if (stream === undefined) return undefined;
     await mkdir(workDir, { recursive: true });
     const path = join(workDir, `place-${randomBytes(12).toString('hex')}.tmp`);
+    // The map's name is its SHA-256: a copy that does not match is the store's fault (a
+    // damaged object, a garbled answer), not a map the user should be told is broken.
+    const digest = createHash('sha256');
     try {
-      await pipeline(stream.body, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+      await pipeline(stream.body, async function* (chunks: AsyncIterable<Buffer>) {
+        for await (const chunk of chunks) { digest.update(chunk); yield chunk; }
+      }, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+      if (digest.digest('hex') !== hash) {
+        throw new StoreUnavailableError(`object store server error (getStream ${key}): the map read back does not match its hash`, 'getStream', key, 'server_error', 5);
+      }
     } catch (error) {
       await rm(path, { force: true });
       throw error;

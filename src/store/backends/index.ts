@@ -11,7 +11,7 @@ import type { ObjectStore } from './types.js';
 export type { Capabilities, ListOptions, ListPage, ObjectInfo, ObjectStore, ObjectStream, PutFileOptions, Reachability, StoredObject, WriteOptions, WriteResult } from './types.js';
 export { ObjectTooLargeError, StoreError, StoreUnavailableError, isStoreUnavailable, type UnavailableReason } from './errors.js';
 export { defaultStoreConfig, describeStore, storeConfigFromEnv, StoreConfigError, type ConditionalWrites, type DiskStoreConfig, type S3StoreConfig, type StoreConfig } from './config.js';
-export { assetKeys, checkKey, holdingKeys, isValidKey, leaseKey, parseHoldingKey, parseProjectKey, parseUploaderKey, previewKeys, progressKeys, projectKeys, userKey, type Holding } from './keys.js';
+export { assetKeys, checkKey, holdingKeys, isValidKey, leaseKey, parseHoldingKey, parseProjectKey, parseUploaderKey, previewKeys, progressKeys, projectKeys, userKey, type Holding, type HoldingKind } from './keys.js';
 export { listAll, listKeys, readModifyWrite, type UpdateOptions } from './operations.js';
 export { acquireLease, readLease, releaseLease, type LeaseState } from './lease.js';
 export { createDiskStore, type DiskStoreOptions } from './disk.js';

@@ -146,8 +146,17 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
     }
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => body.destroy(timeoutError('get', key, Date.now() - started)), Math.max(1, operationDeadlineMs - (Date.now() - started)));
+    let received = 0;
     try {
-      for await (const chunk of body) chunks.push(chunk as Buffer);
+      for await (const chunk of body) {
+        // The length the store declared is not trusted: one that sent none, or less, is stopped here.
+        received += (chunk as Buffer).length;
+        if (getOptions.maxBytes !== undefined && received > getOptions.maxBytes) {
+          body.destroy();
+          throw tooLargeError('get', key, received, getOptions.maxBytes);
+        }
+        chunks.push(chunk as Buffer);
+      }
     } finally {
       clearTimeout(timer);
     }
