@@ -80,8 +80,9 @@ export async function openSession({ onChange = () => {}, devNote = '' } = {}) {
   $('dev-sign-in').addEventListener('submit', (event) => {
     event.preventDefault();
     const id = $('dev-user').value.trim();
-    if (!/^[\x21-\x7e]{1,64}$/.test(id)) {
-      $('dev-user-hint').textContent = 'Use 1 to 64 letters, digits or punctuation, without spaces.';
+    // The service's rule for user ids (src/client/auth.ts USER_ID_PATTERN); the value is trimmed above.
+    if (!/^[\x21-\x7e](?:[\x20-\x7e]{0,254}[\x21-\x7e])?$/.test(id)) {
+      $('dev-user-hint').textContent = 'Use 1 to 256 letters, digits, punctuation or spaces, in plain ASCII.';
       return;
     }
     $('dev-user-hint').textContent = '';

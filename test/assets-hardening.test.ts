@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 import { generatePlace } from '../bench/generate.js';
 import { encode } from '../src/parser/writer/index.js';
 import { startAssetServer } from './support/asset-server.js';
-import { analyze, as, create, getJson, HEALTH, startService, type Service } from './support/service.js';
+import { analyze, as, create, getJson, HEALTH, startService, waitUntil, type Service } from './support/service.js';
 
 const REASONS = new Set(['no_credentials', 'unauthorized', 'forbidden', 'not_found', 'rate_limited', 'timeout', 'too_large', 'upstream_error', 'network_error']);
 
@@ -213,6 +214,73 @@ test('asset ids past the download cap count as failed: the create\'s two counts 
     assert.equal(answer.assets_failed, 5);
     assert.equal(answer.assets_downloaded + answer.assets_failed, total);
     assert.deepEqual(answer.asset_failures, [], 'ids never attempted have no entry of their own');
+  } finally {
+    await service.close();
+    await assets.close();
+  }
+});
+
+test('a host that closes the connection after each large asset neither crashes the service nor loses an asset', { timeout: 120_000 }, async () => {
+  // 4 MiB bodies answered with Connection: close: the download's disk writes push back while the
+  // host's FIN arrives (undici 7 ended the process here with an uncatchable assertion).
+  const host = createHttpServer((request, response) => {
+    const id = /\/asset\/(\d+)$/.exec(request.url ?? '')?.[1] ?? '0';
+    const body = Buffer.alloc(4 << 20, Number(id.slice(-2)) & 0xff);
+    response.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': body.length, Connection: 'close' });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+  const service = await startService({ assetUrlTemplate: `http://127.0.0.1:${(host.address() as AddressInfo).port}/asset/{id}`, assetRetries: 0 });
+  try {
+    for (const seed of [51, 52, 53]) {
+      const analysis = await analyze(service, encode(generatePlace({ parts: 40, scripts: 1, uniqueAssets: 6, seed })), `close-${seed}.rbxl`, as('closer'));
+      const answer = await create(service, { preview_hash: analysis.preview_hash }, as('closer'));
+      assert.equal(answer.assets_failed, 0, JSON.stringify(answer.asset_failures));
+      assert.equal(answer.assets_downloaded, analysis.report.assets_total);
+    }
+    assert.equal((await getJson(service, HEALTH, {})).body.status, 'ok');
+  } finally {
+    await service.close();
+    host.closeAllConnections();
+    await new Promise<void>((resolve) => host.close(() => resolve()));
+  }
+});
+
+test('a download waiting out a Retry-After holds no slot: another user\'s create goes on meanwhile', { timeout: 60_000 }, async () => {
+  const assets = await startAssetServer();
+  const service = await startService({
+    assetUrlTemplate: assets.templateUrl, assetConcurrency: 1, assetConcurrencyPerCreate: 1, assetRetries: 1, assetTotalTimeoutMs: 30_000,
+  });
+  try {
+    const limited = await analyze(service, encode(generatePlace({ parts: 20, scripts: 1, uniqueAssets: 1, seed: 61 })), 'limited.rbxl', as('rae'));
+    const healthy = await analyze(service, encode(generatePlace({ parts: 20, scripts: 1, uniqueAssets: 1, seed: 62 })), 'healthy.rbxl', as('sol'));
+    const limitedIds = await assetIds(service, limited.preview_hash);
+    const healthyIds = (await assetIds(service, healthy.preview_hash)).filter((id) => !limitedIds.includes(id));
+    for (const id of limitedIds) assets.assets[id] = [{ type: 'status', status: 429, headers: { 'Retry-After': '3' } }, { type: 'bytes', body: `late ${id}` }];
+    for (const id of healthyIds) assets.assets[id] = { type: 'bytes', body: `now ${id}` };
+    const slow = create(service, { preview_hash: limited.preview_hash }, as('rae'));
+    await waitUntil(() => limitedIds.every((id) => assets.count('template', id) >= 1), 'the rate-limited answers');
+    const started = Date.now();
+    const fast = await create(service, { preview_hash: healthy.preview_hash }, as('sol'));
+    assert.equal(fast.assets_failed, 0);
+    assert.ok(Date.now() - started < 2500, `the healthy create waited ${Date.now() - started} ms behind a Retry-After`);
+    assert.equal((await slow).assets_failed, 0, 'the rate-limited assets arrive on their retry');
+  } finally {
+    await service.close();
+    await assets.close();
+  }
+});
+
+test('a Retry-After past the create\'s time budget is not waited out: the asset fails at once as rate_limited', { timeout: 30_000 }, async () => {
+  const assets = await startAssetServer();
+  const service = await startService({ assetUrlTemplate: assets.templateUrl, assetRetries: 3, assetTotalTimeoutMs: 5_000 });
+  try {
+    const analysis = await analyze(service, encode(generatePlace({ parts: 20, scripts: 1, uniqueAssets: 2, seed: 63 })), 'budget.rbxl', as('tom'));
+    for (const id of await assetIds(service, analysis.preview_hash)) assets.assets[id] = { type: 'status', status: 429, headers: { 'Retry-After': '3600' } };
+    const started = Date.now();
+    const answer = await create(service, { preview_hash: analysis.preview_hash }, as('tom'));
+    assert.ok(Date.now() - started < 4000, `the create took ${Date.now() - started} ms`);
+    assert.deepEqual(new Set(answer.asset_failures?.map((failure) => failure.reason)), new Set(['rate_limited']));
   } finally {
     await service.close();
     await assets.close();

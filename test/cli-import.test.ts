@@ -119,13 +119,15 @@ describe('rbxl-import import', () => {
     assert.match(run.stderr, /details: analyze failed \(401\): /);
   });
 
-  test('--dev-user signs in on a development service', async () => {
-    const run = await cli([NO_SCRIPTS, '--base-url', service.url, '--dev-user', 'cli-dev', '--json']);
-    assert.equal(run.code, 0, run.stderr);
-    const [result] = (JSON.parse(run.stdout) as { results: FileResult[] }).results;
-    assert.ok(result?.ok);
-    const response = await fetch(`${service.url}/api-rbxl/projects/${result.project_id}`, { headers: { 'X-User-Id': 'cli-dev' } });
-    assert.equal(response.status, 200, 'the project belongs to the development user');
+  test('--dev-user signs in on a development service, with any id the service takes (spaces inside too)', async () => {
+    for (const user of ['cli-dev', 'cli dev']) {
+      const run = await cli([NO_SCRIPTS, '--base-url', service.url, '--dev-user', user, '--json']);
+      assert.equal(run.code, 0, run.stderr);
+      const [result] = (JSON.parse(run.stdout) as { results: FileResult[] }).results;
+      assert.ok(result?.ok);
+      const response = await fetch(`${service.url}/api-rbxl/projects/${result.project_id}`, { headers: { 'X-User-Id': user } });
+      assert.equal(response.status, 200, 'the project belongs to the development user');
+    }
   });
 
   test('bulk import with --json: every file in order, failures beside successes', async () => {

@@ -11,7 +11,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDiskStore, holdingKeys, listAll, parseHoldingKey, parseUploaderKey, previewKeys, projectKeys, userKey, type ObjectStore } from '../src/store/backends/index.js';
-import { createHoldings } from '../src/store/holdings.js';
+import { createHoldings, ORPHAN_RECHECK_MS } from '../src/store/holdings.js';
 import { QuotaExceededError } from '../src/store/quota.js';
 import { startServer } from '../src/http/server.js';
 import { PLACES_DIR } from './support/paths.js';
@@ -78,9 +78,10 @@ test('a user\'s usage: previews once each while unexpired, projects until remove
   });
 });
 
-test('an entry whose project is gone is dropped when it would refuse its user; one whose project exists still counts', async () => {
+test('an entry whose project is gone is dropped when it would refuse its user (at most once per user every few minutes); one whose project exists still counts', async () => {
   await withStore(async (objects) => {
-    const holdings = createHoldings(objects, LIMITS);
+    let clock = Date.now();
+    const holdings = createHoldings(objects, LIMITS, () => clock);
     const check = async (user: string) => (await holdings.reserve(user, 'project', 0)).release();
     const id = 'p_aaaaaaaaaaaaaaaaaaaa';
     await objects.put(projectKeys.meta(id), JSON.stringify({ owner: 'ann' }));
@@ -90,8 +91,17 @@ test('an entry whose project is gone is dropped when it would refuse its user; o
     // The project deleted, and its entry written again afterwards (a late retry on another instance).
     await objects.delete(projectKeys.meta(id));
     await holdings.addProject('ann', id, 400);
+    // Looked over moments ago: a refusal repeated at once costs no look (each is a HEAD per project).
+    await assert.rejects(check('ann'), /USER_MAX_PROJECTS/);
+    clock += ORPHAN_RECHECK_MS;
     await check('ann');
     assert.deepEqual(await keysUnder(objects, holdingKeys.projectEntries('ann', id)), [], 'the orphan entry is gone');
+    // A bytes refusal outside reserve (an upload's check) drops them too.
+    const other = 'p_bbbbbbbbbbbbbbbbbbbb';
+    await holdings.addProject('ann', other, 900);
+    clock += ORPHAN_RECHECK_MS;
+    await holdings.checkBytes('ann', 500);
+    assert.deepEqual(await keysUnder(objects, holdingKeys.projectEntries('ann', other)), []);
   });
 });
 
@@ -119,6 +129,39 @@ test('a request running on one instance counts on every other from its entry, un
     (await b.reserve('ann', 'project', 0)).release();
     assert.equal(await b.sweep(), 1);
     upload.release();
+  });
+});
+
+test('a running request renews its entry, one at a time, and a project\'s names the project once known', async () => {
+  await withStore(async (objects) => {
+    let writes = 0;
+    const counting: ObjectStore = { ...objects, put: (key, body, options) => { if (key.includes('/requests/')) writes++; return objects.put(key, body, options); } };
+    const holdings = createHoldings(counting, LIMITS, Date.now, { entryMs: 60_000, renewMs: 40 });
+    const entries = async () => (await keysUnder(objects, `${holdingKeys.user('ann')}requests/`)).map((key) => parseHoldingKey(key) as { subject: string | null; expiresAt: number });
+    const running = await holdings.reserve('ann', 'project', 0);
+    const [first] = await entries();
+    assert.equal(first!.subject, null);
+    running.identify('p_aaaaaaaaaaaaaaaaaaaa');
+    await waitUntil(async () => (await entries()).some((entry) => entry.subject === 'p_aaaaaaaaaaaaaaaaaaaa'), 'the entry to name the project');
+    const named = (await entries())[0]!.expiresAt;
+    await waitUntil(async () => (await entries()).some((entry) => entry.expiresAt > named), 'a renewal');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal((await entries()).length, 1, 'a renewal replaces the entry');
+    running.release();
+    await waitUntil(async () => (await entries()).length === 0, 'the entry to go');
+    const after = writes;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal(writes, after, 'a renewal after the release');
+    assert.deepEqual(await entries(), []);
+    // Named at once, not at the next renewal: then no instance counts it beside the project's own entry.
+    const slow = createHoldings(objects, LIMITS, Date.now, { entryMs: 60_000, renewMs: 60_000 });
+    const made = await slow.reserve('bob', 'project', 0);
+    made.identify('p_bbbbbbbbbbbbbbbbbbbb');
+    await waitUntil(async () => (await keysUnder(objects, `${holdingKeys.user('bob')}requests/project.p_bbbbbbbbbbbbbbbbbbbb.`)).length === 1, 'the entry to name the project');
+    await objects.put(projectKeys.meta('p_bbbbbbbbbbbbbbbbbbbb'), '{}');
+    await slow.addProject('bob', 'p_bbbbbbbbbbbbbbbbbbbb', 10);
+    assert.equal((await createHoldings(objects, LIMITS).usage('bob')).projects, 1, 'another instance: the named request and the project\'s entry are one project');
+    made.release();
   });
 });
 

@@ -124,6 +124,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     const ids = [...new Set(requests.map((request) => request.id))];
     const call = {}; // this call's group for fair slots
     const deadline = totalTimeoutMs === undefined ? null : AbortSignal.timeout(totalTimeoutMs);
+    const deadlineAt = totalTimeoutMs === undefined ? undefined : Date.now() + totalTimeoutMs;
     const waitSignal = deadline === null ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
     // One listener per asset id waits on it; hundreds are normal, not a leak.
     if (waitSignal !== undefined) setMaxListeners(Infinity, waitSignal);
@@ -140,7 +141,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     tell();
     // Settled, not all: an aborted call returns only once its jobs have cleaned up.
     const settled = await Promise.allSettled(ids.map((id) => {
-      const job = jobs.run(id, (jobSignal) => runJob(id, jobSignal, call), waitSignal);
+      const job = jobs.run(id, (jobSignal) => runJob(id, jobSignal, call, deadlineAt), waitSignal);
       if (onProgress) job.then(report, () => report(undefined));
       return job;
     }));
@@ -153,22 +154,27 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     return requests.map((request) => toOutcome(request, byId.get(request.id)!));
   }
 
-  async function runJob(id: string, signal: AbortSignal, call: object): Promise<FetchResult> {
+  async function runJob(id: string, signal: AbortSignal, call: object, deadlineAt: number | undefined): Promise<FetchResult> {
     const stored = await lookupAssetId(store.objects, id);
     if (stored !== undefined) return { ok: true, meta: stored, cached: true };
     if (!source.usable) return { ok: false, reason: 'no_credentials' };
-    const release = await slots.acquire(signal, call);
-    try {
-      const result = await withRetries(() => attemptOnce(id, signal), policy, signal);
-      if (!result.ok) {
-        const { reason, status } = result.failure;
-        return status === undefined ? { ok: false, reason } : { ok: false, reason, status };
+    // A slot per attempt, not per job: a job waiting out a Retry-After holds none, so a
+    // host that rate-limits one map's assets does not stall every other create.
+    const attempt = async (): Promise<AssetMeta> => {
+      const release = await slots.acquire(signal, call);
+      try {
+        return await attemptOnce(id, signal);
+      } finally {
+        release();
       }
-      await recordAssetId(store.objects, id, result.value.sha256);
-      return { ok: true, meta: result.value, cached: false };
-    } finally {
-      release();
+    };
+    const result = await withRetries(attempt, policy, signal, deadlineAt);
+    if (!result.ok) {
+      const { reason, status } = result.failure;
+      return status === undefined ? { ok: false, reason } : { ok: false, reason, status };
     }
+    await recordAssetId(store.objects, id, result.value.sha256);
+    return { ok: true, meta: result.value, cached: false };
   }
 
   /** One attempt under one deadline. */

@@ -13,8 +13,15 @@
  * other encoding is an `upstream_error`. Redirects are not followed (a 3xx is an
  * `upstream_error`). A body over `maxBytes` (declared, or counted after gunzip) is
  * abandoned at once. Every body is read to its end or discarded (body.ts).
+ *
+ * Requests go through node:http(s), not undici: undici 7 (the last for Node 20) throws
+ * an uncatchable assertion from its socket handler, ending the process, when a host
+ * closes the connection while the parser is paused by a body's back-pressure (an asset
+ * larger than 64 KiB written to disk more slowly than it arrives, from a host that
+ * answers `Connection: close`). nodejs/undici#5360, fixed in undici 8, which needs Node 22.
  */
-import { Agent, type Dispatcher } from 'undici';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { decodedBody, discard, readLimitedText } from './body.js';
 import { AssetFetchError } from './errors.js';
 import { headerValue, statusFailure } from './retry.js';
@@ -43,25 +50,35 @@ const MAX_DELIVERY_ANSWER_BYTES = 64 * 1024;
 const MAX_DISCARDED_BODY_BYTES = 64 * 1024;
 const USER_AGENT = 'rbxl-import-assets/1';
 
+/** An upstream answer: its status, headers and body (read to its end or discarded). */
+interface Answer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: IncomingMessage;
+}
+
 export function createAssetSource(options: AssetSourceOptions): AssetSource {
   const { store, urlTemplate, apiKey, timeoutMs, maxBytes } = options;
-  const agent = new Agent({
-    // No per-origin connection cap: the downloader's slots bound the attempts, one request each at a time.
-    keepAliveTimeout: 10_000,
-    keepAliveMaxTimeout: 60_000,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connect: { timeout: timeoutMs },
-  });
+  // Kept-alive connections, closed after 10 s idle. No per-origin cap: the downloader's
+  // slots bound the attempts, one request each at a time.
+  const agentOptions = { keepAlive: true, timeout: 10_000 };
+  const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
 
-  function get(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  /** One GET; resolves with the answer once its headers arrive. The attempt's own deadline (download.ts) bounds the whole of it. */
+  function get(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Answer> {
     const target = new URL(url);
-    return agent.request({
-      origin: target.origin,
-      path: `${target.pathname}${target.search}`,
-      method: 'GET',
-      headers: { ...headers, 'user-agent': USER_AGENT },
-      signal,
+    const https = target.protocol === 'https:';
+    return new Promise((resolve, reject) => {
+      const request = (https ? httpsRequest : httpRequest)(target, {
+        method: 'GET', headers: { ...headers, 'user-agent': USER_AGENT }, agent: https ? agents.https : agents.http, signal,
+      }, (response) => {
+        // A stalled body ends as a timeout rather than waiting for the attempt's deadline.
+        response.setTimeout(timeoutMs, () => response.destroy(new AssetFetchError('timeout', `no data for ${timeoutMs} ms`, { retryable: true })));
+        resolve({ statusCode: response.statusCode ?? 0, headers: response.headers, body: response });
+      });
+      request.setTimeout(timeoutMs, () => request.destroy(new AssetFetchError('timeout', `no answer within ${timeoutMs} ms`, { retryable: true })));
+      request.on('error', reject);
+      request.end();
     });
   }
 
@@ -116,15 +133,17 @@ export function createAssetSource(options: AssetSourceOptions): AssetSource {
       const url = urlTemplate !== null ? fillTemplate(urlTemplate, id) : await resolveLocation(id, signal);
       return fetchIntoStore(url, signal);
     },
-    close: () => agent.close(),
+    close: async () => {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
   };
 }
 
-/** Throws the failure a non-200 answer stands for, after draining a little of its body. */
-async function expectOk(response: Dispatcher.ResponseData): Promise<void> {
+/** Throws the failure a non-200 answer stands for, after reading a little of its body (a short one keeps its connection). */
+async function expectOk(response: Answer): Promise<void> {
   if (response.statusCode === 200) return;
-  await response.body.dump({ limit: MAX_DISCARDED_BODY_BYTES }).catch(() => {});
-  discard(response.body);
+  await readLimitedText(response.body, MAX_DISCARDED_BODY_BYTES, 'an error answer').catch(() => {});
   throw statusFailure(response.statusCode, response.headers);
 }
 

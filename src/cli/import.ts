@@ -27,6 +27,7 @@ import {
   type ScriptDecision,
   type ScriptsMode,
 } from '../client/index.js';
+import { MAX_USER_ID_LENGTH, USER_ID_PATTERN } from '../client/auth.js';
 import { uploadFromPath } from '../client/node.js';
 import { DEFAULT_BASE_URL, DEFAULT_CONCURRENCY, commandHelp, findCommand } from './help.js';
 
@@ -291,8 +292,8 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
     throw new UsageError(`--concurrency must be an integer from 1 to 9999, got ${JSON.stringify(concurrencyText)}`);
   }
   const devUser = values['dev-user'];
-  if (devUser !== undefined && !/^[\x21-\x7e]{1,64}$/.test(devUser)) {
-    throw new UsageError(`--dev-user must be 1 to 64 printable ASCII characters without spaces, got ${JSON.stringify(devUser)}`);
+  if (devUser !== undefined && !USER_ID_PATTERN.test(devUser)) {
+    throw new UsageError(`--dev-user must be 1 to ${MAX_USER_ID_LENGTH} printable ASCII characters, spaces only inside, got ${JSON.stringify(devUser)}`);
   }
   if (devUser !== undefined && values.token !== undefined) throw new UsageError('give --token or --dev-user, not both');
 

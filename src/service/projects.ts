@@ -211,9 +211,11 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
         switch (built.reason) {
           case 'missing': throw new ServiceError('not_found', 'preview not found');
           case 'too_large': throw new ServiceError('map_too_large', built.message);
-          case 'disk_full': throw userRoom < quota.room()
-            ? new ServiceError('quota_exceeded', 'the project document would take more than your share of the disk (USER_MAX_BYTES)')
-            : new ServiceError('storage_full', built.message);
+          case 'disk_full':
+            if (userRoom >= quota.room()) throw new ServiceError('storage_full', built.message);
+            // Entries of projects that are gone may be what fills the share: dropped now, the next try counts without them.
+            await holdings.dropOrphans(user).catch(() => false);
+            throw new ServiceError('quota_exceeded', 'the project document would take more than your share of the disk (USER_MAX_BYTES)');
           default: throw new ServiceError('not_a_place', built.message);
         }
       }
@@ -294,10 +296,11 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
 
   async function remove(user: string, id: string): Promise<void> {
     const meta = await owned(user, id);
-    retrying.get(id)?.abort();
     // The share's entry first: a failure between the two leaves a project uncounted, never a count without a project.
     await holdings.removeProject(user, id);
     await projects.delete(id);
+    // Its entry's retries stop once it is gone (a delete that failed leaves them counting a project that stays).
+    retrying.get(id)?.abort();
     quota.add(-(meta.bytes ?? 0));
     // Once more, for an entry another instance's retry wrote after the first removal (it
     // checks for the project after writing, so one written after this sees it gone). The

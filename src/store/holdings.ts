@@ -49,6 +49,12 @@ export interface Holdings {
   reserve(user: string, kind: HoldingKind, bytes: number, key?: string): Promise<Reservation>;
   /** Throws QuotaExceededError unless `user` may add `bytes` (counts are checked by `reserve`, once the entry is known). */
   checkBytes(user: string, bytes: number): Promise<void>;
+  /**
+   * Deletes the user's entries of projects that are gone (see `dropOrphans` below), at
+   * most once per user every ORPHAN_RECHECK_MS; returns whether any went. For a refusal
+   * found outside `reserve` and `checkBytes` (a document over the user's room).
+   */
+  dropOrphans(user: string): Promise<boolean>;
   /** Bytes `user` may still add. */
   room(user: string): Promise<number>;
   addPreview(user: string, hash: string, bytes: number, expiresAt: number): Promise<void>;
@@ -83,15 +89,16 @@ interface InFlight {
   nonce: string;
   /** That entry's key, once written, until the request is released. */
   entry: string | undefined;
-  /** Deletes of its entries under way: the request is remembered until they end, so its entry is never taken for another instance's. */
-  deleting: number;
+  /** Writes and deletes of its entries under way: the request is remembered until they end, so its entry is never taken for another instance's. */
+  writing: number;
   renewal: ReturnType<typeof setInterval> | undefined;
 }
 
 /** A request running on some instance, as its entry says. */
 interface Running {
   of: HoldingKind;
-  hash: string | null;
+  /** The preview's hash or the project's id, once known. */
+  subject: string | null;
   nonce: string;
   bytes: number;
 }
@@ -101,7 +108,8 @@ interface Listed {
   start: number;
   previews: Map<string, number>;
   projects: Map<string, number>;
-  requests: Running[];
+  /** By nonce: a renewal may briefly leave two entries of one request. */
+  requests: Map<string, Running>;
 }
 
 /**
@@ -112,6 +120,24 @@ export const REQUEST_ENTRY_MS = 15 * 60 * 1000;
 const REQUEST_RENEW_MS = 5 * 60 * 1000;
 const SHA256 = /^[0-9a-f]{64}$/;
 
+/** A refusal looks for orphan entries of a user at most this often (each look is a HEAD per project). */
+export const ORPHAN_RECHECK_MS = 5 * 60 * 1000;
+/** Users whose last look is remembered; past this the memory starts over (a look more, not a leak). */
+const MAX_ORPHAN_USERS = 10_000;
+
+/** Request entries' timing, injectable for tests. */
+export interface RequestTiming {
+  entryMs: number;
+  renewMs: number;
+}
+
+/** Which limit a refusal is about: only a projects or bytes refusal can be eased by dropping project entries. */
+class ShareRefusal extends QuotaExceededError {
+  constructor(readonly limit: 'previews' | 'projects' | 'bytes', message: string) {
+    super(message);
+  }
+}
+
 /** One uploader of a stored preview, until their own upload expires. */
 export interface StoredPreview { user: string; hash: string; bytes: number; expiresAt: number }
 export interface StoredProject { id: string; bytes: number; owner: string }
@@ -119,7 +145,10 @@ export interface StoredProject { id: string; bytes: number; owner: string }
 /** Project metas looked up at once when a refusal checks for orphan entries. */
 const ORPHAN_CHECKS = 8;
 
-export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: () => number = Date.now): Holdings {
+export function createHoldings(
+  objects: ObjectStore, limits: ShareLimits, now: () => number = Date.now,
+  timing: RequestTiming = { entryMs: REQUEST_ENTRY_MS, renewMs: REQUEST_RENEW_MS },
+): Holdings {
   // What this instance has reserved, per user. A reservation counts from its check until
   // it is released, and after that for every listing that began before the release (that
   // listing may predate the entry the request wrote). `seq` orders listings and releases.
@@ -138,13 +167,16 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     try {
       const previews = new Map<string, number>();
       const projects = new Map<string, number>();
-      const requests: Running[] = [];
+      const requests = new Map<string, Running>();
       const time = now();
       for await (const key of listKeys(objects, holdingKeys.user(user))) {
         const holding = parseHoldingKey(key);
         if (holding?.kind === 'project') projects.set(holding.id, Math.max(projects.get(holding.id) ?? 0, holding.bytes));
         else if (holding?.kind === 'preview' && holding.expiresAt > time) previews.set(holding.hash, Math.max(previews.get(holding.hash) ?? 0, holding.bytes));
-        else if (holding?.kind === 'request' && holding.expiresAt > time) requests.push(holding);
+        else if (holding?.kind === 'request' && holding.expiresAt > time) {
+          const seen = requests.get(holding.nonce);
+          if (seen === undefined || seen.bytes < holding.bytes) requests.set(holding.nonce, holding);
+        }
       }
       return { start, previews, projects, requests };
     } catch (error) {
@@ -165,7 +197,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     let oldest = Infinity;
     for (const start of listingsRunning.keys()) oldest = Math.min(oldest, start);
     for (const [user, set] of inFlight) {
-      for (const item of set) if (item.releasedAt !== null && item.releasedAt < oldest && item.deleting === 0) set.delete(item);
+      for (const item of set) if (item.releasedAt !== null && item.releasedAt < oldest && item.writing === 0) set.delete(item);
       if (set.size === 0) inFlight.delete(user);
     }
   }
@@ -186,10 +218,14 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
       }
     }
     // Other instances' requests, as their entries say (this instance counts its own above).
-    for (const request of requests) {
+    for (const request of requests.values()) {
       if (local.has(request.nonce)) continue;
-      if (request.of === 'project') { pendingProjects++; pendingProjectBytes += request.bytes; continue; }
-      const key = request.hash ?? `running:${request.nonce}`;
+      if (request.of === 'project') {
+        // A create whose project's own entry is listed counts by that entry.
+        if (request.subject === null || !projects.has(request.subject)) { pendingProjects++; pendingProjectBytes += request.bytes; }
+        continue;
+      }
+      const key = request.subject ?? `running:${request.nonce}`;
       if (!previews.has(key)) pendingPreviews.set(key, Math.max(pendingPreviews.get(key) ?? 0, request.bytes));
     }
     let bytes = 0;
@@ -216,7 +252,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
 
   function refuseBytes(held: number, bytes: number): void {
     if (held + bytes > limits.userMaxBytes) {
-      throw new QuotaExceededError(`your previews and projects would take more than ${limits.userMaxBytes} bytes (USER_MAX_BYTES); delete projects or let previews expire`);
+      throw new ShareRefusal('bytes', `your previews and projects would take more than ${limits.userMaxBytes} bytes (USER_MAX_BYTES); delete projects or let previews expire`);
     }
   }
 
@@ -227,7 +263,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
       item = admit(user, entries, kind, bytes, key);
     } catch (error) {
       // A refusal is the moment to drop entries of projects that are gone, then check once more.
-      if (!(error instanceof QuotaExceededError) || !(await dropOrphans(user, entries.projects.keys()).catch(() => false))) throw error;
+      if (!(await easedByOrphans(user, error, entries.projects.keys()))) throw error;
       item = admit(user, await listed(user), kind, bytes, key);
     }
     const release = (): void => {
@@ -246,37 +282,45 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
       release();
       throw error;
     }
-    item.renewal = setInterval(() => { void writeEntry(user, item).catch(() => undefined); }, REQUEST_RENEW_MS);
+    item.renewal = setInterval(() => { void writeEntry(user, item).catch(() => undefined); }, timing.renewMs);
     item.renewal.unref();
     return {
-      identify(id: string) { if (item.kind === 'project') item.key = id; },
+      identify(id: string) {
+        if (item.kind !== 'project' || item.key === id) return;
+        item.key = id;
+        // The entry names the project from now on, so no instance counts it beside the project's own entry.
+        void writeEntry(user, item).catch(() => undefined);
+      },
       holds(bytes: number) { item.bytes = bytes; },
       release,
     };
   }
 
-  /** Deletes an entry of a released request (one that cannot be deleted expires). */
+  /** Deletes an entry of a request, tried twice (one that still stays expires; it names what it counted, so a finished request's is not counted twice meanwhile). */
   async function deleteEntry(item: InFlight, entry: string): Promise<void> {
-    item.deleting++;
+    item.writing++;
     try {
-      await objects.delete(entry);
-    } catch {
-      // It expires.
+      await objects.delete(entry).catch(() => objects.delete(entry)).catch(() => undefined);
     } finally {
-      item.deleting--;
+      item.writing--;
       forgetReleased();
     }
   }
 
   /** Writes (or renews) the entry of a running request, then deletes the one it replaces. */
   async function writeEntry(user: string, item: InFlight): Promise<void> {
-    const hash = item.kind === 'preview' && item.key !== undefined && SHA256.test(item.key) ? item.key : null;
-    const entry = holdingKeys.request(user, item.kind, hash, item.nonce, now() + REQUEST_ENTRY_MS, item.bytes);
-    await objects.put(entry, '');
+    const subject = item.key !== undefined && (item.kind === 'project' || SHA256.test(item.key)) ? item.key : null;
+    const entry = holdingKeys.request(user, item.kind, subject, item.nonce, now() + timing.entryMs, item.bytes);
+    item.writing++;
+    try {
+      await objects.put(entry, '');
+    } finally {
+      item.writing--;
+    }
     if (item.releasedAt !== null) { await deleteEntry(item, entry); return; } // released while this was written
     const previous = item.entry;
     item.entry = entry;
-    if (previous !== undefined && previous !== entry) await objects.delete(previous);
+    if (previous !== undefined && previous !== entry) await deleteEntry(item, previous);
   }
 
   /**
@@ -292,7 +336,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     }
     const item: InFlight = {
       kind, key: kind === 'preview' ? key ?? `request:${++seq}` : key, bytes, releasedAt: null,
-      nonce: randomBytes(8).toString('hex'), entry: undefined, deleting: 0, renewal: undefined,
+      nonce: randomBytes(8).toString('hex'), entry: undefined, writing: 0, renewal: undefined,
     };
     let set = inFlight.get(user);
     if (!set) inFlight.set(user, (set = new Set()));
@@ -307,6 +351,7 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
    * client gave up) that landed after the project was deleted. Left, it would count for ever.
    */
   async function dropOrphans(user: string, ids: Iterable<string>): Promise<boolean> {
+    lastOrphanLook.set(user, now());
     let dropped = false;
     const queue = [...ids];
     const check = async (): Promise<void> => {
@@ -320,14 +365,43 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
     return dropped;
   }
 
+  /** When a user's entries were last looked over for orphans. */
+  const lastOrphanLook = new Map<string, number>();
+
+  /** Whether the user's share may be looked over for orphans now (not more often than ORPHAN_RECHECK_MS). */
+  function mayLookForOrphans(user: string): boolean {
+    const last = lastOrphanLook.get(user);
+    if (last !== undefined && now() - last < ORPHAN_RECHECK_MS) return false;
+    if (lastOrphanLook.size >= MAX_ORPHAN_USERS) lastOrphanLook.clear();
+    return true;
+  }
+
+  /** After a refusal: whether dropping orphan entries among `ids` eased it (a store error here leaves the refusal as it was). */
+  async function easedByOrphans(user: string, error: unknown, ids: Iterable<string>): Promise<boolean> {
+    if (!(error instanceof ShareRefusal) || error.limit === 'previews' || !mayLookForOrphans(user)) return false;
+    return dropOrphans(user, ids).catch(() => false);
+  }
+
+  async function checkBytes(user: string, bytes: number): Promise<void> {
+    const entries = await listed(user);
+    try {
+      refuseBytes(usageOf(user, entries).bytes, bytes);
+    } catch (error) {
+      if (!(await easedByOrphans(user, error, entries.projects.keys()))) throw error;
+      refuseBytes((await usage(user)).bytes, bytes);
+    } finally {
+      counted(entries.start);
+    }
+  }
+
   /** Throws QuotaExceededError unless `held` leaves room for one more `kind` of `bytes` (one already held is free). */
   function refuse(held: UserUsage, kind: HoldingKind, bytes: number, key?: string): void {
     if (key !== undefined && held.holds(kind, key)) return;
     if (kind === 'preview' && held.previews >= limits.userMaxPreviews) {
-      throw new QuotaExceededError(`you have ${held.previews} previews, the most one user may have (USER_MAX_PREVIEWS); they expire, or create from them`);
+      throw new ShareRefusal('previews', `you have ${held.previews} previews, the most one user may have (USER_MAX_PREVIEWS); they expire, or create from them`);
     }
     if (kind === 'project' && held.projects >= limits.userMaxProjects) {
-      throw new QuotaExceededError(`you have ${held.projects} projects, the most one user may keep (USER_MAX_PROJECTS); delete some first`);
+      throw new ShareRefusal('projects', `you have ${held.projects} projects, the most one user may keep (USER_MAX_PROJECTS); delete some first`);
     }
     refuseBytes(held.bytes, bytes);
   }
@@ -370,7 +444,13 @@ export function createHoldings(objects: ObjectStore, limits: ShareLimits, now: (
   return {
     usage,
     reserve,
-    checkBytes: async (user, bytes) => refuseBytes((await usage(user)).bytes, bytes),
+    checkBytes,
+    dropOrphans: async (user) => {
+      if (!mayLookForOrphans(user)) return false;
+      const entries = await listed(user);
+      counted(entries.start);
+      return dropOrphans(user, entries.projects.keys());
+    },
     room: async (user) => Math.max(0, limits.userMaxBytes - (await usage(user)).bytes),
     addPreview,
     addProject: async (user, id, bytes) => { await objects.put(holdingKeys.project(user, id, bytes), ''); },

@@ -21,7 +21,7 @@
  *   progress/<user>/<create id>.json             {"progress", "written_at"}: a create's progress, for polls on any instance
  *   holdings/<user>/previews/<hash>.<expires>.<bytes>   empty: a preview the user uploaded, until their own upload expires
  *   holdings/<user>/projects/<id>.<bytes>        empty: one project the user keeps, for their share
- *   holdings/<user>/requests/<kind>.<hash|->.<nonce>.<expires>.<bytes>   empty: an upload or create running on some instance
+ *   holdings/<user>/requests/<kind>.<hash|id|->.<nonce>.<expires>.<bytes>   empty: an upload or create running on some instance
  *   holdings/index-v1                            empty: the holdings above were filled in from what the store held
  *
  * `<hash>` and `<sha256>` are lowercase hex SHA-256; `<user>` is the SHA-256 of the user id
@@ -144,10 +144,10 @@ export const holdingKeys = {
   project: (userId: string, id: string, bytes: number): string => `${holdingKeys.projectEntries(userId, id)}${formatBytes(bytes)}`,
   /**
    * A request of the user running on some instance (holdings.ts `reserve`): what it will
-   * hold (a preview, by hash when known, or a project), until it ends or `expiresAt`.
+   * hold (a preview by hash, a project by id, once known), until it ends or `expiresAt`.
    */
-  request: (userId: string, of: HoldingKind, hash: string | null, nonce: string, expiresAt: number, bytes: number): string =>
-    `${holdingKeys.user(userId)}requests/${of}.${hash === null ? '-' : check(hash, SHA256, 'a SHA-256')}.${check(nonce, NONCE, 'a request nonce')}.${formatExpiry(expiresAt)}.${formatBytes(bytes)}`,
+  request: (userId: string, of: HoldingKind, subject: string | null, nonce: string, expiresAt: number, bytes: number): string =>
+    `${holdingKeys.user(userId)}requests/${of}.${subject === null ? '-' : check(subject, of === 'preview' ? SHA256 : PROJECT_ID, of === 'preview' ? 'a SHA-256' : 'a project id')}.${check(nonce, NONCE, 'a request nonce')}.${formatExpiry(expiresAt)}.${formatBytes(bytes)}`,
 };
 
 export type HoldingKind = 'preview' | 'project';
@@ -155,7 +155,7 @@ export type HoldingKind = 'preview' | 'project';
 export type Holding =
   | { kind: 'preview'; user: string; hash: string; expiresAt: number; bytes: number }
   | { kind: 'project'; user: string; id: string; bytes: number }
-  | { kind: 'request'; user: string; of: HoldingKind; hash: string | null; nonce: string; expiresAt: number; bytes: number };
+  | { kind: 'request'; user: string; of: HoldingKind; subject: string | null; nonce: string; expiresAt: number; bytes: number };
 
 const NONCE = /^[0-9a-f]{16}$/;
 
@@ -165,11 +165,12 @@ export function parseHoldingKey(key: string): Holding | undefined {
   if (preview !== null) return { kind: 'preview', user: preview[1]!, hash: preview[2]!, expiresAt: Number(preview[3]), bytes: Number(preview[4]) };
   const project = /^holdings\/([0-9a-f]{64})\/projects\/(p_[a-z2-7]{20})\.(\d{1,16})$/.exec(key);
   if (project !== null) return { kind: 'project', user: project[1]!, id: project[2]!, bytes: Number(project[3]) };
-  const request = /^holdings\/([0-9a-f]{64})\/requests\/(preview|project)\.([0-9a-f]{64}|-)\.([0-9a-f]{16})\.(\d{13})\.(\d{1,16})$/.exec(key);
+  const request = /^holdings\/([0-9a-f]{64})\/requests\/(?:(preview)\.([0-9a-f]{64}|-)|(project)\.(p_[a-z2-7]{20}|-))\.([0-9a-f]{16})\.(\d{13})\.(\d{1,16})$/.exec(key);
   if (request !== null) {
+    const subject = request[3] ?? request[5]!;
     return {
-      kind: 'request', user: request[1]!, of: request[2] as HoldingKind, hash: request[3] === '-' ? null : request[3]!,
-      nonce: request[4]!, expiresAt: Number(request[5]), bytes: Number(request[6]),
+      kind: 'request', user: request[1]!, of: (request[2] ?? request[4]) as HoldingKind, subject: subject === '-' ? null : subject,
+      nonce: request[6]!, expiresAt: Number(request[7]), bytes: Number(request[8]),
     };
   }
   return undefined;
