@@ -72,6 +72,9 @@ export function createAssetSource(options: AssetSourceOptions): AssetSource {
       const request = (https ? httpsRequest : httpRequest)(target, {
         method: 'GET', headers: { ...headers, 'user-agent': USER_AGENT }, agent: https ? agents.https : agents.http, signal,
       }, (response) => {
+        // Whoever reads the body sees its errors; one raised before a reader attaches (a
+        // reset right after the headers) must not become an uncaught exception.
+        response.on('error', () => {});
         // A stalled body ends as a timeout rather than waiting for the attempt's deadline.
         response.setTimeout(timeoutMs, () => response.destroy(new AssetFetchError('timeout', `no data for ${timeoutMs} ms`, { retryable: true })));
         resolve({ statusCode: response.statusCode ?? 0, headers: response.headers, body: response });
