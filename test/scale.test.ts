@@ -303,18 +303,26 @@ test('an instance starting on a shared store leaves other instances\' writes in 
   }
 });
 
-test('a map the store gives back damaged is the store\'s fault: 503, never a 422 that calls the user\'s file broken', async () => {
-  const fleet = await startFleet(1);
+test('a preview the store gives back damaged is the store\'s fault, never the user\'s file, and the next upload repairs it', async () => {
+  const fleet = await startFleet(2);
   try {
-    const [instance] = fleet.instances as [Service];
-    const { preview_hash } = await analyze(instance, variant('damaged'), 'damaged.rbxl', as('hal'));
-    // Same length, other bytes: the store answers it as a good object.
-    const file = join(fleet.s3.directory, fleet.s3.bucket, 'fleet', 'previews', preview_hash, 'place._S3rver_object');
-    const bytes = await readFile(file);
-    bytes.fill(0x41, 0, 64);
-    await writeFile(file, bytes);
-    const { message } = await expectError(await postJson(instance, CREATE, { preview_hash, scripts_mode: 'skip' }, as('hal')), 503, 'store_unavailable');
+    const [a, b] = fleet.instances as [Service, Service];
+    const bytes = variant('damaged');
+    const { preview_hash } = await analyze(a, bytes, 'damaged.rbxl', as('hal'));
+    const stored = (name: string) => join(fleet.s3.directory, fleet.s3.bucket, 'fleet', 'previews', preview_hash, `${name}._S3rver_object`);
+    // The map: same length, other bytes, so the store answers it as a good object.
+    const place = await readFile(stored('place'));
+    place.fill(0x41, 0, 64);
+    await writeFile(stored('place'), place);
+    const { message } = await expectError(await postJson(a, CREATE, { preview_hash, scripts_mode: 'skip' }, as('hal')), 503, 'store_unavailable');
     assert.match(message, /storage/);
+    assert.equal(await fleet.objects.head(`previews/${preview_hash}/place`), undefined, 'read back wrong twice: removed');
+    await analyze(a, bytes, 'damaged.rbxl', as('hal'));
+    await create(a, { preview_hash, scripts_mode: 'skip' }, as('hal'));
+    // The analysis: unreadable for an instance that has not cached it, until an upload replaces it.
+    await writeFile(stored('analysis.json'), '{"torn');
+    await analyze(b, bytes, 'again.rbxl', as('hal'));
+    await create(b, { preview_hash, scripts_mode: 'skip' }, as('hal'));
   } finally {
     await fleet.close();
   }

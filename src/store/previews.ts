@@ -279,9 +279,18 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
       createdAt: preview.createdAt ?? now(),
     };
     const json = JSON.stringify(analysis);
-    const written = await objects.put(previewKeys.analysis(hash), json, { ifNoneMatch: '*' });
+    let written = await objects.put(previewKeys.analysis(hash), json, { ifNoneMatch: '*' });
     // Another upload of the same bytes stored its analysis first: the same result, kept as it is.
-    const stored = written.written ? analysis : (await readAnalysis(hash)) ?? analysis;
+    let stored = written.written ? analysis : await readAnalysis(hash);
+    if (stored === undefined) {
+      // What is stored cannot be read (damaged outside the service): this analysis replaces it,
+      // unless another upload replaced it first.
+      const info = await objects.head(previewKeys.analysis(hash));
+      written = info === undefined
+        ? await objects.put(previewKeys.analysis(hash), json, { ifNoneMatch: '*' })
+        : await objects.put(previewKeys.analysis(hash), json, { ifMatch: info.etag });
+      stored = written.written ? analysis : (await readAnalysis(hash)) ?? analysis;
+    }
     if (written.written) analyses?.set(hash, analysis, { size: Buffer.byteLength(json) });
     const expiresAt = preview.expiresAt ?? now() + ttlMs;
     const entries = await Promise.all(preview.uploaders.map((user) => writeEntry(hash, user, ofUser(preview.fileNames, user), expiresAt)));
@@ -321,25 +330,37 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
       if ((await objects.head(key)) === undefined) return undefined;
       return { path: objects.localPath(key), release: async () => {} };
     }
+    await mkdir(workDir, { recursive: true });
+    // The map's name is its SHA-256: a copy that does not match is the store's fault, not
+    // a map the user should be told is broken. A garbled answer is read again; an object
+    // that reads back wrong twice is damaged, and goes, so the next upload stores it anew.
+    for (let tries = 1; ; tries++) {
+      const copied = await copyPlace(key);
+      if (copied === undefined) return undefined;
+      if (copied.matches === hash) return { path: copied.path, release: () => rm(copied.path, { force: true }) };
+      await rm(copied.path, { force: true });
+      if (tries === 2) {
+        await objects.delete(key);
+        throw new StoreUnavailableError(`object store server error (getStream ${key}): the map read back twice does not match its hash; it was removed, upload it again`, 'getStream', key, 'server_error', 5);
+      }
+    }
+  }
+
+  /** The stored map copied to a local file, with the SHA-256 of what was copied; undefined when there is none. */
+  async function copyPlace(key: string): Promise<{ path: string; matches: string } | undefined> {
     const stream = await objects.getStream(key);
     if (stream === undefined) return undefined;
-    await mkdir(workDir, { recursive: true });
     const path = join(workDir, `place-${randomBytes(12).toString('hex')}.tmp`);
-    // The map's name is its SHA-256: a copy that does not match is the store's fault (a
-    // damaged object, a garbled answer), not a map the user should be told is broken.
     const digest = createHash('sha256');
     try {
       await pipeline(stream.body, async function* (chunks: AsyncIterable<Buffer>) {
         for await (const chunk of chunks) { digest.update(chunk); yield chunk; }
       }, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
-      if (digest.digest('hex') !== hash) {
-        throw new StoreUnavailableError(`object store server error (getStream ${key}): the map read back does not match its hash`, 'getStream', key, 'server_error', 5);
-      }
     } catch (error) {
       await rm(path, { force: true });
       throw error;
     }
-    return { path, release: () => rm(path, { force: true }) };
+    return { path, matches: digest.digest('hex') };
   }
 
   async function sweep(staleMs = STALE_TEMP_MS): Promise<string[]> {
