@@ -519,3 +519,17 @@ test('retryAfterMs reads seconds, HTTP dates and x-ratelimit-reset', () => {
   assert.equal(retryAfterMs({ 'retry-after': 'soon' }, now), undefined);
   assert.equal(retryAfterMs({}, now), undefined);
 });
+
+test('a download shared by two calls waits as long as the later call may: the first call\'s deadline does not cut it short', { timeout: 20_000 }, async () => {
+  await using s = await setup(
+    { assets: { '31': [{ type: 'status', status: 429, headers: { 'Retry-After': '1' } }, { type: 'status', status: 429, headers: { 'Retry-After': '1' } }, { type: 'bytes', body: 'late' }] } },
+    { totalTimeoutMs: 1500, retries: 3, maxRetryAfterMs: 5000 },
+  );
+  const first = s.download.download([{ id: '31', kind: 'image' }]);
+  await new Promise((resolve) => setTimeout(resolve, 900));
+  const second = s.download.download([{ id: '31', kind: 'image' }]);
+  // The first call's budget ends before the asset arrives (after two 1 s waits); the second's does not.
+  const [outcome] = await second;
+  expectOk(outcome);
+  assert.equal((await first)[0]?.ok, false);
+});

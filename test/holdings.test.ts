@@ -165,6 +165,37 @@ test('a running request renews its entry, one at a time, and a project\'s names 
   });
 });
 
+test('two entries of one request count once, as the project either names; a write that ends after a later one leaves no entry of its own', async () => {
+  await withStore(async (objects) => {
+    const id = 'p_cccccccccccccccccccc';
+    await objects.put(projectKeys.meta(id), '{}');
+    await objects.put(holdingKeys.project('cy', id, 10), '');
+    // A naming whose old, unnamed entry could not be deleted: still the one project.
+    const expires = Date.now() + 60_000;
+    await objects.put(holdingKeys.request('cy', 'project', null, '00000000000000aa', expires, 0), '');
+    await objects.put(holdingKeys.request('cy', 'project', id, '00000000000000aa', expires, 0), '');
+    assert.equal((await createHoldings(objects, LIMITS).usage('cy')).projects, 1);
+    // A write that ends after a later one (a slow renewal or naming, here a naming the request
+    // took back): the later write's entry stays, the slow one's goes.
+    const delayed: ObjectStore = {
+      ...objects,
+      put: async (key, body, options) => {
+        if (key.includes('/requests/project.p_eeeeeeeeeeeeeeeeeeee.')) await new Promise((resolve) => setTimeout(resolve, 150));
+        return objects.put(key, body, options);
+      },
+    };
+    const holdings = createHoldings(delayed, LIMITS, Date.now, { entryMs: 60_000, renewMs: 60_000 });
+    const running = await holdings.reserve('dee', 'project', 0);
+    running.identify('p_eeeeeeeeeeeeeeeeeeee');
+    running.identify('p_dddddddddddddddddddd');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const left = await keysUnder(objects, `${holdingKeys.user('dee')}requests/`);
+    assert.equal(left.length, 1, left.join('\n'));
+    assert.ok(left[0]!.includes('project.p_dddddddddddddddddddd.'), left[0]);
+    running.release();
+  });
+});
+
 async function keysUnder(objects: ObjectStore, prefix: string): Promise<string[]> {
   const found: string[] = [];
   for await (const info of listAll(objects, prefix)) found.push(info.key);

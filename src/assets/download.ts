@@ -108,6 +108,8 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
   const source = createAssetSource({ ...options, store });
   const slots = createSemaphore(options.concurrency, { perGroup: options.perCallConcurrency ?? Math.ceil(options.concurrency / 2) });
   const jobs = createSingleFlight<FetchResult>();
+  /** Per running job: the latest deadline of the calls waiting on it (epoch ms; Infinity without one). */
+  const jobDeadlines = new Map<string, { at: number }>();
   let closed = false;
   let swept: Promise<void> | undefined;
 
@@ -124,7 +126,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     const ids = [...new Set(requests.map((request) => request.id))];
     const call = {}; // this call's group for fair slots
     const deadline = totalTimeoutMs === undefined ? null : AbortSignal.timeout(totalTimeoutMs);
-    const deadlineAt = totalTimeoutMs === undefined ? undefined : Date.now() + totalTimeoutMs;
+    const deadlineAt = totalTimeoutMs === undefined ? Infinity : Date.now() + totalTimeoutMs;
     const waitSignal = deadline === null ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
     // One listener per asset id waits on it; hundreds are normal, not a leak.
     if (waitSignal !== undefined) setMaxListeners(Infinity, waitSignal);
@@ -141,7 +143,11 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     tell();
     // Settled, not all: an aborted call returns only once its jobs have cleaned up.
     const settled = await Promise.allSettled(ids.map((id) => {
-      const job = jobs.run(id, (jobSignal) => runJob(id, jobSignal, call, deadlineAt), waitSignal);
+      // A job shared by several calls may wait as long as the latest of their deadlines.
+      const shared = jobDeadlines.get(id);
+      if (shared === undefined) jobDeadlines.set(id, { at: deadlineAt });
+      else shared.at = Math.max(shared.at, deadlineAt);
+      const job = jobs.run(id, (jobSignal) => runJob(id, jobSignal, call).finally(() => jobDeadlines.delete(id)), waitSignal);
       if (onProgress) job.then(report, () => report(undefined));
       return job;
     }));
@@ -154,7 +160,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     return requests.map((request) => toOutcome(request, byId.get(request.id)!));
   }
 
-  async function runJob(id: string, signal: AbortSignal, call: object, deadlineAt: number | undefined): Promise<FetchResult> {
+  async function runJob(id: string, signal: AbortSignal, call: object): Promise<FetchResult> {
     const stored = await lookupAssetId(store.objects, id);
     if (stored !== undefined) return { ok: true, meta: stored, cached: true };
     if (!source.usable) return { ok: false, reason: 'no_credentials' };
@@ -168,7 +174,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
         release();
       }
     };
-    const result = await withRetries(attempt, policy, signal, deadlineAt);
+    const result = await withRetries(attempt, policy, signal, () => jobDeadlines.get(id)?.at ?? Infinity);
     if (!result.ok) {
       const { reason, status } = result.failure;
       return status === undefined ? { ok: false, reason } : { ok: false, reason, status };

@@ -59,9 +59,10 @@ interface Answer {
 
 export function createAssetSource(options: AssetSourceOptions): AssetSource {
   const { store, urlTemplate, apiKey, timeoutMs, maxBytes } = options;
-  // Kept-alive connections, closed after 10 s idle. No per-origin cap: the downloader's
-  // slots bound the attempts, one request each at a time.
-  const agentOptions = { keepAlive: true, timeout: 10_000 };
+  // Kept-alive connections. The agent's timeout is each socket's from its creation: the
+  // connect (as for an answer or a stalled body, no longer than an attempt may take) and,
+  // once free, its idle life. No per-origin cap: the downloader's slots bound the attempts.
+  const agentOptions = { keepAlive: true, timeout: timeoutMs };
   const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
 
   /** One GET; resolves with the answer once its headers arrive. The attempt's own deadline (download.ts) bounds the whole of it. */

@@ -21,15 +21,15 @@ const MAX_BACKOFF_MS = 10_000;
 
 /**
  * Runs `attempt` until it succeeds, fails for good, or the retries run out; returns
- * the value or the last failure. A wait that would pass `deadlineAt` (epoch ms) is not
- * waited: the failure is returned at once, as what the host said rather than a timeout.
- * Rethrows the signal's abort and disk errors.
+ * the value or the last failure. A wait that would pass `deadlineAt()` (epoch ms, read
+ * when the wait would begin) is not waited: the failure is returned at once, as what the
+ * host said rather than a timeout. Rethrows the signal's abort and disk errors.
  */
 export async function withRetries<T>(
   attempt: () => Promise<T>,
   policy: RetryPolicy,
   signal: AbortSignal,
-  deadlineAt?: number,
+  deadlineAt: () => number = () => Infinity,
 ): Promise<{ ok: true; value: T } | { ok: false; failure: AssetFetchError }> {
   for (let index = 0; ; index++) {
     let failure: AssetFetchError;
@@ -42,7 +42,7 @@ export async function withRetries<T>(
     const delay = failure.retryAfterMs !== undefined
       ? Math.min(failure.retryAfterMs, policy.maxRetryAfterMs)
       : backoffDelay(policy.backoffBaseMs, index);
-    if (deadlineAt !== undefined && Date.now() + delay >= deadlineAt) return { ok: false, failure };
+    if (Date.now() + delay >= deadlineAt()) return { ok: false, failure };
     await sleep(delay, undefined, { signal }).catch(() => {
       throw signal.reason;
     });

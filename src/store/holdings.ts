@@ -91,6 +91,11 @@ interface InFlight {
   entry: string | undefined;
   /** Writes and deletes of its entries under way: the request is remembered until they end, so its entry is never taken for another instance's. */
   writing: number;
+  /** Writes begun, and the number of the one whose entry is `entry`: an older write that ends later removes its own. */
+  writes: number;
+  installed: number;
+  /** Entries whose delete failed, tried again at the next renewal and at the release. */
+  leftovers: string[];
   renewal: ReturnType<typeof setInterval> | undefined;
 }
 
@@ -174,8 +179,12 @@ export function createHoldings(
         if (holding?.kind === 'project') projects.set(holding.id, Math.max(projects.get(holding.id) ?? 0, holding.bytes));
         else if (holding?.kind === 'preview' && holding.expiresAt > time) previews.set(holding.hash, Math.max(previews.get(holding.hash) ?? 0, holding.bytes));
         else if (holding?.kind === 'request' && holding.expiresAt > time) {
+          // Two entries of one request (a renewal or a naming under way, or a delete that
+          // failed) are one: the larger bytes, and the project or preview either names.
           const seen = requests.get(holding.nonce);
-          if (seen === undefined || seen.bytes < holding.bytes) requests.set(holding.nonce, holding);
+          requests.set(holding.nonce, seen === undefined ? holding : {
+            of: holding.of, nonce: holding.nonce, bytes: Math.max(seen.bytes, holding.bytes), subject: seen.subject ?? holding.subject,
+          });
         }
       }
       return { start, previews, projects, requests };
@@ -272,6 +281,7 @@ export function createHoldings(
       clearInterval(item.renewal);
       if (item.entry !== undefined) void deleteEntry(item, item.entry);
       item.entry = undefined;
+      for (const leftover of item.leftovers.splice(0)) void deleteEntry(item, leftover);
       forgetReleased();
     };
     // Other instances count the request from its entry on: the window in which two can both
@@ -296,11 +306,17 @@ export function createHoldings(
     };
   }
 
-  /** Deletes an entry of a request, tried twice (one that still stays expires; it names what it counted, so a finished request's is not counted twice meanwhile). */
+  /**
+   * Deletes an entry of a request. One that fails is tried again at the next renewal or
+   * at the release (after that it expires; listings count it as one with the request's
+   * other entries, so a finished request's is not counted twice meanwhile).
+   */
   async function deleteEntry(item: InFlight, entry: string): Promise<void> {
     item.writing++;
     try {
-      await objects.delete(entry).catch(() => objects.delete(entry)).catch(() => undefined);
+      await objects.delete(entry);
+    } catch {
+      if (item.releasedAt === null) item.leftovers.push(entry);
     } finally {
       item.writing--;
       forgetReleased();
@@ -309,17 +325,24 @@ export function createHoldings(
 
   /** Writes (or renews) the entry of a running request, then deletes the one it replaces. */
   async function writeEntry(user: string, item: InFlight): Promise<void> {
+    for (const leftover of item.leftovers.splice(0)) await deleteEntry(item, leftover);
     const subject = item.key !== undefined && (item.kind === 'project' || SHA256.test(item.key)) ? item.key : null;
     const entry = holdingKeys.request(user, item.kind, subject, item.nonce, now() + timing.entryMs, item.bytes);
+    const number = ++item.writes;
     item.writing++;
     try {
       await objects.put(entry, '');
     } finally {
       item.writing--;
     }
-    if (item.releasedAt !== null) { await deleteEntry(item, entry); return; } // released while this was written
+    // Released meanwhile, or a later write (a renewal, a naming) already stands: this entry goes.
+    if (item.releasedAt !== null || number < item.installed) {
+      if (entry !== item.entry) await deleteEntry(item, entry);
+      return;
+    }
     const previous = item.entry;
     item.entry = entry;
+    item.installed = number;
     if (previous !== undefined && previous !== entry) await deleteEntry(item, previous);
   }
 
@@ -336,7 +359,7 @@ export function createHoldings(
     }
     const item: InFlight = {
       kind, key: kind === 'preview' ? key ?? `request:${++seq}` : key, bytes, releasedAt: null,
-      nonce: randomBytes(8).toString('hex'), entry: undefined, writing: 0, renewal: undefined,
+      nonce: randomBytes(8).toString('hex'), entry: undefined, writing: 0, writes: 0, installed: 0, leftovers: [], renewal: undefined,
     };
     let set = inFlight.get(user);
     if (!set) inFlight.set(user, (set = new Set()));
