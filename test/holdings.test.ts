@@ -96,6 +96,16 @@ test('an entry whose project is gone is dropped when it would refuse its user (a
     clock += ORPHAN_RECHECK_MS;
     await check('ann');
     assert.deepEqual(await keysUnder(objects, holdingKeys.projectEntries('ann', id)), [], 'the orphan entry is gone');
+    // A look the store cuts short does not hold back the next one.
+    const flaky = 'p_ffffffffffffffffffff';
+    let failHead = true;
+    const flakyStore: ObjectStore = { ...objects, head: async (key) => { if (failHead) { failHead = false; throw new Error('store hiccup'); } return objects.head(key); } };
+    const flakyHoldings = createHoldings(flakyStore, LIMITS, () => clock);
+    await holdings.removeProject('ann', 'p_aaaaaaaaaaaaaaaaaaaa');
+    await flakyHoldings.addProject('ann', flaky, 10);
+    await assert.rejects(flakyHoldings.reserve('ann', 'project', 0), /USER_MAX_PROJECTS/);
+    (await flakyHoldings.reserve('ann', 'project', 0)).release();
+    assert.deepEqual(await keysUnder(objects, holdingKeys.projectEntries('ann', flaky)), []);
     // A bytes refusal outside reserve (an upload's check) drops them too.
     const other = 'p_bbbbbbbbbbbbbbbbbbbb';
     await holdings.addProject('ann', other, 900);

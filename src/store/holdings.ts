@@ -402,7 +402,10 @@ export function createHoldings(
   /** After a refusal: whether dropping orphan entries among `ids` eased it (a store error here leaves the refusal as it was). */
   async function easedByOrphans(user: string, error: unknown, ids: Iterable<string>): Promise<boolean> {
     if (!(error instanceof ShareRefusal) || error.limit === 'previews' || !mayLookForOrphans(user)) return false;
-    return dropOrphans(user, ids).catch(() => false);
+    return dropOrphans(user, ids).catch(() => {
+      lastOrphanLook.delete(user); // a look the store cut short does not count against the next
+      return false;
+    });
   }
 
   async function checkBytes(user: string, bytes: number): Promise<void> {
@@ -472,7 +475,10 @@ export function createHoldings(
       if (!mayLookForOrphans(user)) return false;
       const entries = await listed(user);
       counted(entries.start);
-      return dropOrphans(user, entries.projects.keys());
+      return dropOrphans(user, entries.projects.keys()).catch((error: unknown) => {
+        lastOrphanLook.delete(user);
+        throw error;
+      });
     },
     room: async (user) => Math.max(0, limits.userMaxBytes - (await usage(user)).bytes),
     addPreview,
