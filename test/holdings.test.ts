@@ -112,6 +112,13 @@ test('an entry whose project is gone is dropped when it would refuse its user (a
     clock += ORPHAN_RECHECK_MS;
     await holdings.checkBytes('ann', 500);
     assert.deepEqual(await keysUnder(objects, holdingKeys.projectEntries('ann', other)), []);
+    // And a document over the user's room (the create asks for the look itself).
+    const third = 'p_gggggggggggggggggggg';
+    await holdings.addProject('ann', third, 10);
+    assert.equal(await holdings.dropOrphans('ann'), false, 'looked over moments ago');
+    clock += ORPHAN_RECHECK_MS;
+    assert.equal(await holdings.dropOrphans('ann'), true);
+    assert.deepEqual(await keysUnder(objects, holdingKeys.projectEntries('ann', third)), []);
   });
 });
 

@@ -401,11 +401,28 @@ export function createHoldings(
 
   /** After a refusal: whether dropping orphan entries among `ids` eased it (a store error here leaves the refusal as it was). */
   async function easedByOrphans(user: string, error: unknown, ids: Iterable<string>): Promise<boolean> {
-    if (!(error instanceof ShareRefusal) || error.limit === 'previews' || !mayLookForOrphans(user)) return false;
-    return dropOrphans(user, ids).catch(() => {
-      lastOrphanLook.delete(user); // a look the store cut short does not count against the next
-      return false;
-    });
+    if (!(error instanceof ShareRefusal) || error.limit === 'previews') return false;
+    return lookForOrphans(user, ids).catch(() => false);
+  }
+
+  /**
+   * Drops the user's orphan entries among `ids` (all of the user's project entries when
+   * not given), unless they were looked over within ORPHAN_RECHECK_MS; a look the store
+   * cuts short does not count against the next.
+   */
+  async function lookForOrphans(user: string, ids?: Iterable<string>): Promise<boolean> {
+    if (!mayLookForOrphans(user)) return false;
+    try {
+      if (ids === undefined) {
+        const entries = await listed(user);
+        counted(entries.start);
+        ids = entries.projects.keys();
+      }
+      return await dropOrphans(user, ids);
+    } catch (error) {
+      lastOrphanLook.delete(user);
+      throw error;
+    }
   }
 
   async function checkBytes(user: string, bytes: number): Promise<void> {
@@ -471,15 +488,7 @@ export function createHoldings(
     usage,
     reserve,
     checkBytes,
-    dropOrphans: async (user) => {
-      if (!mayLookForOrphans(user)) return false;
-      const entries = await listed(user);
-      counted(entries.start);
-      return dropOrphans(user, entries.projects.keys()).catch((error: unknown) => {
-        lastOrphanLook.delete(user);
-        throw error;
-      });
-    },
+    dropOrphans: (user) => lookForOrphans(user),
     room: async (user) => Math.max(0, limits.userMaxBytes - (await usage(user)).bytes),
     addPreview,
     addProject: async (user, id, bytes) => { await objects.put(holdingKeys.project(user, id, bytes), ''); },
