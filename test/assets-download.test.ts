@@ -447,6 +447,32 @@ describe('failures', () => {
     assert.deepEqual(await storedFiles(s.dataDir), []);
   });
 
+  test('a web page answered with 200 is upstream_error, not an asset; models in XML and binary assets are kept', async () => {
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(200)]);
+    const pages = {
+      '1': { type: 'bytes', body: '<!DOCTYPE html><html><body>Sign in to the Wi-Fi</body></html>', contentType: 'image/png' },
+      '2': { type: 'bytes', body: '\ufeff\r\n  <HTML lang="en">maintenance', contentType: 'text/html' },
+      '3': { type: 'bytes', body: '<html>', gzip: 'silent' },
+      '4': { type: 'bytes', body: `<head><title>502</title></head>${'x'.repeat(70_000)}`, chunked: true },
+    } as const;
+    const assets = {
+      '5': { type: 'bytes', body: '<roblox xmlns:xmime="http://www.w3.org/2005/05/xmlmime" version="4"></roblox>' },
+      '6': { type: 'bytes', body: '<?xml version="1.0"?><roblox version="4"></roblox>' },
+      '7': { type: 'bytes', body: png },
+      '8': { type: 'bytes', body: 'version 1.00\n<html> inside a mesh is just bytes' },
+      '9': { type: 'bytes', body: '<htmlish>' },
+    } as const;
+    await using s = await setup({ assets: { ...pages, ...assets } }, { retries: 0 });
+    const ids = [...Object.keys(pages), ...Object.keys(assets)];
+    const outcomes = await s.download.download(ids.map((id) => ({ id, kind: 'image' as const })));
+    assert.deepEqual(outcomes.map((o) => (o.ok ? 'ok' : o.reason)), [...Object.keys(pages).map(() => 'upstream_error'), ...Object.keys(assets).map(() => 'ok')]);
+    assert.equal(expectOk(outcomes[6]).sha256, sha256(png));
+    assert.deepEqual(await readdir(join(s.dataDir, 'assets', 'tmp')), []);
+    // Nothing of the pages was stored: every stored body is one of the assets.
+    const stored = (await storedFiles(s.dataDir)).filter((file) => /[0-9a-f]{64}$/.test(file));
+    assert.equal(stored.length, Object.keys(assets).length);
+  });
+
   test('corrupt gzip is upstream_error', async () => {
     const broken = Buffer.concat([gzipSync(Buffer.alloc(1000, 7)).subarray(0, 12), Buffer.alloc(64, 0xff)]);
     await using s = await setup({ assets: { '1': { type: 'bytes', body: broken } } }, { retries: 0 });

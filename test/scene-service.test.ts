@@ -37,7 +37,7 @@ function malformed(): Record<string, Uint8Array> {
   lying.writeUInt32LE(0x7fffffff, 13 + 6);
   const draco = Buffer.from(readFileSync(join(MESHES, 'mesh7_127279296594138.bin')));
   for (let i = 60; i < draco.length - 40; i += 7) draco[i] = draco[i]! ^ 0x5a;
-  return { truncated: sphere.subarray(0, 4000), lying, draco, html: Buffer.from('<html>404</html>') };
+  return { truncated: sphere.subarray(0, 4000), lying, draco, notMesh: Buffer.from('404 page not found') };
 }
 
 function png(): Uint8Array {
@@ -127,7 +127,7 @@ describe('scene service', () => {
     const reasons = Object.fromEntries([...bad].map(([id, what]) => [what, notConverted.get(id)!.reason]));
     assert.equal(reasons.truncated, 'corrupt');
     assert.equal(reasons.lying, 'too_large');
-    assert.equal(reasons.html, 'not_a_mesh');
+    assert.equal(reasons.notMesh, 'not_a_mesh');
     assert.ok(['corrupt', 'too_large', 'unsupported_feature'].includes(reasons.draco!), reasons.draco);
     for (const entry of notConverted.values()) assert.ok(entry.message.length > 0);
 

@@ -4,6 +4,7 @@
  * raises RequestAbortedError as an uncaught exception and ends the process (issue 10,
  * defect 1): nothing in the asset area destroys a body any other way than `discard`.
  */
+import { Buffer } from 'node:buffer';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { AssetFetchError } from './errors.js';
@@ -61,4 +62,40 @@ export async function readLimitedText(body: Readable, limit: number, what: strin
     discard(body);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Bytes enough to tell a web page from an asset (`isWebPage`). */
+export const PAGE_SNIFF_BYTES = 64;
+
+// After an optional UTF-8 byte order mark (read as latin1: three characters).
+const PAGE_START = /^(?:\xef\xbb\xbf)?[\t\n\f\r ]*<(?:!doctype[\t\n\f\r ]+html|html|head|body|title)(?:[\t\n\f\r />]|$)/i;
+
+/**
+ * Whether a body's first bytes are an HTML page: what a proxy, captive portal or
+ * misrouted URL answers with 200. No asset Roblox serves starts that way (models and
+ * animations in XML start with `<roblox` or `<?xml`; images, sounds and meshes are binary).
+ */
+export function isWebPage(head: Uint8Array): boolean {
+  return PAGE_START.test(Buffer.from(head.buffer, head.byteOffset, Math.min(head.byteLength, PAGE_SNIFF_BYTES)).toString('latin1'));
+}
+
+/** `chunks` as they come, failing with `upstream_error` when they begin as a web page (`isWebPage`). */
+export async function* refusingWebPages(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  const check = (): void => {
+    if (isWebPage(Buffer.concat(head))) throw new AssetFetchError('upstream_error', 'the host answered with a web page, not the asset');
+  };
+  for await (const chunk of chunks) {
+    if (headBytes >= PAGE_SNIFF_BYTES) { yield chunk; continue; }
+    head.push(chunk);
+    headBytes += chunk.length;
+    if (headBytes < PAGE_SNIFF_BYTES) continue;
+    check();
+    yield* head.splice(0);
+  }
+  if (headBytes < PAGE_SNIFF_BYTES) {
+    check();
+    yield* head;
+  }
 }

@@ -22,7 +22,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { decodedBody, discard, readLimitedText } from './body.js';
+import { decodedBody, discard, readLimitedText, refusingWebPages } from './body.js';
 import { AssetFetchError } from './errors.js';
 import { headerValue, statusFailure } from './retry.js';
 import { storeAssetStream, type AssetMeta, type AssetStore } from './store.js';
@@ -125,7 +125,7 @@ export function createAssetSource(options: AssetSourceOptions): AssetSource {
       discard(response.body);
       throw new AssetFetchError('too_large', `asset is ${declared} bytes, more than ${maxBytes}`, { status: response.statusCode });
     }
-    return storeAssetStream(store, decodedBody(response.body, gzipped), {
+    return storeAssetStream(store, refusingWebPages(decodedBody(response.body, gzipped)), {
       maxBytes,
       contentType: headerValue(response.headers['content-type']),
     });
