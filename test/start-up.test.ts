@@ -26,8 +26,8 @@ function runMain(env: Record<string, string>, ms = 20_000): Promise<{ code: numb
     const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', WORKERS: '1', LOG: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk; });
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk; });
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
     let killed = false;
     const timer = setTimeout(() => { killed = true; child.kill('SIGKILL'); }, ms);
     child.on('error', reject);
