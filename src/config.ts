@@ -170,7 +170,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.assetMaxBytes = integer('ASSET_MAX_BYTES', 1) ?? config.assetMaxBytes;
   config.assetRetries = integer('ASSET_RETRIES', 0) ?? config.assetRetries;
   config.redirectTemplate = text('REDIRECT_TEMPLATE') ?? config.redirectTemplate;
-  config.log = text('LOG') !== '0';
+  const log = text('LOG');
+  if (log !== undefined && log !== '0' && log !== '1') throw new ConfigError(`LOG must be 1 (a JSON line per request) or 0 (none), got ${JSON.stringify(log)}`);
+  config.log = log !== '0';
   config.assetConcurrencyPerCreate = integer('ASSET_CONCURRENCY_PER_CREATE', 1) ?? Math.min(config.assetConcurrencyPerCreate, config.assetConcurrency);
   config.assetTotalTimeoutMs = duration('ASSET_TOTAL_TIMEOUT_MS', 1) ?? config.assetTotalTimeoutMs;
   config.maxMemoryMb = integer('MAX_MEMORY_MB', 256, 1 << 24) ?? config.maxMemoryMb; // 16 TiB: its bytes stay safe integers

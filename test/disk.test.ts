@@ -33,7 +33,9 @@ test('a full data directory answers 507 with Retry-After, /health says degraded,
     assert.equal(health.body.storage.full, true);
     const refused = await upload(service, PLACE, 'place.rbxl', as('ann'));
     assert.equal(refused.headers.get('retry-after'), '60');
-    await expectError(refused, 507, 'storage_full');
+    const { message } = await expectError(refused, 507, 'storage_full');
+    // The operator's figures stay in /health; the user is told what happened and what to do.
+    assert.equal(message, 'the service is out of storage space for now; try again later');
     await rm(join(dataDir, 'ballast'));
     await waitUntil(async () => (await getJson(service, HEALTH, {})).body.status === 'ok', 'the sweeper to count the room again');
     await analyze(service, PLACE, 'place.rbxl', as('ann'));

@@ -65,7 +65,8 @@ test('a user\'s usage: previews once each while unexpired, projects until remove
     await check('ann', 'preview', 10_000, HASH_A); // held already: free
     assert.equal(await holdings.room('ann'), 300);
     await holdings.addPreview('ann', HASH_B, 200, clock + 100);
-    await assert.rejects(check('ann', 'preview', 1, 'c'.repeat(64)), /USER_MAX_PREVIEWS/);
+    // What frees a preview is its expiry (a create refreshes it instead), and the message says so.
+    await assert.rejects(check('ann', 'preview', 1, 'c'.repeat(64)), /USER_MAX_PREVIEWS\); each expires PREVIEW_TTL_SECONDS after its last upload or create/);
     // Past the first expiry B no longer counts; A's later upload still does.
     clock += 200;
     usage = await holdings.usage('ann');

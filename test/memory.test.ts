@@ -31,7 +31,11 @@ describe('memory budget', () => {
     // Twice the memory, twice the instances (roughly): the limits follow the budget.
     const bigger = memoryBudget({ maxMemoryMb: 3072, workers: 3, previewCacheBytes: 64 << 20 });
     assert.ok(bigger.task.decode.maxInstances > 1.9 * task.decode.maxInstances);
-    assert.throws(() => memoryBudget({ maxMemoryMb: 512, workers: 8, previewCacheBytes: 0 }), BudgetError);
+    assert.throws(() => memoryBudget({ maxMemoryMb: 512, workers: 8, previewCacheBytes: 0 }), (error: Error) =>
+      error instanceof BudgetError && /raise MAX_MEMORY_MB or lower WORKERS$/.test(error.message));
+    // A cache too large for the budget is named as the cause, not the workers.
+    assert.throws(() => memoryBudget({ maxMemoryMb: 2048, workers: 1, previewCacheBytes: 4 * 2 ** 30 }), (error: Error) =>
+      error instanceof BudgetError && /lower PREVIEW_CACHE_BYTES \(4294967296\)/.test(error.message) && !/WORKERS/.test(error.message));
   });
 
   test('the hostile files are what the issue describes: small files declaring or expanding to gigabytes', () => {

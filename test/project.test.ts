@@ -135,7 +135,9 @@ test('projectTitle: blank title falls back to the file name without extension', 
   assert.equal(projectTitle('My Game', 'x.rbxl'), 'My Game');
   assert.equal(projectTitle('  ', 'Castle Siege.rbxl'), 'Castle Siege');
   assert.equal(projectTitle('', 'dir/sub\\place.v2.rbxlx'), 'place.v2');
-  assert.equal(projectTitle('', '.rbxl'), '.rbxl');
+  assert.equal(projectTitle('', '.rbxl'), 'Untitled');
+  assert.equal(projectTitle('', 'dir/ .rbxm'), 'Untitled');
+  assert.equal(projectTitle('', 'no extension'), 'no extension');
   assert.equal(projectTitle('', ''), 'Untitled');
 });
 

@@ -96,7 +96,8 @@ describe('create errors', () => {
 
   test('a JSON body above the limit is 413', async () => {
     const body = JSON.stringify({ preview_hash: hash, title: 'x'.repeat(2000) });
-    await expectError(await postJson(service, CREATE, body, alice), 413, 'payload_too_large');
+    const { message } = await expectError(await postJson(service, CREATE, body, alice), 413, 'payload_too_large');
+    assert.match(message, /^the create request exceeds the limit of \d+ bytes$/);
     // Without a Content-Length the limit holds while reading.
     const chunked = await rawRequest(service, { path: CREATE, headers: { ...alice, 'Content-Type': 'application/json' }, body: [body.slice(0, 1000), body.slice(1000)] });
     assertErrorBody(chunked.status, chunked.text, 413, 'payload_too_large');

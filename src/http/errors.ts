@@ -26,8 +26,9 @@ export const unauthorized = (): HttpError =>
 export const notFound = (what = 'resource'): HttpError => new HttpError(404, 'not_found', `${what} not found`);
 export const methodNotAllowed = (allow: string): HttpError =>
   new HttpError(405, 'method_not_allowed', `method not allowed; use ${allow}`, { Allow: allow });
-export const tooLarge = (limit: number): HttpError =>
-  new HttpError(413, 'payload_too_large', `upload exceeds the limit of ${limit} bytes`);
+/** A body over its route's limit: `what` names it (an upload, a create request). */
+export const tooLarge = (limit: number, what = 'upload'): HttpError =>
+  new HttpError(413, 'payload_too_large', `${what} exceeds the limit of ${limit} bytes`);
 export const busy = (): HttpError =>
   new HttpError(503, 'busy', 'the service is busy; retry shortly', { 'Retry-After': '2' });
 export const shuttingDown = (): HttpError =>

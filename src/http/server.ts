@@ -5,12 +5,13 @@
  * service (downloads, pool).
  */
 import uWS from 'uWebSockets.js';
-import { configFromEnv, defaultConfig, type Config } from '../config.js';
+import { ConfigError, configFromEnv, defaultConfig, type Config } from '../config.js';
 import { createService } from '../service/index.js';
 import { createHttpContext } from './context.js';
 import { methodNotAllowed, notFound, shuttingDown } from './errors.js';
 import { send, sendError, type Exchange } from './exchange.js';
 import { route, type RouteHandler, type RouteOptions } from './route.js';
+import { currentUwsFallbackReason } from './uws-build.js';
 import { analyzeRoute } from './routes/analyze.js';
 import { createProgressRoute, createRoute } from './routes/create.js';
 import { healthRoute } from './routes/health.js';
@@ -45,9 +46,30 @@ function logLine(exchange: Exchange): string {
 
 type Method = 'get' | 'head' | 'post' | 'del';
 
+/** The typings know `listen(port, options, cb)` only; the binding takes a host first too. */
+type ListenWithHost = (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+/** LIBUS_LISTEN_EXCLUSIVE_PORT (the binding exports it; the typings only as a const enum's member). */
+const EXCLUSIVE_PORT = 1;
+
+/**
+ * Listens on host:port alone. uWS shares a port by default (SO_REUSEPORT), so a second
+ * instance started on a port in use would take half its connections, with its own data
+ * directory, and nobody would be told.
+ */
+function listenExclusively(app: uWS.TemplatedApp, host: string, port: number): Promise<uWS.us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    (app.listen as unknown as ListenWithHost).call(app, host, port, EXCLUSIVE_PORT, (socket) => {
+      if (socket) resolve(socket);
+      else reject(new ConfigError(`cannot listen on ${host}:${port}: the port is in use, or HOST is not an address of this machine (HOST, PORT)`));
+    });
+  });
+}
+
 /** Starts the service. `overrides` win over the environment (tests pass port 0 and a temp dataDir). */
 export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.ProcessEnv | null = null): Promise<RunningServer> {
   const config: Config = { ...(env ? configFromEnv(env) : defaultConfig()), ...overrides };
+  const fallback = currentUwsFallbackReason();
+  if (fallback) throw new ConfigError(fallback);
   let closing = false;
   const open = new Set<Exchange>();
   let drained: (() => void) | null = null;
@@ -97,9 +119,13 @@ export async function startServer(overrides: Partial<Config> = {}, env: NodeJS.P
   }
   app.any('/*', route(ctx, () => { throw notFound('route'); }, { auth: false }));
 
-  const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    app.listen(config.host, config.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
-  });
+  let listenSocket: uWS.us_listen_socket;
+  try {
+    listenSocket = await listenExclusively(app, config.host, config.port);
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
   const port = uWS.us_socket_local_port(listenSocket);
   // The sweep running now, if any: close waits for it (within the grace), so nothing writes to the store after.
   let sweeping: Promise<void> | null = null;

@@ -253,7 +253,8 @@ export function projectTitle(title: string, fileName: string): string {
   if (trimmed) return trimmed;
   const base = fileName.slice(Math.max(fileName.lastIndexOf('/'), fileName.lastIndexOf('\\')) + 1);
   const dot = base.lastIndexOf('.');
-  const stem = (dot > 0 ? base.slice(0, dot) : base).trim();
+  // A map's name always ends in its extension: `.rbxl` alone leaves nothing.
+  const stem = (dot >= 0 ? base.slice(0, dot) : base).trim();
   return stem || 'Untitled';
 }
 

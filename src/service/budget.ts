@@ -59,13 +59,18 @@ export class BudgetError extends ConfigError {
 }
 
 export function memoryBudget({ maxMemoryMb, workers, previewCacheBytes }: BudgetInput): MemoryBudget {
-  const mainMb = Math.max(192, Math.ceil(maxMemoryMb * 0.15), Math.ceil(previewCacheBytes / MiB) + 128);
+  const cacheMb = Math.ceil(previewCacheBytes / MiB) + 128;
+  const mainMb = Math.max(192, Math.ceil(maxMemoryMb * 0.15), cacheMb);
   const perWorkerMb = Math.floor((maxMemoryMb - mainMb) / workers);
   const taskMb = perWorkerMb - WORKER_OWN_MB;
   if (taskMb < MIN_TASK_MB) {
+    // When the preview cache sets the main thread's share, the cache is what to change.
+    const advice = cacheMb === mainMb && cacheMb > 192
+      ? `lower PREVIEW_CACHE_BYTES (${previewCacheBytes}), which the main thread holds, or raise MAX_MEMORY_MB`
+      : 'raise MAX_MEMORY_MB or lower WORKERS';
     throw new BudgetError(
       `MAX_MEMORY_MB=${maxMemoryMb} leaves ${perWorkerMb} MiB to each of ${workers} workers after ${mainMb} MiB for the main thread; ` +
-      `each needs at least ${WORKER_OWN_MB + MIN_TASK_MB} MiB: raise MAX_MEMORY_MB or lower WORKERS`,
+      `each needs at least ${WORKER_OWN_MB + MIN_TASK_MB} MiB: ${advice}`,
     );
   }
   const taskBytes = taskMb * MiB;

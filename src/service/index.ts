@@ -16,6 +16,7 @@ import { defaultStoreConfig } from '../store/backends/config.js';
 import { openObjectStore } from '../store/backends/index.js';
 import { isStoreUnavailable } from '../store/backends/errors.js';
 import { acquireLease } from '../store/backends/lease.js';
+import { prepareDataDir } from '../store/data-dir.js';
 import { migrateLegacyLayout } from '../store/legacy.js';
 import { createLocalMirror } from '../store/mirror.js';
 import type { ObjectStore, Reachability } from '../store/backends/types.js';
@@ -102,6 +103,7 @@ function warn(msg: string, error: unknown, fields: Record<string, string> = {}):
 
 export async function createService(config: Config): Promise<Service> {
   const budget = memoryBudget({ maxMemoryMb: config.maxMemoryMb, workers: config.workers, previewCacheBytes: config.previewCacheBytes });
+  await prepareDataDir(config.dataDir);
   const uploadDir = join(config.dataDir, 'uploads');
   await mkdir(uploadDir, { recursive: true });
   // Uploads left by a process that died mid-request belong to nobody now.

@@ -441,7 +441,7 @@ export function createHoldings(
   function refuse(held: UserUsage, kind: HoldingKind, bytes: number, key?: string): void {
     if (key !== undefined && held.holds(kind, key)) return;
     if (kind === 'preview' && held.previews >= limits.userMaxPreviews) {
-      throw new ShareRefusal('previews', `you have ${held.previews} previews, the most one user may have (USER_MAX_PREVIEWS); they expire, or create from them`);
+      throw new ShareRefusal('previews', `you have ${held.previews} previews, the most one user may have (USER_MAX_PREVIEWS); each expires PREVIEW_TTL_SECONDS after its last upload or create, and then a new one fits`);
     }
     if (kind === 'project' && held.projects >= limits.userMaxProjects) {
       throw new ShareRefusal('projects', `you have ${held.projects} projects, the most one user may keep (USER_MAX_PROJECTS); delete some first`);

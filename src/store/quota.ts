@@ -76,7 +76,8 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
     room,
     checkRoom(bytes) {
       if (bytes > room()) {
-        throw new StorageFullError(`the service has no room for ${bytes} more bytes (MAX_DATA_BYTES ${maxBytes}, ${used} used, ${free} free on disk)`);
+        // The figures are the operator's (in /health), not the user's.
+        throw new StorageFullError('the service is out of storage space for now; try again later');
       }
     },
     add(bytes) {

@@ -59,7 +59,7 @@ export function createRoute(ctx: HttpContext): RouteHandler {
     const contentType = req.getHeader('content-type').split(';')[0]!.trim().toLowerCase();
     if (contentType !== 'application/json') throw new HttpError(415, 'unsupported_media_type', 'send the body as Content-Type: application/json');
     const length = req.getHeader('content-length');
-    if (length !== '' && Number(length) > limit) throw tooLarge(limit);
+    if (length !== '' && Number(length) > limit) throw tooLarge(limit, 'the create request');
     const createId = readCreateId(req);
     // Listened for from the start: a client gone while its body or its progress entry is
     // awaited stops the create as surely as one gone during the build.
@@ -142,7 +142,7 @@ function readBody(exchange: Exchange, limit: number): Promise<string> {
       exchange.bytesIn += chunk.byteLength;
       if (exchange.bytesIn > limit) {
         failed = true;
-        reject(tooLarge(limit));
+        reject(tooLarge(limit, 'the create request'));
         return;
       }
       parts.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after this call

@@ -1,0 +1,40 @@
+/**
+ * DATA_DIR at start: created if missing and checked to be a directory the service can
+ * write, so an unusable one stops the start with one line naming it rather than a
+ * stack trace (a file in its place) or a hang (Node's recursive mkdir never returns
+ * for a path under /proc).
+ */
+import { constants } from 'node:fs';
+import { access, mkdir, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { ConfigError } from '../config.js';
+
+const unusable = (dir: string, why: string): ConfigError => new ConfigError(`DATA_DIR ${JSON.stringify(dir)} cannot be used: ${why}`);
+
+const codeOf = (error: unknown): string => (error as NodeJS.ErrnoException)?.code ?? String((error as Error)?.message ?? error);
+
+/** Creates `dir` (each missing level in turn) and checks it is a writable directory; throws ConfigError otherwise. */
+export async function prepareDataDir(dir: string): Promise<void> {
+  const path = resolve(dir);
+  const missing: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    const found = await stat(at).catch((error: unknown) => {
+      if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return undefined;
+      throw unusable(dir, `${at} cannot be read (${codeOf(error)})`);
+    });
+    if (found) {
+      if (!found.isDirectory()) throw unusable(dir, `${at} is not a directory`);
+      break;
+    }
+    if (dirname(at) === at) break;
+    missing.unshift(at);
+  }
+  for (const level of missing) {
+    await mkdir(level).catch((error: unknown) => {
+      if (codeOf(error) !== 'EEXIST') throw unusable(dir, `${level} cannot be created (${codeOf(error)})`);
+    });
+  }
+  await access(path, constants.W_OK | constants.X_OK).catch((error: unknown) => {
+    throw unusable(dir, `it cannot be written (${codeOf(error)})`);
+  });
+}

@@ -1,0 +1,127 @@
+/**
+ * Starting the service: what cannot work stops the start with one line naming the
+ * setting (exit 2), never a stack trace, a hang, or a second instance quietly sharing
+ * the port.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { configFromEnv, ConfigError } from '../src/config.js';
+import { startServer, type RunningServer } from '../src/http/server.js';
+import { uwsFallbackReason, type UwsBuildInput } from '../src/http/uws-build.js';
+import { prepareDataDir } from '../src/store/data-dir.js';
+import { REPO_ROOT } from './support/paths.js';
+import { HEALTH, startService } from './support/service.js';
+
+const MAIN = join(REPO_ROOT, 'dist', 'src', 'main.js');
+
+/** Runs `npm start`'s entry point with `env`; resolves with its exit code and output once it ends (killed after `ms`). */
+function runMain(env: Record<string, string>, ms = 20_000): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', WORKERS: '1', LOG: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    let killed = false;
+    const timer = setTimeout(() => { killed = true; child.kill('SIGKILL'); }, ms);
+    child.on('error', reject);
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr, killed }); });
+  });
+}
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'rbxl-start-'));
+}
+
+/** A port free a moment ago (the kernel shares a port given by `port: 0` differently, so the test names one). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+test('a second instance on a port in use stops with one line; the first keeps the port and serves on', async () => {
+  const first = await startService({ port: await freePort() });
+  const otherData = await tempDir();
+  try {
+    const second = await startServer({ host: '127.0.0.1', port: first.port, dataDir: otherData, log: false, workers: 1 }).catch((error: unknown) => error);
+    if (!(second instanceof Error)) {
+      await (second as RunningServer).close(0);
+      assert.fail('a second instance started on the port in use');
+    }
+    assert.ok(second instanceof ConfigError && second.message.startsWith(`cannot listen on 127.0.0.1:${first.port}: the port is in use`), String(second));
+    // Every connection still reaches the first instance (a shared port split them between the two).
+    for (let i = 0; i < 8; i++) {
+      const health = await (await fetch(`${first.url}${HEALTH}`)).json() as { store: { location: string } };
+      assert.equal(health.store.location, `disk:${join(first.dataDir, 'objects')}`);
+    }
+    const run = await runMain({ PORT: String(first.port), DATA_DIR: otherData });
+    assert.equal(run.killed, false, 'the refused process ends by itself');
+    assert.equal(run.code, 2);
+    assert.equal(run.stderr, `rbxl-import: cannot listen on 127.0.0.1:${first.port}: the port is in use, or HOST is not an address of this machine (HOST, PORT)\n`);
+    assert.equal(run.stdout, '');
+  } finally {
+    await first.close();
+    await rm(otherData, { recursive: true, force: true });
+  }
+});
+
+test('DATA_DIR: created level by level; a file in its way, or a path that cannot be made, stops the start with one line', async () => {
+  const dir = await tempDir();
+  try {
+    const nested = join(dir, 'a', 'b', 'c');
+    await prepareDataDir(nested);
+    assert.ok((await stat(nested)).isDirectory());
+    await prepareDataDir(nested); // an existing directory is fine
+
+    const file = join(dir, 'file');
+    await writeFile(file, 'x');
+    for (const target of [file, join(file, 'below')]) {
+      await assert.rejects(prepareDataDir(target), (error: unknown) =>
+        error instanceof ConfigError && error.message === `DATA_DIR ${JSON.stringify(target)} cannot be used: ${file} is not a directory`);
+    }
+    // Node's recursive mkdir never returns for a path under /proc.
+    if (existsSync('/proc/self')) {
+      await assert.rejects(prepareDataDir('/proc/rbxl-import-test/data'), (error: unknown) =>
+        error instanceof ConfigError && /^DATA_DIR "\/proc\/rbxl-import-test\/data" cannot be used: \/proc\/rbxl-import-test cannot be created \(E[A-Z]+\)$/.test(error.message));
+    }
+
+    const run = await runMain({ PORT: '0', DATA_DIR: file });
+    assert.equal(run.killed, false);
+    assert.equal(run.code, 2);
+    assert.equal(run.stderr, `rbxl-import: DATA_DIR ${JSON.stringify(file)} cannot be used: ${file} is not a directory\n`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('LOG is 1 or 0; anything else stops the start', () => {
+  assert.equal(configFromEnv({}).log, true);
+  assert.equal(configFromEnv({ LOG: '1' }).log, true);
+  assert.equal(configFromEnv({ LOG: '0' }).log, false);
+  for (const value of ['off', 'false', 'no', '00']) {
+    assert.throws(() => configFromEnv({ LOG: value }), (error: unknown) =>
+      error instanceof ConfigError && error.message === `LOG must be 1 (a JSON line per request) or 0 (none), got ${JSON.stringify(value)}`);
+  }
+});
+
+test('the start refuses uWebSockets.js\'s JavaScript fallback unless asked for by name', () => {
+  const node22: UwsBuildInput = {
+    platform: 'linux', arch: 'x64', modules: '127', node: '22.12.0', fallbackRequested: false,
+    binaryExists: (file) => ['uws_linux_x64_93.node', 'uws_linux_x64_108.node', 'uws_linux_x64_115.node'].includes(file),
+  };
+  assert.match(uwsFallbackReason(node22) ?? '', /^uWebSockets\.js has no native build for Node 22\.12\.0 on linux-x64 \(uws_linux_x64_127\.node\).*run the service on Node 20/);
+  assert.equal(uwsFallbackReason({ ...node22, fallbackRequested: true }), null);
+  assert.equal(uwsFallbackReason({ ...node22, modules: '115', node: '20.20.0' }), null);
+});
