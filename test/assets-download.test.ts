@@ -1,4 +1,5 @@
 import { test, describe, after } from 'node:test';
+import { getEventListeners } from 'node:events';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -509,6 +510,26 @@ describe('limits and lifecycle', () => {
     await assert.rejects(pending, (error) => error === reason);
     assert.equal(s.server.requests.length, 1, 'not retried');
     assert.deepEqual(await storedFiles(s.dataDir), []);
+  });
+
+  test('thousands of ids wait on a call\'s signal through one listener, and aborting it still rejects every one', async () => {
+    // One listener per id made each addEventListener look through all the others: 100,000
+    // ids blocked the event loop for most of a minute.
+    const ids = Array.from({ length: 5000 }, (_, i) => String(i + 1));
+    await using s = await setup({ assets: Object.fromEntries(ids.map((id) => [id, { type: 'bytes', body: 'slow', delayMs: 5000 }])) }, { concurrency: 2 });
+    const controller = new AbortController();
+    const pending = s.download.download(ids.map((id) => ({ id, kind: 'image' as const })), controller.signal);
+    while (s.server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 1);
+    const reason = new Error('client went away');
+    controller.abort(reason);
+    await assert.rejects(pending, (error) => error === reason);
+    assert.equal(s.server.requests.length, 2, 'the waiting ids were never requested');
+    // A finished call leaves nothing listening on a signal that may live on (a request's).
+    const later = new AbortController();
+    const outcomes = await s.download.download([{ id: '999999', kind: 'image' }], later.signal);
+    assert.equal(outcomes[0]!.ok, false);
+    assert.equal(getEventListeners(later.signal, 'abort').length, 0);
   });
 
   test('a stale partial download is swept; close() makes later calls fail', async () => {

@@ -14,8 +14,7 @@
  * within `timeoutMs`; one call's downloads together within `totalTimeoutMs`, after
  * which its unfinished assets are reported as `timeout`.
  */
-import { setMaxListeners } from 'node:events';
-import { createSemaphore, createSingleFlight } from '../concurrency/index.js';
+import { createSemaphore, createSingleFlight, fanOutAbort, type AbortFanOut } from '../concurrency/index.js';
 import { AssetFetchError, AssetStoreError, type AssetFailureReason } from './errors.js';
 import { createAssetSource, fillTemplate, isHttpUrl } from './open-cloud.js';
 import type { AssetKind } from './refs.js';
@@ -123,13 +122,25 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     swept ??= sweep();
     await swept;
     signal?.throwIfAborted();
-    const ids = [...new Set(requests.map((request) => request.id))];
     const call = {}; // this call's group for fair slots
     const deadline = totalTimeoutMs === undefined ? null : AbortSignal.timeout(totalTimeoutMs);
     const deadlineAt = totalTimeoutMs === undefined ? Infinity : Date.now() + totalTimeoutMs;
-    const waitSignal = deadline === null ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
-    // One listener per asset id waits on it; hundreds are normal, not a leak.
-    if (waitSignal !== undefined) setMaxListeners(Infinity, waitSignal);
+    const callSignal = deadline === null ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
+    // Every asset id waits on the call's signal: through a fan-out, one listener on it.
+    const waitSignal = callSignal === undefined ? undefined : fanOutAbort(callSignal);
+    try {
+      return await downloadIds(requests, signal, waitSignal, onProgress, call, deadline, deadlineAt);
+    } finally {
+      waitSignal?.release();
+    }
+  }
+
+  /** download's work: `signal` is the caller's, `waitSignal` it and the call's deadline together. */
+  async function downloadIds(
+    requests: readonly AssetRequest[], signal: AbortSignal | undefined, waitSignal: AbortFanOut | undefined,
+    onProgress: DownloadProgress | undefined, call: object, deadline: AbortSignal | null, deadlineAt: number,
+  ): Promise<AssetOutcome[]> {
+    const ids = [...new Set(requests.map((request) => request.id))];
     let done = 0;
     let failed = 0;
     const tell = (): void => {

@@ -6,8 +6,10 @@
  * its signal's reason only after the run has settled when it was the last one, so
  * whatever the run holds (temp files) is gone by then.
  */
+import type { AbortWatch } from './fan-out.js';
+
 export interface SingleFlight<V> {
-  run(key: string, start: (signal: AbortSignal) => Promise<V>, signal?: AbortSignal): Promise<V>;
+  run(key: string, start: (signal: AbortSignal) => Promise<V>, signal?: AbortWatch): Promise<V>;
   /** Aborts every run in flight with `reason` and waits for them to settle. */
   abortAll(reason: unknown): Promise<void>;
   /** Runs in flight. */
@@ -24,7 +26,7 @@ interface Flight<V> {
 export function createSingleFlight<V>(): SingleFlight<V> {
   const flights = new Map<string, Flight<V>>();
 
-  function run(key: string, start: (signal: AbortSignal) => Promise<V>, signal?: AbortSignal): Promise<V> {
+  function run(key: string, start: (signal: AbortSignal) => Promise<V>, signal?: AbortWatch): Promise<V> {
     signal?.throwIfAborted();
     let flight = flights.get(key);
     if (flight === undefined) {
