@@ -322,9 +322,9 @@ test('an error naming what a file holds is one harmless terminal line: escape se
     for (const file of ['hostile.rbxl', 'hostile.rbxlx']) {
       for (const command of [['dump'], ['project'], ['gltf', join(dir, 'out.glb')]] as const) {
         const { code, stderr } = await cli(command[0], join(dir, file), ...command.slice(1));
-        assert.equal(code, 2, `${command} ${file}: ${stderr}`);
-        assert.match(stderr, /^rbxl-import: [^\n]*\n$/, `${command} ${file}: one line`);
-        assert.ok(stderr.includes('\\u001b]0;PWNED\\u0007\\u001b[2J\\u000arbxl-import: all good\\u202e'), `${command} ${file}: ${stderr}`);
+        assert.equal(code, 2, `${command[0]} ${file}: ${stderr}`);
+        assert.match(stderr, /^rbxl-import: [^\n]*\n$/, `${command[0]} ${file}: one line`);
+        assert.ok(stderr.includes('\\u001b]0;PWNED\\u0007\\u001b[2J\\u000arbxl-import: all good\\u202e'), `${command[0]} ${file}: ${stderr}`);
       }
     }
   } finally {
