@@ -349,6 +349,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
             // The same map under the same limits gets the same answer: kept (best effort) so it is not worked out again.
             const refusal: SceneRefusal = { code: built.reason === 'too_large' ? 'map_too_large' : 'not_a_place', message: built.message, limits: sceneLimits };
             await objects.put(projectKeys.sceneRefusal(id), JSON.stringify(refusal)).catch(() => undefined);
+            await forgetUnlessKept(id);
             throw new ServiceError(refusal.code, refusal.message);
           }
         }
@@ -357,10 +358,23 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       await mirror.push(keys.written);
       await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
       quota.add(built.bytes);
+      await forgetUnlessKept(id);
     } finally {
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
     }
+  }
+
+  /**
+   * After a scene (or its refusal) is stored: when the project was deleted meanwhile (its
+   * delete listed the objects before these came), removes them and answers 404, so
+   * nothing of a deleted project stays or is served.
+   */
+  async function forgetUnlessKept(id: string): Promise<void> {
+    if (await projects.getMeta(id) !== undefined) return;
+    await objects.delete(projectKeys.scene(id)).catch(() => undefined);
+    await objects.delete(projectKeys.sceneRefusal(id)).catch(() => undefined);
+    throw new ServiceError('not_found', 'project not found');
   }
 
   /** The kept refusal of this project's scene, when it was made under the limits in force now. */
