@@ -9,10 +9,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { collectAssetRefs } from '../src/assets/refs.js';
+import { assetPath } from '../src/assets/store.js';
+import { GlbTooLargeError } from '../src/scene/glb.js';
+import { storedAssets } from '../src/scene/stored-assets.js';
 import { decode } from '../src/parser/index.js';
 import { encode } from '../src/parser/writer/index.js';
 import { encodePng, newRaster } from '../src/render/png.js';
@@ -218,3 +223,28 @@ describe('scene service', () => {
   });
 });
 
+
+test('scene.glb\'s images and meshes are counted as they are read: past the GLB\'s bound the build stops there, not after holding them all', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rbxl-scene-total-'));
+  try {
+    const ids = ['1001', '1002', '1003', '1004'];
+    const table = new Map<string, string>();
+    for (const id of ids) {
+      const bytes = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(100_000, Number(id) & 0xff)]);
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      mkdirSync(dirname(assetPath(dataDir, sha256)), { recursive: true });
+      writeFileSync(assetPath(dataDir, sha256), bytes);
+      table.set(id, sha256);
+    }
+    const assets = storedAssets({ dataDir, assets: table, maxBytes: 1 << 20, maxTotalBytes: 250_000 });
+    assert.equal(assets.image('1001')?.length, 100_008);
+    assert.equal(assets.image('1002')?.length, 100_008);
+    assert.throws(() => assets.image('1003'), (error: unknown) =>
+      error instanceof GlbTooLargeError && error.maxBytes === 250_000 && /the images and meshes it holds come to 300024 already/.test(error.message));
+    // Without a total bound (the default) every image is read.
+    const unbounded = storedAssets({ dataDir, assets: table, maxBytes: 1 << 20 });
+    for (const id of ids) assert.equal(unbounded.image(id)?.length, 100_008);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -168,9 +168,9 @@ function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof 
 }
 
 async function buildScene(dom: ReturnType<typeof decode>, task: SceneTask): Promise<SceneResult> {
-  const assets = storedAssets({ dataDir: task.dataDir, assets: new Map(task.assets), maxBytes: task.limits.maxFileBytes });
-  const assembly = assembleScene(dom, { assets });
+  const assets = storedAssets({ dataDir: task.dataDir, assets: new Map(task.assets), maxBytes: task.limits.maxFileBytes, maxTotalBytes: task.maxBytes });
   try {
+    const assembly = assembleScene(dom, { assets });
     const { bytes, stats } = await writeSceneGlbFile(assembly, task.glbPath, { images: assets, maxBytes: task.maxBytes });
     return { ok: true, bytes, parts: stats.parts, placeholders: stats.placeholders };
   } catch (error) {
