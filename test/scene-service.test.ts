@@ -18,6 +18,7 @@ import { collectAssetRefs } from '../src/assets/refs.js';
 import { assetPath } from '../src/assets/store.js';
 import { GlbTooLargeError } from '../src/scene/glb.js';
 import { storedAssets } from '../src/scene/stored-assets.js';
+import { createDiskStore, holdingKeys, listKeys, parseHoldingKey } from '../src/store/backends/index.js';
 import { decode } from '../src/parser/index.js';
 import { encode } from '../src/parser/writer/index.js';
 import { encodePng, newRaster } from '../src/render/png.js';
@@ -211,6 +212,27 @@ describe('scene service', () => {
     assert.equal((await fetch(url, { headers: as('carol') })).status, 200);
     const after = await (await fetch(`${service.url}/api-rbxl/health`)).json() as { workers: { tasks: { scene: number } } };
     assert.equal(after.workers.tasks.scene, 1);
+  });
+
+  test('a built scene.glb counts in its owner\'s share with the document; deleting the project removes both', async () => {
+    const bytes = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+    const { preview_hash } = await analyze(service, bytes, 'arena.rbxl', as('dora'));
+    const { project_id: id } = await create(service, { preview_hash }, as('dora'));
+    const objects = createDiskStore({ root: join(service.dataDir, 'objects') });
+    const counted = async (): Promise<number[]> => {
+      const sizes: number[] = [];
+      for await (const key of listKeys(objects, holdingKeys.projectEntries('dora', id))) sizes.push(parseHoldingKey(key)!.bytes);
+      return sizes.sort((a, b) => a - b);
+    };
+    const [document] = await counted();
+    assert.ok(document! > 0);
+    const glb = await fetch(`${service.url}/api-rbxl/projects/${id}/scene.glb`, { headers: as('dora') });
+    assert.equal(glb.status, 200);
+    const sceneBytes = (await glb.arrayBuffer()).byteLength;
+    assert.deepEqual(await counted(), [document!, document! + sceneBytes]);
+    assert.equal((await fetch(`${service.url}/api-rbxl/projects/${id}`, { method: 'DELETE', headers: as('dora') })).status, 204);
+    assert.deepEqual(await counted(), []);
+    await objects.close();
   });
 
   test('the viewer\'s three.js files are served from the package; nothing else of node_modules is', async () => {

@@ -310,19 +310,19 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   }
 
   async function scene(user: string, id: string): Promise<ObjectStream> {
-    await owned(user, id);
+    const meta = await owned(user, id);
     const stored = await objects.getStream(projectKeys.scene(id));
     if (stored !== undefined) return stored;
     const refused = await sceneRefusal(id);
     if (refused !== undefined) throw new ServiceError(refused.code, refused.message);
-    await sceneBuilds.run(id, () => buildScene(id));
+    await sceneBuilds.run(id, () => buildScene(id, meta));
     const built = await objects.getStream(projectKeys.scene(id));
     if (built === undefined) throw new ServiceError('not_found', 'this project has no scene');
     return built;
   }
 
   /** Builds scene.glb in a worker from the project's kept map and assets (local files), and stores it for every instance. */
-  async function buildScene(id: string): Promise<void> {
+  async function buildScene(id: string, meta: ProjectMeta): Promise<void> {
     const tableObject = await objects.get(projectKeys.sceneAssets(id), { maxBytes: 64 * 1024 * 1024 });
     let table: Record<string, string>;
     try {
@@ -359,6 +359,10 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
       quota.add(built.bytes);
       await forgetUnlessKept(id);
+      // The scene is the owner's as much as the document: their share counts it from now
+      // on (the larger of a project's entries counts; its delete removes both).
+      await holdings.addProject(meta.owner, id, (meta.bytes ?? 0) + built.bytes)
+        .catch((error: unknown) => onUncounted?.(id, error));
     } finally {
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
