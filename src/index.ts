@@ -1,4 +1,8 @@
-/** The package's main entry: decoding, the DOM helpers, the writer, the script scanner and the mesh decoders. */
+/**
+ * The package's main entry: decoding, the DOM helpers, the writer, the script scanner and
+ * the mesh decoders. Geometry has entries of its own (package.json `exports`):
+ * `rbxl-import/terrain`, `/geometry`, `/gltf`, `/render`, `/scene`.
+ */
 export { decode, decodeChunks, sniffFormat, type ChunkView } from './parser/index.js';
 export { decodeBinary } from './parser/binary.js';
 export { DecodeError, isDecodeError } from './parser/errors.js';
@@ -8,6 +12,7 @@ export { getProperty, getValue, getBytes, propertyNames, fullName, children, roo
 export { DomBuilder } from './parser/dom-build.js';
 export { stringifyDump } from './parser/dump.js';
 export { dumpJson } from './project/dump.js';
+export { BASE_PART_CLASSES } from './project/classes.js';
 export { projectJson, buildProject, readInstances, decodeValue, type ProjectDocument, type BuildProjectOptions, type ReadInstance } from './project/index.js';
 export type * from './parser/values.js';
 export { scanScript, scanScriptBytes, FINDING_CODES, isHangRisk, type Finding, type FindingCode, type ScanOptions } from './scan/index.js';

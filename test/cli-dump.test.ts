@@ -14,6 +14,7 @@ import { readInstances } from '../src/project/reader.js';
 import { selectRows } from '../src/cli/dump.js';
 import { DomBuilder } from '../src/parser/dom-build.js';
 import { arrayColumn } from '../src/parser/columns/column.js';
+import { concat, fileHeader, frameChunk } from '../src/parser/writer/chunks.js';
 
 const run = promisify(execFile);
 const CLI = join(REPO_ROOT, 'dist/src/cli/main.js');
@@ -302,4 +303,31 @@ test('--path selects by full name in one walk: a 20,000-deep tree reads each nam
   assert.equal(count(selectRows(dom, { classes: [], paths: ['F0.B.C.F2.F3.F4', 'F0.B.C.F2.F3.F4.F5.F6'] })), depth - 4);
   assert.equal(count(selectRows(dom, { classes: [], paths: ['F0.X'] })), 0);
   assert.ok(reads <= 4 * 10, `${reads} names read`); // names are read only down to the longest prefix
+});
+
+test('an error naming what a file holds is one harmless terminal line: escape sequences, line breaks and bidi controls come out as \\u escapes', async () => {
+  // Names from the file end up in decode errors: a property named with an escape sequence
+  // that retitles the window and clears the screen, and a line break that would forge a second line.
+  const hostile = '\x1b]0;PWNED\x07\x1b[2J\nrbxl-import: all good\u202e';
+  const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32LE(n); return b; };
+  const str = (s: string) => { const b = Buffer.from(s, 'utf8'); return Buffer.concat([u32(b.length), b]); };
+  const inst = Buffer.concat([u32(0), str('Part'), Buffer.from([0]), u32(1), Buffer.alloc(4)]);
+  const prop = Buffer.concat([u32(0), str(hostile), Buffer.from([0x0e])]); // a Vector3 with no values: the decode fails naming it
+  const binary = concat([fileHeader(1, 1), ...frameChunk('INST', inst, false), ...frameChunk('PROP', prop, false), ...frameChunk('END', Buffer.from('</roblox>'), false)]);
+  const xml = '<roblox version="4"><Item class="Part"><Properties><Vector3 name="&#x1b;]0;PWNED&#x7;&#x1b;[2J&#xa;rbxl-import: all good&#x202e;"><X>1</X></Vector3></Properties></Item></roblox>';
+  const dir = mkdtempSync(join(tmpdir(), 'rbxl-cli-escape-'));
+  try {
+    writeFileSync(join(dir, 'hostile.rbxl'), binary);
+    writeFileSync(join(dir, 'hostile.rbxlx'), xml);
+    for (const file of ['hostile.rbxl', 'hostile.rbxlx']) {
+      for (const command of [['dump'], ['project'], ['gltf', join(dir, 'out.glb')]] as const) {
+        const { code, stderr } = await cli(command[0], join(dir, file), ...command.slice(1));
+        assert.equal(code, 2, `${command[0]} ${file}: ${stderr}`);
+        assert.match(stderr, /^rbxl-import: [^\n]*\n$/, `${command[0]} ${file}: one line`);
+        assert.ok(stderr.includes('\\u001b]0;PWNED\\u0007\\u001b[2J\\u000arbxl-import: all good\\u202e'), `${command[0]} ${file}: ${stderr}`);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

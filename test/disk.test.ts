@@ -9,10 +9,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createProjectStore } from '../src/store/projects.js';
+import { createDiskQuota } from '../src/store/quota.js';
 import { createDiskStore } from '../src/store/backends/index.js';
 import { PLACES_DIR } from './support/paths.js';
 import { analyze, as, create, expectError, getJson, HEALTH, postJson, CREATE, startService, upload, waitUntil, serviceOf } from './support/service.js';
@@ -198,6 +199,26 @@ test('an upgrade keeps projects and assets stored before the object store (DATA_
     for (const [path] of files) assert.equal(await stat(path).then(() => true, () => false), false, `${path} was left behind`);
   } finally {
     await server.close(1000);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('disk use counts a hard-linked file once (a project links its map to the preview\'s)', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rbxl-quota-links-'));
+  try {
+    const bytes = 100_000;
+    await mkdir(join(dataDir, 'objects', 'previews'), { recursive: true });
+    await writeFile(join(dataDir, 'objects', 'previews', 'map'), Buffer.alloc(bytes, 1));
+    for (let i = 0; i < 4; i++) {
+      await mkdir(join(dataDir, 'objects', 'projects', `p${i}`), { recursive: true });
+      await link(join(dataDir, 'objects', 'previews', 'map'), join(dataDir, 'objects', 'projects', `p${i}`, 'place'));
+    }
+    await writeFile(join(dataDir, 'other'), Buffer.alloc(10, 1));
+    const quota = createDiskQuota({ dataDir, maxDataBytes: 1_000_000 });
+    await quota.start();
+    assert.equal(quota.state().used_bytes, bytes + 10);
+    assert.equal(quota.room() <= 1_000_000 - bytes - 10, true);
+  } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
 });

@@ -9,10 +9,16 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { collectAssetRefs } from '../src/assets/refs.js';
+import { assetPath } from '../src/assets/store.js';
+import { GlbTooLargeError } from '../src/scene/glb.js';
+import { storedAssets } from '../src/scene/stored-assets.js';
+import { createDiskStore, holdingKeys, listKeys, parseHoldingKey } from '../src/store/backends/index.js';
 import { decode } from '../src/parser/index.js';
 import { encode } from '../src/parser/writer/index.js';
 import { encodePng, newRaster } from '../src/render/png.js';
@@ -208,6 +214,27 @@ describe('scene service', () => {
     assert.equal(after.workers.tasks.scene, 1);
   });
 
+  test('a built scene.glb counts in its owner\'s share with the document; deleting the project removes both', async () => {
+    const bytes = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+    const { preview_hash } = await analyze(service, bytes, 'arena.rbxl', as('dora'));
+    const { project_id: id } = await create(service, { preview_hash }, as('dora'));
+    const objects = createDiskStore({ root: join(service.dataDir, 'objects') });
+    const counted = async (): Promise<number[]> => {
+      const sizes: number[] = [];
+      for await (const key of listKeys(objects, holdingKeys.projectEntries('dora', id))) sizes.push(parseHoldingKey(key)!.bytes);
+      return sizes.sort((a, b) => a - b);
+    };
+    const [document] = await counted();
+    assert.ok(document! > 0);
+    const glb = await fetch(`${service.url}/api-rbxl/projects/${id}/scene.glb`, { headers: as('dora') });
+    assert.equal(glb.status, 200);
+    const sceneBytes = (await glb.arrayBuffer()).byteLength;
+    assert.deepEqual(await counted(), [document!, document! + sceneBytes]);
+    assert.equal((await fetch(`${service.url}/api-rbxl/projects/${id}`, { method: 'DELETE', headers: as('dora') })).status, 204);
+    assert.deepEqual(await counted(), []);
+    await objects.close();
+  });
+
   test('the viewer\'s three.js files are served from the package; nothing else of node_modules is', async () => {
     const module = await fetch(`${service.url}/api-rbxl/vendor/three/build/three.module.js`);
     assert.equal(module.status, 200);
@@ -218,3 +245,28 @@ describe('scene service', () => {
   });
 });
 
+
+test('scene.glb\'s images and meshes are counted as they are read: past the GLB\'s bound the build stops there, not after holding them all', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rbxl-scene-total-'));
+  try {
+    const ids = ['1001', '1002', '1003', '1004'];
+    const table = new Map<string, string>();
+    for (const id of ids) {
+      const bytes = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(100_000, Number(id) & 0xff)]);
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      mkdirSync(dirname(assetPath(dataDir, sha256)), { recursive: true });
+      writeFileSync(assetPath(dataDir, sha256), bytes);
+      table.set(id, sha256);
+    }
+    const assets = storedAssets({ dataDir, assets: table, maxBytes: 1 << 20, maxTotalBytes: 250_000 });
+    assert.equal(assets.image('1001')?.length, 100_008);
+    assert.equal(assets.image('1002')?.length, 100_008);
+    assert.throws(() => assets.image('1003'), (error: unknown) =>
+      error instanceof GlbTooLargeError && error.maxBytes === 250_000 && /the images and meshes it holds come to 300024 already/.test(error.message));
+    // Without a total bound (the default) every image is read.
+    const unbounded = storedAssets({ dataDir, assets: table, maxBytes: 1 << 20 });
+    for (const id of ids) assert.equal(unbounded.image(id)?.length, 100_008);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -6,11 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encode } from '../src/parser/writer/index.js';
 import { generatePlace } from '../bench/generate.js';
 import { PLACES_DIR } from './support/paths.js';
-import { ANALYZE, HEALTH, as, multipartBody, openUpload, rawRequest, startService, upload, uploadsIn, waitUntil } from './support/service.js';
+import { ANALYZE, HEALTH, analyze, as, create, multipartBody, openUpload, rawRequest, startService, upload, uploadsIn, waitUntil } from './support/service.js';
 
 const BOUNDARY = 'race-test-boundary-81c2';
 
@@ -64,6 +65,33 @@ test('HEAD /api-rbxl/health answers the status without a body', async () => {
     assert.equal(answer.status, 200);
     assert.equal(await answer.text(), '');
     assert.equal((await fetch(service.url + HEALTH, { method: 'POST' })).status, 405);
+  } finally {
+    await service.close();
+  }
+});
+
+test('a project deleted while its scene.glb is built: the scene is not served and nothing of the project stays', async () => {
+  const service = await startService({ workers: 1 });
+  try {
+    const bytes = encode(generatePlace({ parts: 150_000, scripts: 2, uniqueAssets: 0, seed: 3 }));
+    const { preview_hash } = await analyze(service, bytes, 'big.rbxl', as('ann'));
+    const { project_id: id } = await create(service, { preview_hash }, as('ann'));
+    let answeredAt = Infinity;
+    const scene = fetch(`${service.url}/api-rbxl/projects/${id}/scene.glb`, { headers: as('ann') }).then((response) => {
+      answeredAt = performance.now();
+      return response;
+    });
+    // The build has started once the worker is busy; building 150,000 parts takes far longer than the delete.
+    await waitUntil(async () => (await fetch(service.url + HEALTH).then((r) => r.json() as Promise<{ workers: { running: number } }>)).workers.running > 0, 'the scene build to start');
+    const deleted = await fetch(`${service.url}/api-rbxl/projects/${id}`, { method: 'DELETE', headers: as('ann') });
+    assert.equal(deleted.status, 204);
+    const deletedAt = performance.now();
+    const answer = await scene;
+    assert.ok(deletedAt < answeredAt, 'the delete finished while the scene was being built (else this test shows nothing)');
+    assert.equal(answer.status, 404, 'a deleted project\'s scene is not served');
+    await answer.arrayBuffer();
+    assert.deepEqual(await readdir(join(service.dataDir, 'objects', 'projects', id)).catch(() => []), []);
+    assert.equal((await fetch(`${service.url}/api-rbxl/projects/${id}/scene.glb`, { headers: as('ann') })).status, 404);
   } finally {
     await service.close();
   }

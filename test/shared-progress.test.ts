@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDiskStore, progressKeys, StoreUnavailableError, type ObjectStore } from '../src/store/backends/index.js';
+import { createDiskStore, listAll, progressKeys, StoreUnavailableError, type ObjectStore } from '../src/store/backends/index.js';
 import { createProgressBoard } from '../src/service/progress.js';
 import { createSharedProgress } from '../src/service/shared-progress.js';
 
@@ -252,5 +252,31 @@ test('a create id another instance is running is in use on every instance; a fin
     const c = createSharedProgress(failing);
     assert.ok(await c.begin('ann', 'create-0009'));
     await Promise.all([a.close(), b.close(), c.close()]);
+  });
+});
+
+test('an instance keeps at most a bound of finished creates stored per user: creates refused at once do not pile up in the store', async () => {
+  await withStore(async (objects) => {
+    const shared = createSharedProgress(objects, { maxStoredFinishedPerUser: 3 });
+    const stored = async (user: string) => {
+      let count = 0;
+      for await (const _ of listAll(objects, progressKeys.create(user, 'create-xxxx').replace(/create-xxxx\.json$/, ''))) count++;
+      return count;
+    };
+    for (let i = 0; i < 10; i++) {
+      const tracker = (await shared.begin('ann', `create-${String(i).padStart(4, '0')}`))!;
+      tracker.failed('not_found', 'preview not found');
+      await settled();
+    }
+    const running = (await shared.begin('ben', 'create-0001'))!;
+    await settled();
+    assert.equal(await stored('ann'), 3);
+    // Another instance reads the store: the latest stay there, the oldest went.
+    const other = createSharedProgress(objects);
+    assert.equal((await other.get('ann', 'create-0009'))?.phase, 'failed');
+    assert.equal(await other.get('ann', 'create-0000'), undefined);
+    assert.equal(await stored('ben'), 1, 'another user\'s running create is theirs');
+    running.done('p_aaaaaaaaaaaaaaaaaaaa');
+    await settled();
   });
 });

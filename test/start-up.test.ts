@@ -7,10 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { configFromEnv, ConfigError } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/http/server.js';
 import { uwsFallbackReason, type UwsBuildInput } from '../src/http/uws-build.js';
@@ -124,4 +124,33 @@ test('the start refuses uWebSockets.js\'s JavaScript fallback unless asked for b
   assert.match(uwsFallbackReason(node22) ?? '', /^uWebSockets\.js has no native build for Node 22\.12\.0 on linux-x64 \(uws_linux_x64_127\.node\).*run the service on Node 20/);
   assert.equal(uwsFallbackReason({ ...node22, fallbackRequested: true }), null);
   assert.equal(uwsFallbackReason({ ...node22, modules: '115', node: '20.20.0' }), null);
+});
+
+test('a store that is down at start still lets the instance look after its own disk: stale partial downloads go, the disk\'s room is measured', async () => {
+  const dataDir = await tempDir();
+  try {
+    const stale = join(dataDir, 'assets', 'tmp', 'left-by-a-dead-process.part');
+    await mkdir(dirname(stale), { recursive: true });
+    await writeFile(stale, 'x');
+    const old = new Date(Date.now() - 3_600_000);
+    await utimes(stale, old, old);
+    const server = await startServer({
+      host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, maxDataBytes: 123_456,
+      store: {
+        kind: 's3', bucket: 'down', prefix: '', endpoint: 'http://127.0.0.1:9', forcePathStyle: true, region: 'us-east-1',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, conditionalWrites: 'on', timeoutMs: 500, maxAttempts: 1, partSize: 8 << 20,
+      },
+    });
+    try {
+      const health = await fetch(`${server.url}${HEALTH}`);
+      assert.equal(health.status, 503);
+      const body = await health.json() as { storage: { max_bytes: number } };
+      assert.equal(body.storage.max_bytes, 123_456);
+      assert.equal(existsSync(stale), false);
+    } finally {
+      await server.close(0);
+    }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
 });

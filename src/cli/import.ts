@@ -30,6 +30,9 @@ import {
 import { MAX_USER_ID_LENGTH, USER_ID_PATTERN } from '../client/auth.js';
 import { uploadFromPath } from '../client/node.js';
 import { DEFAULT_BASE_URL, DEFAULT_CONCURRENCY, commandHelp, findCommand } from './help.js';
+import { terminalSafe } from './terminal-text.js';
+
+export { terminalSafe };
 
 export { DEFAULT_BASE_URL, DEFAULT_CONCURRENCY };
 export const USAGE = commandHelp(findCommand('import')!);
@@ -455,16 +458,6 @@ const bar = (fraction: number): string => {
   const filled = Math.round(Math.min(1, Math.max(0, fraction)) * BAR_WIDTH);
   return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${Math.floor(Math.min(1, fraction) * 100)}%`;
 };
-
-/**
- * Text from the service as the terminal gets it: control characters other than line
- * breaks and tabs (an escape sequence could retitle the window or clear the screen),
- * DEL and the C1 controls are written as `\u00XX`, which also keeps JSON output valid.
- */
-export function terminalSafe(text: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are what this replaces
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
 
 /** Lines of a list a person reads in the terminal (`--json` has them all). */
 const SHOWN_LEFT_OUT = 20;

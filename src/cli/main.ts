@@ -14,6 +14,7 @@ import { DecodeError } from '../parser/errors.js';
 import { MeshDecodeError } from '../mesh/errors.js';
 import { dumpPieces, DumpUsageError, parseDumpArgs } from './dump.js';
 import { commandHelp, findCommand, overviewHelp } from './help.js';
+import { terminalLine } from './terminal-text.js';
 
 class UsageError extends Error {
   constructor(message: string, readonly command?: string) {
@@ -117,7 +118,7 @@ async function mesh(args: string[]): Promise<number> {
     const { convertMeshAsset } = await import('../scene/convert.js');
     const converted = convertMeshAsset(await readInput(file));
     if (!converted.ok) {
-      process.stderr.write(`rbxl-import: not converted (${converted.reason}): ${converted.message}\n`);
+      process.stderr.write(`rbxl-import: not converted (${converted.reason}): ${terminalLine(converted.message)}\n`);
       return 2;
     }
     const { writeFile } = await import('node:fs/promises');
@@ -186,15 +187,15 @@ async function main(argv: string[]): Promise<number> {
     }
   } catch (error) {
     if (error instanceof DecodeError || error instanceof MeshDecodeError) {
-      process.stderr.write(`rbxl-import: ${error.message}\n`);
+      process.stderr.write(`rbxl-import: ${terminalLine(error.message)}\n`);
       return 2;
     }
     if (error instanceof UsageError) {
       const see = error.command ? `rbxl-import ${error.command} --help` : 'rbxl-import help';
-      process.stderr.write(`rbxl-import${error.command ? ` ${error.command}` : ''}: ${error.message} (see ${see})\n`);
+      process.stderr.write(`rbxl-import${error.command ? ` ${error.command}` : ''}: ${terminalLine(error.message)} (see ${see})\n`);
       return 2;
     }
-    process.stderr.write(`rbxl-import: ${(error as Error)?.message ?? String(error)}\n`);
+    process.stderr.write(`rbxl-import: ${terminalLine((error as Error)?.message ?? String(error))}\n`);
     return 1;
   }
 }
@@ -207,7 +208,7 @@ const isClosedPipe = (error: unknown): boolean => (error as NodeJS.ErrnoExceptio
 // stop, and stop reporting success, because its log reader went away.
 if (process.argv[2] !== 'serve') {
   process.stdout.on('error', (error: Error) => {
-    if (!isClosedPipe(error)) process.stderr.write(`rbxl-import: cannot write the output: ${error.message}\n`);
+    if (!isClosedPipe(error)) process.stderr.write(`rbxl-import: cannot write the output: ${terminalLine(error.message)}\n`);
     process.exit(isClosedPipe(error) ? 0 : 1);
   });
 }

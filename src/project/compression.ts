@@ -49,13 +49,21 @@ export function documentDecompressor(): BrotliDecompress {
   return createBrotliDecompress();
 }
 
-/** Whether an `Accept-Encoding` header value accepts the stored encoding (a q of 0 refuses it). */
+/**
+ * Whether an `Accept-Encoding` header value accepts the stored encoding: named with a
+ * q above 0, or not named and `*` accepted (RFC 9110 12.5.3: `*` stands only for codings
+ * the header does not name, so `br;q=0, *` refuses it).
+ */
 export function acceptsDocumentEncoding(acceptEncoding: string): boolean {
+  let named: boolean | undefined;
+  let any: boolean | undefined;
   for (const part of acceptEncoding.split(',')) {
     const [coding, ...parameters] = part.trim().toLowerCase().split(';');
     if (coding !== DOCUMENT_ENCODING && coding !== '*') continue;
     const q = parameters.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    if (q === undefined || Number(q.slice(2)) > 0) return true;
+    const accepted = q === undefined || Number(q.slice(2)) > 0;
+    if (coding === DOCUMENT_ENCODING) named = (named ?? false) || accepted;
+    else any = (any ?? false) || accepted;
   }
-  return false;
+  return named ?? any ?? false;
 }

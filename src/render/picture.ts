@@ -34,8 +34,11 @@ export interface Picture {
   height: number;
   /** Studs: the framed box (min x, y, z, max x, y, z). */
   frame: number[];
-  /** Parts drawn as shapes, as single pixels, not drawn (off the picture), and not drawn (behind nearer ones). */
-  parts: { shaded: number; points: number; culled: number; hidden: number };
+  /**
+   * Parts drawn as shapes, as single pixels, not drawn (off the picture), not drawn
+   * (behind nearer ones), and not drawn because the picture's work was spent (PIXEL_BUDGET).
+   */
+  parts: { shaded: number; points: number; culled: number; hidden: number; unfinished: number };
   /** Terrain heightfield cells drawn (solid and water). */
   terrainCells: number;
   /** Colours drawn (the PNG's palette holds at most 256 of them: more are reduced by median cut). */
@@ -55,6 +58,12 @@ const MESH_AS_BOX_PX = 5;
 /** Towards the sun (world space). */
 const SUN = normalize([-0.35, 1, 0.45]);
 const AMBIENT = 0.5;
+/**
+ * Pixels the parts may cover in all, in screens (each part its screen box): the corpus's
+ * places cover at most 6; 60,000 screen-sized parts stacked towards the eye covered
+ * 60,000 and held a worker for 35 s.
+ */
+export const PIXEL_BUDGET = 200;
 
 export function renderPicture(scene: RenderScene, options: PictureOptions = {}): Picture {
   const width = Math.max(16, Math.round(options.width ?? 1024));
@@ -88,7 +97,8 @@ export function renderPicture(scene: RenderScene, options: PictureOptions = {}):
     bands.push(colorIndex(palette, SKY_TOP[0]! + (SKY_BOTTOM[0]! - SKY_TOP[0]!) * t, SKY_TOP[1]! + (SKY_BOTTOM[1]! - SKY_TOP[1]!) * t, SKY_TOP[2]! + (SKY_BOTTOM[2]! - SKY_TOP[2]!) * t));
   }
   clearBands(canvas, bands);
-  const stats = { shaded: 0, points: 0, culled: 0, hidden: 0 };
+  const stats = { shaded: 0, points: 0, culled: 0, hidden: 0, unfinished: 0 };
+  const budget = { pixels: PIXEL_BUDGET * width * height };
   const bounds = geometryBoxes(scene);
   let terrainCells = 0;
   let water: WaterLayer | null = null;
@@ -97,9 +107,9 @@ export function renderPicture(scene: RenderScene, options: PictureOptions = {}):
     terrainCells = drawn.cells;
     water = drawn.water;
   }
-  drawParts(canvas, camera, scene, bounds, false, stats);
+  drawParts(canvas, camera, scene, bounds, false, stats, budget);
   if (water) blendWater(canvas, water);
-  drawParts(canvas, camera, scene, bounds, true, stats);
+  drawParts(canvas, camera, scene, bounds, true, stats, budget);
   const indexed = toIndexed(palette, canvas.pixels, canvas.stride);
   const png = encodeIndexedPng(indexed.scanlines, width, height, indexed.rgb, indexed.colors);
   return { png, width, height, frame, parts: stats, terrainCells, colors: palette.count };
@@ -245,7 +255,9 @@ function shade(nx: number, ny: number, nz: number): number {
 const QX = new Float64Array(4), QZ = new Float64Array(4), SX = new Float64Array(4), SY = new Float64Array(4), SZ = new Float64Array(4);
 let transformed = new Float64Array(3 * 1024);
 
-function drawParts(canvas: Canvas, cam: Camera, scene: RenderScene, boxes: Float64Array, translucentPass: boolean, stats: Picture['parts']): void {
+function drawParts(
+  canvas: Canvas, cam: Camera, scene: RenderScene, boxes: Float64Array, translucentPass: boolean, stats: Picture['parts'], budget: { pixels: number },
+): void {
   const parts = scene.parts;
   const { f, r, u, scale, ox, oy } = cam;
   const box = scene.geometryKeys.get('box') ?? -1;
@@ -300,6 +312,15 @@ function drawParts(canvas: Canvas, cam: Camera, scene: RenderScene, boxes: Float
       else fillRect(canvas, x, y, x + 1, y + 1, cz, shaded(canvas, red, green, blue, k));
       continue;
     }
+    // A shape costs about the screen box it covers, drawn or depth-tested away: past the
+    // budget the rest is left out (and counted), so a file of huge parts stacked towards
+    // the eye cannot hold a worker for minutes.
+    const cost = Math.min(canvas.width, 2 * radius + 1) * Math.min(canvas.height, 2 * radius + 1);
+    if (cost > budget.pixels) {
+      stats.unfinished++;
+      continue;
+    }
+    budget.pixels -= cost;
     stats.shaded++;
     const look = LOOK;
     look.canvas = canvas; look.red = red; look.green = green; look.blue = blue; look.emissive = emissive; look.blend = blend; look.blends = blends;

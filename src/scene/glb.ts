@@ -72,8 +72,11 @@ export function sceneGlb(assembly: SceneAssembly, options: SceneGlbOptions = {})
 /** The GLB would be larger than the caller allows: nothing was written. */
 export class GlbTooLargeError extends Error {
   override name = 'GlbTooLargeError';
-  constructor(readonly bytes: number, readonly maxBytes: number) {
-    super(`scene.glb would be ${bytes} bytes, more than the ${maxBytes} allowed here`);
+  /** `bytes`: the GLB's size, or (`partial`) what its images and meshes read so far come to. */
+  constructor(readonly bytes: number, readonly maxBytes: number, partial = false) {
+    super(partial
+      ? `scene.glb would be more than the ${maxBytes} bytes allowed here (the images and meshes it holds come to ${bytes} already)`
+      : `scene.glb would be ${bytes} bytes, more than the ${maxBytes} allowed here`);
   }
 }
 

@@ -9,7 +9,7 @@ import { assetPath } from '../assets/store.js';
 import { GlbReadError, readGlbGeometry } from '../gltf/read.js';
 import { readFileSync, statSync } from 'node:fs';
 import type { MeshLookup, SceneAssets } from './assemble.js';
-import type { SceneImages } from './glb.js';
+import { GlbTooLargeError, type SceneImages } from './glb.js';
 
 export interface StoredAssetsOptions {
   dataDir: string;
@@ -17,10 +17,22 @@ export interface StoredAssetsOptions {
   assets: ReadonlyMap<string, string>;
   /** Largest asset read (the memory budget's share). */
   maxBytes: number;
+  /**
+   * What the images and converted meshes read may come to in all: the scene.glb's own
+   * bound, since each is embedded in it. Past it GlbTooLargeError is thrown at once,
+   * rather than after every one is held in memory (outside the worker's heap limit).
+   */
+  maxTotalBytes?: number;
 }
 
-export function storedAssets({ dataDir, assets, maxBytes }: StoredAssetsOptions): SceneAssets & SceneImages {
+export function storedAssets({ dataDir, assets, maxBytes, maxTotalBytes = Infinity }: StoredAssetsOptions): SceneAssets & SceneImages {
   const meshes = new Map<string, MeshLookup>();
+  let total = 0;
+  const held = <T extends Uint8Array>(bytes: T): T => {
+    total += bytes.byteLength;
+    if (total > maxTotalBytes) throw new GlbTooLargeError(total, maxTotalBytes, true);
+    return bytes;
+  };
   return {
     mesh(id) {
       const sha256 = assets.get(id);
@@ -32,7 +44,7 @@ export function storedAssets({ dataDir, assets, maxBytes }: StoredAssetsOptions)
         if (!record.converted) found = { ok: false, reason: record.reason };
         else {
           try {
-            found = { ok: true, geometry: readGlbGeometry(readConvertedGlb(dataDir, sha256)) };
+            found = { ok: true, geometry: readGlbGeometry(held(readConvertedGlb(dataDir, sha256))) };
           } catch (error) {
             if (!(error instanceof GlbReadError) && !(error as NodeJS.ErrnoException).code) throw error;
             found = { ok: false, reason: 'unreadable' };
@@ -48,8 +60,9 @@ export function storedAssets({ dataDir, assets, maxBytes }: StoredAssetsOptions)
       try {
         const path = assetPath(dataDir, sha256);
         if (statSync(path).size > maxBytes) return undefined;
-        return readFileSync(path);
-      } catch {
+        return held(readFileSync(path));
+      } catch (error) {
+        if (error instanceof GlbTooLargeError) throw error;
         return undefined;
       }
     },

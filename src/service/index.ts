@@ -162,7 +162,20 @@ export async function createService(config: Config): Promise<Service> {
     });
     indexed = true;
   };
+  /**
+   * The store's housekeeping (under the fleet's lease), then this instance's own files
+   * and disk count, which run whether or not the store answered: an outage of the store
+   * must not leave stale uploads on the disk or the disk's room unmeasured.
+   */
   async function sweep(staleMs = STALE_TEMP_MS): Promise<void> {
+    try {
+      await sweepStore(staleMs);
+    } finally {
+      await sweepLocal(staleMs);
+    }
+  }
+
+  async function sweepStore(staleMs: number): Promise<void> {
     await indexHoldings();
     if (config.storeSweep && (await acquireLease(objects, SWEEP_LEASE, instance, leaseMs))) {
       // A shared store holds other instances' writes in progress, however recently this
@@ -174,6 +187,9 @@ export async function createService(config: Config): Promise<Service> {
       await objects.sweepIncomplete(storeStaleMs);
       await progress.sweep();
     }
+  }
+
+  async function sweepLocal(staleMs: number): Promise<void> {
     await assets.sweep(staleMs);
     await mirror.prune(staleMs);
     for (const name of await readdir(uploadDir).catch(() => [] as string[])) {

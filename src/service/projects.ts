@@ -310,19 +310,19 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   }
 
   async function scene(user: string, id: string): Promise<ObjectStream> {
-    await owned(user, id);
+    const meta = await owned(user, id);
     const stored = await objects.getStream(projectKeys.scene(id));
     if (stored !== undefined) return stored;
     const refused = await sceneRefusal(id);
     if (refused !== undefined) throw new ServiceError(refused.code, refused.message);
-    await sceneBuilds.run(id, () => buildScene(id));
+    await sceneBuilds.run(id, () => buildScene(id, meta));
     const built = await objects.getStream(projectKeys.scene(id));
     if (built === undefined) throw new ServiceError('not_found', 'this project has no scene');
     return built;
   }
 
   /** Builds scene.glb in a worker from the project's kept map and assets (local files), and stores it for every instance. */
-  async function buildScene(id: string): Promise<void> {
+  async function buildScene(id: string, meta: ProjectMeta): Promise<void> {
     const tableObject = await objects.get(projectKeys.sceneAssets(id), { maxBytes: 64 * 1024 * 1024 });
     let table: Record<string, string>;
     try {
@@ -349,6 +349,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
             // The same map under the same limits gets the same answer: kept (best effort) so it is not worked out again.
             const refusal: SceneRefusal = { code: built.reason === 'too_large' ? 'map_too_large' : 'not_a_place', message: built.message, limits: sceneLimits };
             await objects.put(projectKeys.sceneRefusal(id), JSON.stringify(refusal)).catch(() => undefined);
+            await forgetUnlessKept(id);
             throw new ServiceError(refusal.code, refusal.message);
           }
         }
@@ -357,10 +358,27 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       await mirror.push(keys.written);
       await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
       quota.add(built.bytes);
+      await forgetUnlessKept(id);
+      // The scene is the owner's as much as the document: their share counts it from now
+      // on (the larger of a project's entries counts; its delete removes both).
+      await holdings.addProject(meta.owner, id, (meta.bytes ?? 0) + built.bytes)
+        .catch((error: unknown) => onUncounted?.(id, error));
     } finally {
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
     }
+  }
+
+  /**
+   * After a scene (or its refusal) is stored: when the project was deleted meanwhile (its
+   * delete listed the objects before these came), removes them and answers 404, so
+   * nothing of a deleted project stays or is served.
+   */
+  async function forgetUnlessKept(id: string): Promise<void> {
+    if (await projects.getMeta(id) !== undefined) return;
+    await objects.delete(projectKeys.scene(id)).catch(() => undefined);
+    await objects.delete(projectKeys.sceneRefusal(id)).catch(() => undefined);
+    throw new ServiceError('not_found', 'project not found');
   }
 
   /** The kept refusal of this project's scene, when it was made under the limits in force now. */

@@ -44,6 +44,8 @@ export interface SharedProgressOptions {
   now?: () => number;
   /** How often a running create's state may be written (PUBLISH_INTERVAL_MS). */
   publishIntervalMs?: number;
+  /** Finished creates kept stored per user by this instance (MAX_STORED_FINISHED_PER_USER). */
+  maxStoredFinishedPerUser?: number;
   /** A publish that failed (the store is down): reported, never thrown. */
   onError?: (error: unknown) => void;
 }
@@ -52,12 +54,21 @@ export interface SharedProgressOptions {
 const MAX_ENTRY_BYTES = 4096;
 /** A running create's state is written at most this often. */
 export const PUBLISH_INTERVAL_MS = 1000;
+/**
+ * Finished creates this instance keeps stored per user: past it, the oldest one's entry
+ * is deleted. Without a bound, creates refused at once (an unknown preview) each left an
+ * object until the sweep, as fast as a client could send them.
+ */
+export const MAX_STORED_FINISHED_PER_USER = 32;
+/** Users whose finished creates are tracked for that bound. */
+const MAX_TRACKED_USERS = 10_000;
 /** Waits before each new try of a finished create's state that the store refused. */
 const FINAL_RETRY_MS = [250, 1000, 4000];
 
 /** One create's publishing: the key it writes, its tracker, and what is pending. */
 interface Slot {
   readonly key: string;
+  readonly user: string;
   readonly tracker: CreateTracker;
   /** A change not written yet. */
   dirty: boolean;
@@ -78,7 +89,24 @@ export function createSharedProgress(objects: ObjectStore, options: SharedProgre
   const publishIntervalMs = options.publishIntervalMs ?? PUBLISH_INTERVAL_MS;
   /** The slot that owns each key: the latest create of that user and id on this instance. */
   const slots = new Map<string, Slot>();
+  /** Keys of finished creates this instance stored, per user, oldest first. */
+  const storedFinished = new Map<string, string[]>();
+  const maxStoredFinished = options.maxStoredFinishedPerUser ?? MAX_STORED_FINISHED_PER_USER;
   let closed = false;
+
+  /** Records a finished create's stored entry; deletes the user's oldest past the bound (unless a create of that key runs again). */
+  function keepFinished(slot: Slot): void {
+    const keys = (storedFinished.get(slot.user) ?? []).filter((key) => key !== slot.key);
+    keys.push(slot.key);
+    while (keys.length > maxStoredFinished) {
+      const oldest = keys.shift()!;
+      if (!slots.has(oldest)) objects.delete(oldest).catch((error: unknown) => options.onError?.(error));
+    }
+    // Most recent user last; past MAX_TRACKED_USERS the longest idle is forgotten (the sweep deletes its entries in time).
+    storedFinished.delete(slot.user);
+    storedFinished.set(slot.user, keys);
+    if (storedFinished.size > MAX_TRACKED_USERS) storedFinished.delete(storedFinished.keys().next().value!);
+  }
 
   async function begin(user: string, id: string): Promise<CreateTracker | null> {
     const key = progressKeys.create(user, id);
@@ -90,7 +118,7 @@ export function createSharedProgress(objects: ObjectStore, options: SharedProgre
     }
     const tracker = board.begin(user, id);
     if (tracker === null) return null;
-    const slot: Slot = { key, tracker, dirty: true, writing: null, lastWriteAt: -Infinity, timer: null, heartbeat: null, retries: 0 };
+    const slot: Slot = { key, user, tracker, dirty: true, writing: null, lastWriteAt: -Infinity, timer: null, heartbeat: null, retries: 0 };
     const replaced = slots.get(key);
     slots.set(key, slot);
     if (replaced) {
@@ -147,7 +175,11 @@ export function createSharedProgress(objects: ObjectStore, options: SharedProgre
     ).finally(() => {
       slot.writing = null;
       if (slot.dirty) { if (!slot.timer) schedule(slot); return; }
-      if (isFinished(progress) && slots.get(slot.key) === slot) { stopTimers(slot); slots.delete(slot.key); }
+      if (isFinished(progress) && slots.get(slot.key) === slot) {
+        stopTimers(slot);
+        slots.delete(slot.key);
+        if (slot.retries === 0) keepFinished(slot);
+      }
     });
   }
 

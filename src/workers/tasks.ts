@@ -155,7 +155,8 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
 /** The map's picture; a failure to draw is a warning, never a failed analysis. */
 function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof readTerrainGrid> | undefined, warnings: string[]): AnalyzePicture | null {
   try {
-    const { png, width, height } = mapPicture(dom, { terrain });
+    const { png, width, height, parts } = mapPicture(dom, { terrain });
+    if (parts.unfinished > 0) warnings.push(`picture: ${parts.unfinished} parts not drawn (the picture's drawing budget was spent; the import is not affected)`);
     return { png, width, height };
   } catch (error) {
     if (error instanceof RangeError || error instanceof DecodeError) {
@@ -167,9 +168,9 @@ function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof 
 }
 
 async function buildScene(dom: ReturnType<typeof decode>, task: SceneTask): Promise<SceneResult> {
-  const assets = storedAssets({ dataDir: task.dataDir, assets: new Map(task.assets), maxBytes: task.limits.maxFileBytes });
-  const assembly = assembleScene(dom, { assets });
+  const assets = storedAssets({ dataDir: task.dataDir, assets: new Map(task.assets), maxBytes: task.limits.maxFileBytes, maxTotalBytes: task.maxBytes });
   try {
+    const assembly = assembleScene(dom, { assets });
     const { bytes, stats } = await writeSceneGlbFile(assembly, task.glbPath, { images: assets, maxBytes: task.maxBytes });
     return { ok: true, bytes, parts: stats.parts, placeholders: stats.placeholders };
   } catch (error) {
