@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -268,5 +269,22 @@ test('scene.glb\'s images and meshes are counted as they are read: past the GLB\
     for (const id of ids) assert.equal(unbounded.image(id)?.length, 100_008);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a scene.glb that does not fit its owner\'s share is refused (507 quota_exceeded) and not stored', async () => {
+  const bytes = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+  // Room for the preview and the document, not for the scene (about 340 KB).
+  const service = await startService({ userMaxBytes: 200_000 });
+  try {
+    const { preview_hash } = await analyze(service, bytes, 'arena.rbxl', as('erin'));
+    const { project_id: id } = await create(service, { preview_hash }, as('erin'));
+    const refused = await fetch(`${service.url}/api-rbxl/projects/${id}/scene.glb`, { headers: as('erin') });
+    assert.equal(refused.status, 507);
+    assert.equal((await refused.json() as { error: { code: string } }).error.code, 'quota_exceeded');
+    const stored = await readdir(join(service.dataDir, 'objects', 'projects', id));
+    assert.ok(!stored.some((name) => name.startsWith('scene.glb')), stored.join(' '));
+  } finally {
+    await service.close();
   }
 });

@@ -58,7 +58,8 @@ export function acceptsDocumentEncoding(acceptEncoding: string): boolean {
   let named: boolean | undefined;
   let any: boolean | undefined;
   for (const part of acceptEncoding.split(',')) {
-    const [coding, ...parameters] = part.trim().toLowerCase().split(';');
+    const [name = '', ...parameters] = part.toLowerCase().split(';');
+    const coding = name.trim(); // white space may stand before the `;` (RFC 9110 5.6.6)
     if (coding !== DOCUMENT_ENCODING && coding !== '*') continue;
     const q = parameters.map((p) => p.trim()).find((p) => p.startsWith('q='));
     const accepted = q === undefined || Number(q.slice(2)) > 0;

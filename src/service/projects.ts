@@ -356,13 +356,16 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       }
       // A conversion the scene made on the way (a record the store had lost) is kept too.
       await mirror.push(keys.written);
+      // The scene is the owner's as much as the document: it must fit their share, which
+      // counts it from now on (the larger of a project's entries counts; its delete removes both).
+      await holdings.checkBytes(meta.owner, built.bytes).catch(diskToServiceError);
       await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
-      quota.add(built.bytes);
       await forgetUnlessKept(id);
-      // The scene is the owner's as much as the document: their share counts it from now
-      // on (the larger of a project's entries counts; its delete removes both).
+      quota.add(built.bytes);
       await holdings.addProject(meta.owner, id, (meta.bytes ?? 0) + built.bytes)
         .catch((error: unknown) => onUncounted?.(id, error));
+      // Deleted between the check above and this entry: the entry would count for ever.
+      if ((await projects.getMeta(id).catch(() => meta)) === undefined) await holdings.removeProject(meta.owner, id).catch(() => undefined);
     } finally {
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
