@@ -264,6 +264,14 @@ test('scene.glb\'s images and meshes are counted as they are read: past the GLB\
     assert.equal(assets.image('1002')?.length, 100_008);
     assert.throws(() => assets.image('1003'), (error: unknown) =>
       error instanceof GlbTooLargeError && error.maxBytes === 250_000 && /the images and meshes it holds come to 300024 already/.test(error.message));
+    // Converted meshes count too: a real mesh, converted on first use, is more than the 92 bytes left.
+    const mesh = readFileSync(join(CORPUS_DIR, 'meshes', 'torso.mesh'));
+    const meshSha = createHash('sha256').update(mesh).digest('hex');
+    mkdirSync(dirname(assetPath(dataDir, meshSha)), { recursive: true });
+    writeFileSync(assetPath(dataDir, meshSha), mesh);
+    const withMesh = storedAssets({ dataDir, assets: new Map([...table, ['2001', meshSha]]), maxBytes: 1 << 20, maxTotalBytes: 100_100 });
+    assert.equal(withMesh.image('1001')?.length, 100_008);
+    assert.throws(() => withMesh.mesh('2001'), (error: unknown) => error instanceof GlbTooLargeError && error.maxBytes === 100_100);
     // Without a total bound (the default) every image is read.
     const unbounded = storedAssets({ dataDir, assets: table, maxBytes: 1 << 20 });
     for (const id of ids) assert.equal(unbounded.image(id)?.length, 100_008);
