@@ -58,7 +58,8 @@ export interface ProjectService {
   /** The project's sidecar, when `user` owns it; not_found otherwise. */
   owned(user: string, id: string): Promise<ProjectMeta>;
   /** The project's summary as stored JSON text (summary.ts), when `user` owns it; not_found otherwise. Undefined for projects created before summaries were kept. */
-  summary(user: string, id: string): Promise<{ meta: ProjectMeta; text: string | undefined }>;
+  /** The project's summary as stored (a stream), or only its meta for a project made before summaries were kept. */
+  summary(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream | undefined }>;
   /** Deletes a project its owner asks to delete; not_found otherwise. */
   delete(user: string, id: string): Promise<void>;
   /** The project document's bytes as stored (see `meta.encoding`), when `user` owns it; not_found otherwise. Read the stream to its end or destroy it. */
@@ -397,9 +398,9 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     }
   }
 
-  async function summary(user: string, id: string): Promise<{ meta: ProjectMeta; text: string | undefined }> {
+  async function summary(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream | undefined }> {
     const meta = await owned(user, id);
-    return { meta, text: await projects.getSummary(id) };
+    return { meta, stream: await projects.openSummary(id) };
   }
 
   async function document(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream }> {
