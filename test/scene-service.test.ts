@@ -19,6 +19,7 @@ import { collectAssetRefs } from '../src/assets/refs.js';
 import { assetPath } from '../src/assets/store.js';
 import { GlbTooLargeError } from '../src/scene/glb.js';
 import { storedAssets } from '../src/scene/stored-assets.js';
+import runTask from '../src/workers/tasks.js';
 import { createDiskStore, holdingKeys, listKeys, parseHoldingKey } from '../src/store/backends/index.js';
 import { decode } from '../src/parser/index.js';
 import { encode } from '../src/parser/writer/index.js';
@@ -294,5 +295,22 @@ test('a scene.glb that does not fit its owner\'s share is refused (507 quota_exc
     assert.ok(!stored.some((name) => name.startsWith('scene.glb')), stored.join(' '));
   } finally {
     await service.close();
+  }
+});
+
+test('a mesh conversion decodes no more than the task\'s mesh limits allow (the budget\'s share)', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rbxl-mesh-limits-'));
+  try {
+    const mesh = readFileSync(join(CORPUS_DIR, 'meshes', 'sphere.mesh'));
+    const sha256 = createHash('sha256').update(mesh).digest('hex');
+    mkdirSync(dirname(assetPath(dataDir, sha256)), { recursive: true });
+    writeFileSync(assetPath(dataDir, sha256), mesh);
+    const limits = { maxFileBytes: 1 << 20, decode: {}, maxDocumentBytes: 1 << 26 };
+    const small = await runTask({ kind: 'convert', dataDir, sha256s: [sha256], limits: { ...limits, mesh: { maxVertices: 10, maxTriangles: 10 } } });
+    assert.ok('records' in small);
+    assert.equal(small.records[0]!.converted, false);
+    assert.equal((small.records[0] as { reason: string }).reason, 'too_large');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
