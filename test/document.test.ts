@@ -590,6 +590,8 @@ test('the stored document: Brotli round-trips to the same JSON, at most 3× the 
     });
     const compressed = Buffer.concat(stored);
     assert.ok(brotliDecompressSync(compressed).equals(json), `${name}: decompresses to the document`);
+    // A 256 KiB window (lgwin 18: the stream's first bits are 1, 001), so a reader decompressing it holds that, not 4 MiB.
+    assert.equal(compressed[0]! & 0x0f, 0b0011, `${name}: window bits`);
     assert.ok(compressed.length <= 3 * bytes.length, `${name}: stored ${compressed.length} bytes for a ${bytes.length}-byte file (${(compressed.length / bytes.length).toFixed(2)}×)`);
   }
 });
