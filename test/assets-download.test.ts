@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { createDiskStore } from '../src/store/backends/index.js';
 import {
   assetPath,
+  CALL_LANES,
   createAssetDownloader,
   readAssetMeta,
   retryAfterMs,
@@ -521,6 +522,9 @@ describe('limits and lifecycle', () => {
     const pending = s.download.download(ids.map((id) => ({ id, kind: 'image' as const })), controller.signal);
     while (s.server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
     assert.equal(getEventListeners(controller.signal, 'abort').length, 1);
+    // And they are worked through in lanes: at most CALL_LANES jobs exist at once (two downloading, the rest waiting for a slot).
+    const { active, waiting } = s.download.stats();
+    assert.ok(waiting > 0 && active + waiting <= CALL_LANES, `${active} active, ${waiting} waiting`);
     const reason = new Error('client went away');
     controller.abort(reason);
     await assert.rejects(pending, (error) => error === reason);

@@ -590,6 +590,8 @@ test('the stored document: Brotli round-trips to the same JSON, at most 3× the 
     });
     const compressed = Buffer.concat(stored);
     assert.ok(brotliDecompressSync(compressed).equals(json), `${name}: decompresses to the document`);
+    // A 256 KiB window (lgwin 18: the stream's first bits are 1, 001), so a reader decompressing it holds that, not 4 MiB.
+    assert.equal(compressed[0]! & 0x0f, 0b0011, `${name}: window bits`);
     assert.ok(compressed.length <= 3 * bytes.length, `${name}: stored ${compressed.length} bytes for a ${bytes.length}-byte file (${(compressed.length / bytes.length).toFixed(2)}×)`);
   }
 });
@@ -597,7 +599,7 @@ test('the stored document: Brotli round-trips to the same JSON, at most 3× the 
 test('Accept-Encoding: br is accepted unless refused with q=0, itself or by `*` when not named', () => {
   for (const [header, accepted] of [['gzip, deflate, br', true], ['br;q=0.5', true], ['gzip', false], ['', false], ['br;q=0', false], ['*', true], ['BR', true], ['identity', false],
     // `*` stands for the codings not named: a refused br stays refused (RFC 9110 12.5.3).
-    ['br;q=0, *', false], ['*;q=1, br;q=0', false], ['gzip, br;q=0, *;q=0.5', false], ['gzip, *;q=0', false], ['br, *;q=0', true], ['*;q=0.1', true]] as const) {
+    ['br;q=0, *', false], ['*;q=1, br;q=0', false], ['gzip, br;q=0, *;q=0.5', false], ['gzip, *;q=0', false], ['br, *;q=0', true], ['*;q=0.1', true], ['br ;q=0, *', false], ['br\t; q=0, *', false], [' br ', true]] as const) {
     assert.equal(acceptsDocumentEncoding(header), accepted, header);
   }
 });

@@ -16,6 +16,7 @@ import { decode } from '../src/parser/index.js';
 import { encode } from '../src/parser/writer/index.js';
 import { releaseZstdMemory, zstdMemoryBytes } from '../src/parser/zstd.js';
 import { BudgetError, memoryBudget } from '../src/service/budget.js';
+import { DEFAULT_MESH_LIMITS } from '../src/mesh/limits.js';
 import { PLACES_DIR } from './support/paths.js';
 import { analyze, as, create, expectError, getJson, HEALTH, startService, upload } from './support/service.js';
 
@@ -33,6 +34,10 @@ describe('memory budget', () => {
     assert.ok(bigger.task.decode.maxInstances > 1.9 * task.decode.maxInstances);
     assert.throws(() => memoryBudget({ maxMemoryMb: 512, workers: 8, previewCacheBytes: 0 }), (error: Error) =>
       error instanceof BudgetError && /raise MAX_MEMORY_MB or lower WORKERS$/.test(error.message));
+    // Mesh conversions follow the budget too (the Draco decoder's heap is outside V8's limits).
+    assert.ok(task.mesh.maxVertices < DEFAULT_MESH_LIMITS.maxVertices && task.mesh.maxVertices > 100_000, String(task.mesh.maxVertices));
+    assert.ok(bigger.task.mesh.maxVertices > 1.9 * task.mesh.maxVertices);
+    assert.equal(memoryBudget({ maxMemoryMb: 65_536, workers: 2, previewCacheBytes: 0 }).task.mesh.maxTriangles, DEFAULT_MESH_LIMITS.maxTriangles);
     // A cache too large for the budget is named as the cause, not the workers.
     assert.throws(() => memoryBudget({ maxMemoryMb: 2048, workers: 1, previewCacheBytes: 4 * 2 ** 30 }), (error: Error) =>
       error instanceof BudgetError && /lower PREVIEW_CACHE_BYTES \(4294967296\)/.test(error.message) && !/WORKERS/.test(error.message));

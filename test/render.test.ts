@@ -1,8 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
+import { DomBuilder } from '../src/parser/dom-build.js';
+import { arrayColumn } from '../src/parser/columns/column.js';
+import { encode } from '../src/parser/writer/index.js';
+import runTask from '../src/workers/tasks.js';
 import type { Matrix3, Vec3 } from '../src/parser/values.js';
 import { meshObjectShape, partShape } from '../src/geometry/shapes.js';
 import { addPart, createRenderScene, renderPicture, type RenderScene } from '../src/render/index.js';
@@ -189,5 +194,31 @@ test('picture: parts stacked towards the eye stop at the drawing budget and are 
     const dom = decode(readFileSync(join(PLACES_DIR, name)));
     const real = renderPicture(renderInput(assembleScene(dom, { detail: PICTURE_DETAIL })));
     assert.equal(real.parts.unfinished, 0, name);
+  }
+});
+
+test('picture: the analysis names the parts its picture left out', async () => {
+  const builder = new DomBuilder('binary');
+  const workspace = builder.addTable('Workspace');
+  builder.columns(workspace).set('Name', arrayColumn('String', ['Workspace']));
+  const parts = builder.addTable('Part');
+  const count = 3 * PIXEL_BUDGET;
+  // Screen-sized flat parts, each nearer the eye (+X +Y +Z) than the last.
+  builder.columns(parts).set('Name', arrayColumn('String', Array<string>(count).fill('P')));
+  builder.columns(parts).set('CFrame', arrayColumn('CFrame', Array.from({ length: count }, (_, k) => ({ position: [k * 0.001, k * 0.001, k * 0.001] as Vec3, orientation: IDENTITY }))));
+  builder.columns(parts).set('size', arrayColumn('Vector3', Array.from({ length: count }, (): Vec3 => [2048, 0.05, 2048])));
+  const root = builder.add(workspace, -1);
+  for (let k = 0; k < count; k++) builder.add(parts, root);
+  const dir = mkdtempSync(join(tmpdir(), 'rbxl-picture-'));
+  try {
+    const path = join(dir, 'stacked.rbxl');
+    const bytes = encode(builder.build());
+    writeFileSync(path, bytes);
+    const result = await runTask({ kind: 'analyze', path, fileName: 'stacked.rbxl', fileSize: bytes.length, limits: { maxFileBytes: 64 << 20, decode: {}, maxDocumentBytes: 256 << 20 } });
+    assert.ok(result.ok && 'report' in result, JSON.stringify(result).slice(0, 300));
+    const warning = (result.report.warnings).find((text) => text.startsWith('picture:'));
+    assert.match(warning ?? '', /^picture: \d+ parts not drawn \(the picture's drawing budget was spent; the import is not affected\)$/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -18,6 +19,7 @@ import { collectAssetRefs } from '../src/assets/refs.js';
 import { assetPath } from '../src/assets/store.js';
 import { GlbTooLargeError } from '../src/scene/glb.js';
 import { storedAssets } from '../src/scene/stored-assets.js';
+import runTask from '../src/workers/tasks.js';
 import { createDiskStore, holdingKeys, listKeys, parseHoldingKey } from '../src/store/backends/index.js';
 import { decode } from '../src/parser/index.js';
 import { encode } from '../src/parser/writer/index.js';
@@ -263,9 +265,51 @@ test('scene.glb\'s images and meshes are counted as they are read: past the GLB\
     assert.equal(assets.image('1002')?.length, 100_008);
     assert.throws(() => assets.image('1003'), (error: unknown) =>
       error instanceof GlbTooLargeError && error.maxBytes === 250_000 && /the images and meshes it holds come to 300024 already/.test(error.message));
+    // Converted meshes count too: a real mesh, converted on first use, is more than the 92 bytes left.
+    const mesh = readFileSync(join(CORPUS_DIR, 'meshes', 'torso.mesh'));
+    const meshSha = createHash('sha256').update(mesh).digest('hex');
+    mkdirSync(dirname(assetPath(dataDir, meshSha)), { recursive: true });
+    writeFileSync(assetPath(dataDir, meshSha), mesh);
+    const withMesh = storedAssets({ dataDir, assets: new Map([...table, ['2001', meshSha]]), maxBytes: 1 << 20, maxTotalBytes: 100_100 });
+    assert.equal(withMesh.image('1001')?.length, 100_008);
+    assert.throws(() => withMesh.mesh('2001'), (error: unknown) => error instanceof GlbTooLargeError && error.maxBytes === 100_100);
     // Without a total bound (the default) every image is read.
     const unbounded = storedAssets({ dataDir, assets: table, maxBytes: 1 << 20 });
     for (const id of ids) assert.equal(unbounded.image(id)?.length, 100_008);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a scene.glb that does not fit its owner\'s share is refused (507 quota_exceeded) and not stored', async () => {
+  const bytes = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+  // Room for the preview and the document, not for the scene (about 340 KB).
+  const service = await startService({ userMaxBytes: 200_000 });
+  try {
+    const { preview_hash } = await analyze(service, bytes, 'arena.rbxl', as('erin'));
+    const { project_id: id } = await create(service, { preview_hash }, as('erin'));
+    const refused = await fetch(`${service.url}/api-rbxl/projects/${id}/scene.glb`, { headers: as('erin') });
+    assert.equal(refused.status, 507);
+    assert.equal((await refused.json() as { error: { code: string } }).error.code, 'quota_exceeded');
+    const stored = await readdir(join(service.dataDir, 'objects', 'projects', id));
+    assert.ok(!stored.some((name) => name.startsWith('scene.glb')), stored.join(' '));
+  } finally {
+    await service.close();
+  }
+});
+
+test('a mesh conversion decodes no more than the task\'s mesh limits allow (the budget\'s share)', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rbxl-mesh-limits-'));
+  try {
+    const mesh = readFileSync(join(CORPUS_DIR, 'meshes', 'sphere.mesh'));
+    const sha256 = createHash('sha256').update(mesh).digest('hex');
+    mkdirSync(dirname(assetPath(dataDir, sha256)), { recursive: true });
+    writeFileSync(assetPath(dataDir, sha256), mesh);
+    const limits = { maxFileBytes: 1 << 20, decode: {}, maxDocumentBytes: 1 << 26 };
+    const small = await runTask({ kind: 'convert', dataDir, sha256s: [sha256], limits: { ...limits, mesh: { maxVertices: 10, maxTriangles: 10 } } });
+    assert.ok('records' in small);
+    assert.equal(small.records[0]!.converted, false);
+    assert.equal((small.records[0] as { reason: string }).reason, 'too_large');
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

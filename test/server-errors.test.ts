@@ -100,7 +100,7 @@ describe('create errors', () => {
     assert.match(message, /^the create request exceeds the limit of \d+ bytes$/);
     // Without a Content-Length the limit holds while reading.
     const chunked = await rawRequest(service, { path: CREATE, headers: { ...alice, 'Content-Type': 'application/json' }, body: [body.slice(0, 1000), body.slice(1000)] });
-    assertErrorBody(chunked.status, chunked.text, 413, 'payload_too_large');
+    assert.match(assertErrorBody(chunked.status, chunked.text, 413, 'payload_too_large').message, /^the create request exceeds the limit of \d+ bytes$/);
   });
 
   test('the JSON error bodies leave the service able to create', async () => {

@@ -280,3 +280,25 @@ test('an instance keeps at most a bound of finished creates stored per user: cre
     await settled();
   });
 });
+
+test('the bound drops only what this instance wrote: an id run again on another instance keeps its entry', async () => {
+  await withStore(async (objects) => {
+    const a = createSharedProgress(objects, { maxStoredFinishedPerUser: 1 });
+    const b = createSharedProgress(objects);
+    const first = (await a.begin('ann', 'create-0001'))!;
+    first.failed('not_found', 'preview not found');
+    await settled();
+    // The same id, run again on B: its running entry replaces A's finished one in the store.
+    const again = (await b.begin('ann', 'create-0001'))!;
+    await settled();
+    // A finishes another create: past its bound of 1 it would drop create-0001, which is B's now.
+    const second = (await a.begin('ann', 'create-0002'))!;
+    second.failed('not_found', 'preview not found');
+    await settled();
+    const c = createSharedProgress(objects);
+    assert.equal((await c.get('ann', 'create-0001'))?.phase, 'starting', 'B\'s running create is still seen');
+    assert.equal(await c.begin('ann', 'create-0001'), null, 'and its id is still in use across the fleet');
+    again.done('p_aaaaaaaaaaaaaaaaaaaa');
+    await settled();
+  });
+});

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { configFromEnv, ConfigError } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/http/server.js';
-import { uwsFallbackReason, type UwsBuildInput } from '../src/http/uws-build.js';
+import { uwsFallbackReason } from '../src/http/uws-build.js';
 import { prepareDataDir } from '../src/store/data-dir.js';
 import { REPO_ROOT } from './support/paths.js';
 import { HEALTH, startService } from './support/service.js';
@@ -116,14 +116,21 @@ test('LOG is 1 or 0; anything else stops the start', () => {
   }
 });
 
-test('the start refuses uWebSockets.js\'s JavaScript fallback unless asked for by name', () => {
-  const node22: UwsBuildInput = {
-    platform: 'linux', arch: 'x64', modules: '127', node: '22.12.0', fallbackRequested: false,
-    binaryExists: (file) => ['uws_linux_x64_93.node', 'uws_linux_x64_108.node', 'uws_linux_x64_115.node'].includes(file),
-  };
-  assert.match(uwsFallbackReason(node22) ?? '', /^uWebSockets\.js has no native build for Node 22\.12\.0 on linux-x64 \(uws_linux_x64_127\.node\).*run the service on Node 20/);
-  assert.equal(uwsFallbackReason({ ...node22, fallbackRequested: true }), null);
-  assert.equal(uwsFallbackReason({ ...node22, modules: '115', node: '20.20.0' }), null);
+test('the start refuses uWebSockets.js\'s JavaScript fallback, whatever made the loader take it', async () => {
+  const native = ['/app/node_modules/uWebSockets.js/src/uws.js', '/app/node_modules/uWebSockets.js/binaries/uws_linux_x64_115.node'];
+  const fallback = ['/app/node_modules/uWebSockets.js/src/uws.js', '/app/node_modules/uWebSockets.js/dist/index.js'];
+  assert.equal(uwsFallbackReason(native, '20.20.0', 'linux-x64'), null);
+  assert.match(uwsFallbackReason(fallback, '22.12.0', 'linux-x64') ?? '', /^uWebSockets\.js loaded its JavaScript fallback, not a native build, on Node 22\.12\.0 \(linux-x64\)/);
+  // The package's own switch makes its loader take the fallback here: the start stops with one line.
+  const dataDir = await tempDir();
+  try {
+    const run = await runMain({ PORT: '0', DATA_DIR: dataDir, UWS_USE_FALLBACK: '1' });
+    assert.equal(run.killed, false);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /^rbxl-import: uWebSockets\.js loaded its JavaScript fallback, not a native build, on Node [\d.]+ \([a-z0-9]+-[a-z0-9]+\); the service cannot serve on it: run it on Node 20 with glibc 2\.27 or newer\n$/);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
 });
 
 test('a store that is down at start still lets the instance look after its own disk: stale partial downloads go, the disk\'s room is measured', async () => {

@@ -257,6 +257,13 @@ test('preview store: the LRU stays within its byte bound and falls back to the s
   for (const hash of hashes) assert.equal((await store.getFor(hash, 'u'))?.hash, hash);
   assert.ok(store.cacheInfo().bytes <= cacheBytes);
 
+  // Counted as heap, not as text: an analysis of 2 KB of JSON takes more than a 4 KB cache.
+  const small = previewStore(s, { cacheBytes });
+  const half = sha('half');
+  await small.put(preview(half, ['u'], { report: { scripts_total: 0, padding: 'x'.repeat(2000) } as unknown as Report }));
+  assert.equal(small.cacheInfo().entries, 0);
+  assert.equal((await small.get(half))?.hash, half);
+
   // Larger than the whole cache: served from the store, never cached.
   const huge = sha('huge');
   await store.put(preview(huge, ['u'], { report: { scripts_total: 0, padding: 'x'.repeat(10_000) } as unknown as Report }));

@@ -1,5 +1,6 @@
 /** Asset downloads and the content-addressed asset store. */
 export {
+  CALL_LANES,
   createAssetDownloader,
   retryAfterMs,
   statusFailure,

@@ -7,6 +7,7 @@
 import { convertStoredAsset, readConversion, readConvertedGlb } from '../assets/converted.js';
 import { assetPath } from '../assets/store.js';
 import { GlbReadError, readGlbGeometry } from '../gltf/read.js';
+import type { MeshLimits } from '../mesh/limits.js';
 import { readFileSync, statSync } from 'node:fs';
 import type { MeshLookup, SceneAssets } from './assemble.js';
 import { GlbTooLargeError, type SceneImages } from './glb.js';
@@ -23,9 +24,11 @@ export interface StoredAssetsOptions {
    * rather than after every one is held in memory (outside the worker's heap limit).
    */
   maxTotalBytes?: number;
+  /** What converting a mesh again (a store that lost its record) may decode. */
+  meshLimits?: Partial<MeshLimits>;
 }
 
-export function storedAssets({ dataDir, assets, maxBytes, maxTotalBytes = Infinity }: StoredAssetsOptions): SceneAssets & SceneImages {
+export function storedAssets({ dataDir, assets, maxBytes, maxTotalBytes = Infinity, meshLimits }: StoredAssetsOptions): SceneAssets & SceneImages {
   const meshes = new Map<string, MeshLookup>();
   let total = 0;
   const held = <T extends Uint8Array>(bytes: T): T => {
@@ -40,7 +43,7 @@ export function storedAssets({ dataDir, assets, maxBytes, maxTotalBytes = Infini
       let found = meshes.get(sha256);
       if (!found) {
         // Converted at create; a store that lost the record converts again here.
-        const record = readConversion(dataDir, sha256) ?? convertStoredAsset(dataDir, sha256, { maxBytes });
+        const record = readConversion(dataDir, sha256) ?? convertStoredAsset(dataDir, sha256, { maxBytes, ...(meshLimits ? { limits: meshLimits } : {}) });
         if (!record.converted) found = { ok: false, reason: record.reason };
         else {
           try {

@@ -20,6 +20,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import { ConfigError } from '../config.js';
 import type { DecodeLimits } from '../parser/limits.js';
+import { DEFAULT_MESH_LIMITS, type MeshLimits } from '../mesh/limits.js';
 
 export interface BudgetInput {
   maxMemoryMb: number;
@@ -44,7 +45,16 @@ export interface TaskLimits {
   decode: Pick<DecodeLimits, 'maxTotalBytes' | 'maxChunkBytes' | 'maxInstances' | 'maxStringBytes'>;
   /** Largest project document, as written. */
   maxDocumentBytes: number;
+  /** Mesh sizes a conversion may decode (its Draco decoder's heap is outside the worker's V8 limits). */
+  mesh: Pick<MeshLimits, 'maxVertices' | 'maxTriangles'>;
 }
+
+/**
+ * Bytes of a task's share per mesh vertex converted: the Draco decoder's WebAssembly heap
+ * grows about 220 bytes a vertex (a 4.2M-vertex mesh 7.00 of 4.9 MB took a worker to
+ * 1.3 GB), then come the decoded arrays and the converted GLB.
+ */
+const BYTES_PER_MESH_VERTEX = 512;
 
 const MiB = 2 ** 20;
 const WORKER_OWN_MB = 64;
@@ -91,6 +101,10 @@ export function memoryBudget({ maxMemoryMb, workers, previewCacheBytes }: Budget
         maxInstances: Math.floor((heapMb * MiB * 0.6) / BYTES_PER_INSTANCE),
       },
       maxDocumentBytes: taskBytes,
+      mesh: {
+        maxVertices: Math.min(DEFAULT_MESH_LIMITS.maxVertices, Math.floor(taskBytes / BYTES_PER_MESH_VERTEX)),
+        maxTriangles: Math.min(DEFAULT_MESH_LIMITS.maxTriangles, Math.floor(taskBytes / BYTES_PER_MESH_VERTEX)),
+      },
     },
     resourceLimits: { maxOldGenerationSizeMb: heapMb - youngMb, maxYoungGenerationSizeMb: youngMb },
   };

@@ -58,7 +58,8 @@ export interface ProjectService {
   /** The project's sidecar, when `user` owns it; not_found otherwise. */
   owned(user: string, id: string): Promise<ProjectMeta>;
   /** The project's summary as stored JSON text (summary.ts), when `user` owns it; not_found otherwise. Undefined for projects created before summaries were kept. */
-  summary(user: string, id: string): Promise<{ meta: ProjectMeta; text: string | undefined }>;
+  /** The project's summary as stored (a stream), or only its meta for a project made before summaries were kept. */
+  summary(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream | undefined }>;
   /** Deletes a project its owner asks to delete; not_found otherwise. */
   delete(user: string, id: string): Promise<void>;
   /** The project document's bytes as stored (see `meta.encoding`), when `user` owns it; not_found otherwise. Read the stream to its end or destroy it. */
@@ -356,13 +357,16 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       }
       // A conversion the scene made on the way (a record the store had lost) is kept too.
       await mirror.push(keys.written);
+      // The scene is the owner's as much as the document: it must fit their share, which
+      // counts it from now on (the larger of a project's entries counts; its delete removes both).
+      await holdings.checkBytes(meta.owner, built.bytes).catch(diskToServiceError);
       await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
-      quota.add(built.bytes);
       await forgetUnlessKept(id);
-      // The scene is the owner's as much as the document: their share counts it from now
-      // on (the larger of a project's entries counts; its delete removes both).
+      quota.add(built.bytes);
       await holdings.addProject(meta.owner, id, (meta.bytes ?? 0) + built.bytes)
         .catch((error: unknown) => onUncounted?.(id, error));
+      // Deleted between the check above and this entry: the entry would count for ever.
+      if ((await projects.getMeta(id).catch(() => meta)) === undefined) await holdings.removeProject(meta.owner, id).catch(() => undefined);
     } finally {
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
@@ -394,9 +398,9 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     }
   }
 
-  async function summary(user: string, id: string): Promise<{ meta: ProjectMeta; text: string | undefined }> {
+  async function summary(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream | undefined }> {
     const meta = await owned(user, id);
-    return { meta, text: await projects.getSummary(id) };
+    return { meta, stream: await projects.openSummary(id) };
   }
 
   async function document(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream }> {

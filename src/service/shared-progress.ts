@@ -61,7 +61,7 @@ export const PUBLISH_INTERVAL_MS = 1000;
  */
 export const MAX_STORED_FINISHED_PER_USER = 32;
 /** Users whose finished creates are tracked for that bound. */
-const MAX_TRACKED_USERS = 10_000;
+const MAX_TRACKED_USERS = 1_000;
 /** Waits before each new try of a finished create's state that the store refused. */
 const FINAL_RETRY_MS = [250, 1000, 4000];
 
@@ -69,6 +69,7 @@ const FINAL_RETRY_MS = [250, 1000, 4000];
 interface Slot {
   readonly key: string;
   readonly user: string;
+  readonly id: string;
   readonly tracker: CreateTracker;
   /** A change not written yet. */
   dirty: boolean;
@@ -89,23 +90,35 @@ export function createSharedProgress(objects: ObjectStore, options: SharedProgre
   const publishIntervalMs = options.publishIntervalMs ?? PUBLISH_INTERVAL_MS;
   /** The slot that owns each key: the latest create of that user and id on this instance. */
   const slots = new Map<string, Slot>();
-  /** Keys of finished creates this instance stored, per user, oldest first. */
-  const storedFinished = new Map<string, string[]>();
+  /** Finished creates this instance stored, per user, oldest first, with the time each entry says it was written. */
+  const storedFinished = new Map<string, { id: string; writtenAt: number }[]>();
   const maxStoredFinished = options.maxStoredFinishedPerUser ?? MAX_STORED_FINISHED_PER_USER;
   let closed = false;
 
-  /** Records a finished create's stored entry; deletes the user's oldest past the bound (unless a create of that key runs again). */
+  /**
+   * Records a finished create's stored entry; past the bound, deletes the user's oldest
+   * one, but only while it is still what this instance wrote: a create of that id may
+   * have run since, here or on another instance, and its entry is not this one's to drop.
+   */
   function keepFinished(slot: Slot): void {
-    const keys = (storedFinished.get(slot.user) ?? []).filter((key) => key !== slot.key);
-    keys.push(slot.key);
-    while (keys.length > maxStoredFinished) {
-      const oldest = keys.shift()!;
-      if (!slots.has(oldest)) objects.delete(oldest).catch((error: unknown) => options.onError?.(error));
+    const kept = (storedFinished.get(slot.user) ?? []).filter((entry) => entry.id !== slot.id);
+    kept.push({ id: slot.id, writtenAt: slot.lastWriteAt });
+    while (kept.length > maxStoredFinished) {
+      const oldest = kept.shift()!;
+      dropIfOurs(slot.user, oldest).catch((error: unknown) => options.onError?.(error));
     }
     // Most recent user last; past MAX_TRACKED_USERS the longest idle is forgotten (the sweep deletes its entries in time).
     storedFinished.delete(slot.user);
-    storedFinished.set(slot.user, keys);
+    storedFinished.set(slot.user, kept);
     if (storedFinished.size > MAX_TRACKED_USERS) storedFinished.delete(storedFinished.keys().next().value!);
+  }
+
+  async function dropIfOurs(user: string, { id, writtenAt }: { id: string; writtenAt: number }): Promise<void> {
+    const key = progressKeys.create(user, id);
+    if (slots.has(key)) return; // running again here
+    const stored = await objects.get(key, { maxBytes: MAX_ENTRY_BYTES }).catch(() => undefined);
+    const entry = stored === undefined ? undefined : parseEntry(stored.body.toString('utf8'), id);
+    if (entry !== undefined && isFinished(entry.progress) && entry.writtenAt === writtenAt && !slots.has(key)) await objects.delete(key);
   }
 
   async function begin(user: string, id: string): Promise<CreateTracker | null> {
@@ -118,7 +131,7 @@ export function createSharedProgress(objects: ObjectStore, options: SharedProgre
     }
     const tracker = board.begin(user, id);
     if (tracker === null) return null;
-    const slot: Slot = { key, user, tracker, dirty: true, writing: null, lastWriteAt: -Infinity, timer: null, heartbeat: null, retries: 0 };
+    const slot: Slot = { key, user, id, tracker, dirty: true, writing: null, lastWriteAt: -Infinity, timer: null, heartbeat: null, retries: 0 };
     const replaced = slots.get(key);
     slots.set(key, slot);
     if (replaced) {

@@ -137,13 +137,22 @@ interface Uploader {
   key: string;
 }
 
+/**
+ * What a cached analysis takes on the heap per byte of its JSON: its objects, not its
+ * text (an analysis naming 100,000 assets is 3.8 MB of JSON and 12 MB of heap), so
+ * PREVIEW_CACHE_BYTES bounds memory, as the budget counts it.
+ */
+export const HEAP_BYTES_PER_JSON_BYTE = 3.2;
+
+const heapBytes = (jsonBytes: number): number => Math.max(1, Math.ceil(jsonBytes * HEAP_BYTES_PER_JSON_BYTE));
+
 export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
   const { objects, cacheBytes, ttlSeconds, workDir } = options;
   const now = options.now ?? Date.now;
   const ttlMs = ttlSeconds * 1000;
   const analyses =
     cacheBytes > 0
-      ? new LRUCache<string, Analysis>({ maxSize: cacheBytes, sizeCalculation: (analysis) => Buffer.byteLength(JSON.stringify(analysis)) })
+      ? new LRUCache<string, Analysis>({ maxSize: cacheBytes, sizeCalculation: (analysis) => heapBytes(Buffer.byteLength(JSON.stringify(analysis))) })
       : null;
   /** Uploader entries this instance has seen per hash: a hit answers ownership until the entry's expiry; a miss asks the store. */
   const known = new LRUCache<string, Uploader[]>({ max: cacheBytes > 0 ? 50_000 : 1 });
@@ -167,7 +176,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     if (!isAnalysis(analysis) || analysis.hash !== hash) return undefined;
     // Codes of another shape are dropped, not trusted: create then scans the scripts again.
     if (analysis.scriptCodes !== undefined && !isCodesShape(analysis.scriptCodes)) delete analysis.scriptCodes;
-    analyses?.set(hash, analysis, { size: stored.body.byteLength });
+    analyses?.set(hash, analysis, { size: heapBytes(stored.body.byteLength) });
     return analysis;
   }
 
@@ -291,7 +300,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
         : await objects.put(previewKeys.analysis(hash), json, { ifMatch: info.etag });
       stored = written.written ? analysis : (await readAnalysis(hash)) ?? analysis;
     }
-    if (written.written) analyses?.set(hash, analysis, { size: Buffer.byteLength(json) });
+    if (written.written) analyses?.set(hash, analysis, { size: heapBytes(Buffer.byteLength(json)) });
     const expiresAt = preview.expiresAt ?? now() + ttlMs;
     const entries = await Promise.all(preview.uploaders.map((user) => writeEntry(hash, user, ofUser(preview.fileNames, user), expiresAt)));
     return compose(stored, [...(known.get(hash) ?? []), ...entries])!;

@@ -57,6 +57,8 @@ export interface ProjectStore {
   commit(id: string, tempPath: string, meta: ProjectMeta, summary?: string): Promise<void>;
   /** The summary kept beside the document (as stored JSON text), or undefined when there is none. Ownership is the caller's check. */
   getSummary(id: string): Promise<string | undefined>;
+  /** The summary's bytes as a stream (what the project page reads: served as it arrives, never held whole), or undefined. */
+  openSummary(id: string): Promise<ObjectStream | undefined>;
   /** Removes a prepared document that will not be committed. */
   discard(tempPath: string): Promise<void>;
   /** Removes a project (sidecar first, so it stops being served at once); false when there was none. */
@@ -193,6 +195,11 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return readText(projectKeys.summary(id), MAX_SUMMARY_BYTES);
   }
 
+  async function openSummary(id: string): Promise<ObjectStream | undefined> {
+    if (!PROJECT_ID.test(id)) return undefined;
+    return objects.getStream(projectKeys.summary(id));
+  }
+
   async function discard(tempPath: string): Promise<void> {
     await rm(tempPath, { force: true });
   }
@@ -254,5 +261,5 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return removed;
   }
 
-  return { save, get, getMeta, openDocument, prepare, commit, getSummary, discard, delete: remove, list, sweep };
+  return { save, get, getMeta, openDocument, prepare, commit, getSummary, openSummary, discard, delete: remove, list, sweep };
 }

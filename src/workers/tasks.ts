@@ -11,6 +11,7 @@ import { decode } from '../parser/index.js';
 import { DecodeError } from '../parser/errors.js';
 import { TASK_FINISHED, TASK_RUNNING } from './deadlines.js';
 import type { DecodeLimits } from '../parser/limits.js';
+import type { MeshLimits } from '../mesh/limits.js';
 import { releaseZstdMemory } from '../parser/zstd.js';
 import { analyzeDom, type Analysis } from '../project/report.js';
 import { projectJson, type BuildProjectOptions } from '../project/document.js';
@@ -26,6 +27,8 @@ export interface TaskLimits {
   maxFileBytes: number;
   decode: Partial<DecodeLimits>;
   maxDocumentBytes: number;
+  /** What a mesh conversion may decode (the budget's share; the defaults when absent). */
+  mesh?: Partial<MeshLimits>;
 }
 
 export interface AnalyzeTask {
@@ -109,7 +112,7 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
   try {
     if (task.kind === 'convert') {
       // One at a time: each conversion holds one asset and its geometry, then lets them go.
-      const records = task.sha256s.map((sha256) => convertStoredAsset(task.dataDir, sha256, { maxBytes: task.limits.maxFileBytes }));
+      const records = task.sha256s.map((sha256) => convertStoredAsset(task.dataDir, sha256, { maxBytes: task.limits.maxFileBytes, ...(task.limits.mesh ? { limits: task.limits.mesh } : {}) }));
       return { ok: true, records };
     }
     const dom = decode(readPlace(task.path, task.limits.maxFileBytes), task.limits.decode);
@@ -168,7 +171,7 @@ function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof 
 }
 
 async function buildScene(dom: ReturnType<typeof decode>, task: SceneTask): Promise<SceneResult> {
-  const assets = storedAssets({ dataDir: task.dataDir, assets: new Map(task.assets), maxBytes: task.limits.maxFileBytes, maxTotalBytes: task.maxBytes });
+  const assets = storedAssets({ dataDir: task.dataDir, assets: new Map(task.assets), maxBytes: task.limits.maxFileBytes, maxTotalBytes: task.maxBytes, ...(task.limits.mesh ? { meshLimits: task.limits.mesh } : {}) });
   try {
     const assembly = assembleScene(dom, { assets });
     const { bytes, stats } = await writeSceneGlbFile(assembly, task.glbPath, { images: assets, maxBytes: task.maxBytes });
