@@ -529,11 +529,42 @@ describe('limits and lifecycle', () => {
     controller.abort(reason);
     await assert.rejects(pending, (error) => error === reason);
     assert.equal(s.server.requests.length, 2, 'the waiting ids were never requested');
+    // It returned once its jobs had cleaned up: nothing downloading, nothing waiting, no partial file.
+    assert.deepEqual(s.download.stats(), { active: 0, waiting: 0 });
+    assert.deepEqual(await readdir(join(s.dataDir, 'assets', 'tmp')).catch(() => []), []);
     // A finished call leaves nothing listening on a signal that may live on (a request's).
     const later = new AbortController();
     const outcomes = await s.download.download([{ id: '999999', kind: 'image' }], later.signal);
     assert.equal(outcomes[0]!.ok, false);
     assert.equal(getEventListeners(later.signal, 'abort').length, 0);
+  });
+
+  test('past the call\'s deadline, every id not downloaded is a timeout outcome however many there are; stored ones are answered at once', { timeout: 20_000 }, async () => {
+    const hanging = Array.from({ length: CALL_LANES + 44 }, (_, i) => String(i + 1));
+    const stored = ['9001', '9002', '9003'];
+    await using s = await setup({
+      assets: {
+        ...Object.fromEntries(hanging.map((id) => [id, { type: 'bytes', body: 'late', delayMs: 3000 }])),
+        ...Object.fromEntries(stored.map((id) => [id, { type: 'bytes', body: `stored ${id}` }])),
+      },
+    }, { concurrency: 2, totalTimeoutMs: 400 });
+    for (const outcome of await s.download.download(stored.map((id) => ({ id, kind: 'image' as const })))) assert.equal(outcome.ok, true);
+    // The stored ones come last: behind hundreds of ids that never arrive.
+    const outcomes = await s.download.download([...hanging, ...stored].map((id) => ({ id, kind: 'image' as const })));
+    assert.deepEqual(outcomes.slice(0, hanging.length).map((o) => (o.ok ? 'ok' : o.reason)), hanging.map(() => 'timeout'));
+    assert.deepEqual(outcomes.slice(hanging.length).map((o) => (o.ok ? o.cached : o.reason)), [true, true, true]);
+  });
+
+  test('close() stops a call of many ids at once: no more requests', { timeout: 20_000 }, async () => {
+    const ids = Array.from({ length: 2 * CALL_LANES }, (_, i) => String(i + 1));
+    await using s = await setup({ assets: Object.fromEntries(ids.map((id) => [id, { type: 'bytes', body: 'slow', delayMs: 2000 }])) }, { concurrency: 2 });
+    const pending = s.download.download(ids.map((id) => ({ id, kind: 'mesh' as const })));
+    while (s.server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    const started = Date.now();
+    await s.download.close();
+    await assert.rejects(pending, /the asset downloader was closed/);
+    assert.ok(Date.now() - started < 1500, `${Date.now() - started} ms`);
+    assert.equal(s.server.requests.length, 2);
   });
 
   test('a stale partial download is swept; close() makes later calls fail', async () => {

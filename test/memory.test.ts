@@ -37,6 +37,7 @@ describe('memory budget', () => {
     // Mesh conversions follow the budget too (the Draco decoder's heap is outside V8's limits).
     assert.ok(task.mesh.maxVertices < DEFAULT_MESH_LIMITS.maxVertices && task.mesh.maxVertices > 100_000, String(task.mesh.maxVertices));
     assert.ok(bigger.task.mesh.maxVertices > 1.9 * task.mesh.maxVertices);
+    assert.ok(task.mesh.maxTriangles < DEFAULT_MESH_LIMITS.maxTriangles && bigger.task.mesh.maxTriangles > 1.9 * task.mesh.maxTriangles);
     assert.equal(memoryBudget({ maxMemoryMb: 65_536, workers: 2, previewCacheBytes: 0 }).task.mesh.maxTriangles, DEFAULT_MESH_LIMITS.maxTriangles);
     // A cache too large for the budget is named as the cause, not the workers.
     assert.throws(() => memoryBudget({ maxMemoryMb: 2048, workers: 1, previewCacheBytes: 4 * 2 ** 30 }), (error: Error) =>

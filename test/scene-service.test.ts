@@ -293,6 +293,15 @@ test('a scene.glb that does not fit its owner\'s share is refused (507 quota_exc
     assert.equal((await refused.json() as { error: { code: string } }).error.code, 'quota_exceeded');
     const stored = await readdir(join(service.dataDir, 'objects', 'projects', id));
     assert.ok(!stored.some((name) => name.startsWith('scene.glb')), stored.join(' '));
+    // Asked again without room made: refused at once, without another build.
+    const scenesBuilt = async (): Promise<number> => (await (await fetch(`${service.url}/api-rbxl/health`)).json() as { workers: { tasks: { scene: number } } }).workers.tasks.scene;
+    const built = await scenesBuilt();
+    for (let i = 0; i < 3; i++) {
+      const again = await fetch(`${service.url}/api-rbxl/projects/${id}/scene.glb`, { headers: as('erin') });
+      assert.equal(again.status, 507);
+      assert.match((await again.json() as { error: { message: string } }).error.message, /USER_MAX_BYTES/);
+    }
+    assert.equal(await scenesBuilt(), built);
   } finally {
     await service.close();
   }
@@ -310,6 +319,14 @@ test('a mesh conversion decodes no more than the task\'s mesh limits allow (the 
     assert.ok('records' in small);
     assert.equal(small.records[0]!.converted, false);
     assert.equal((small.records[0] as { reason: string }).reason, 'too_large');
+    // The record is shared by every instance: one whose budget allows more converts it again
+    // (a smaller one's refusal is not the answer for all), and that answer then stands.
+    const same = await runTask({ kind: 'convert', dataDir, sha256s: [sha256], limits: { ...limits, mesh: { maxVertices: 10, maxTriangles: 10 } } });
+    assert.ok('records' in same && !same.records[0]!.converted);
+    const larger = await runTask({ kind: 'convert', dataDir, sha256s: [sha256], limits });
+    assert.ok('records' in larger && larger.records[0]!.converted, JSON.stringify(larger));
+    const after = await runTask({ kind: 'convert', dataDir, sha256s: [sha256], limits: { ...limits, mesh: { maxVertices: 10, maxTriangles: 10 } } });
+    assert.ok('records' in after && after.records[0]!.converted);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

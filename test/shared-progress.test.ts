@@ -302,3 +302,24 @@ test('the bound drops only what this instance wrote: an id run again on another 
     await settled();
   });
 });
+
+test('the bound keeps an id that finished again on another instance: its entry is that instance\'s', async () => {
+  await withStore(async (objects) => {
+    let clock = 1_000_000;
+    const now = () => clock;
+    const a = createSharedProgress(objects, { maxStoredFinishedPerUser: 1, now });
+    const b = createSharedProgress(objects, { now });
+    const first = (await a.begin('ann', 'create-0001'))!;
+    first.failed('not_found', 'preview not found');
+    await settled();
+    clock += 1000;
+    const again = (await b.begin('ann', 'create-0001'))!;
+    again.done('p_bbbbbbbbbbbbbbbbbbbb');
+    await settled();
+    const second = (await a.begin('ann', 'create-0002'))!;
+    second.failed('not_found', 'preview not found');
+    await settled();
+    const c = createSharedProgress(objects, { now });
+    assert.equal((await c.get('ann', 'create-0001'))?.project_id, 'p_bbbbbbbbbbbbbbbbbbbb');
+  });
+});

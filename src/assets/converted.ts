@@ -15,14 +15,21 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { CONVERTER_VERSION, convertMeshAsset, type ConversionFailure } from '../scene/convert.js';
-import type { MeshLimits } from '../mesh/limits.js';
+import { DEFAULT_MESH_LIMITS, type MeshLimits } from '../mesh/limits.js';
 import { assetPath, isSha256 } from './store.js';
 import { readFileBounded } from '../store/bounded-read.js';
 
 /** What became of one downloaded mesh or union model. */
 export type ConversionRecord =
   | { sha256: string; converted: true; format: string; vertices: number; triangles: number; bones: number; bytes: number }
-  | { sha256: string; converted: false; reason: ConversionFailure | 'unreadable'; message: string };
+  | { sha256: string; converted: false; reason: ConversionFailure | 'unreadable'; message: string; limits?: SizeLimits };
+
+/**
+ * The mesh sizes a `too_large` conversion ran under. Limits follow each instance's memory
+ * budget, and the record is shared by every instance: one whose limits are higher
+ * converts the mesh again rather than take a smaller instance's refusal.
+ */
+export type SizeLimits = Pick<MeshLimits, 'maxVertices' | 'maxTriangles'>;
 
 /** What an asset outcome says about a mesh's or union model's conversion (the record without its key). */
 export type AssetConversion =
@@ -71,8 +78,12 @@ export function readConversion(dataDir: string, sha256: string): ConversionRecor
  * writes the GLB and the record. `maxBytes` bounds what is read (the memory budget).
  */
 export function convertStoredAsset(dataDir: string, sha256: string, options: { maxBytes: number; limits?: Partial<MeshLimits> }): ConversionRecord {
+  const limits: SizeLimits = {
+    maxVertices: options.limits?.maxVertices ?? DEFAULT_MESH_LIMITS.maxVertices,
+    maxTriangles: options.limits?.maxTriangles ?? DEFAULT_MESH_LIMITS.maxTriangles,
+  };
   const known = readConversion(dataDir, sha256);
-  if (known) return known;
+  if (known && !refusedUnderLess(known, limits)) return known;
   let bytes: Uint8Array;
   try {
     bytes = readFileBounded(assetPath(dataDir, sha256), options.maxBytes, (size) => new Error(`the asset is ${size} bytes, more than the ${options.maxBytes} a conversion may read`));
@@ -84,10 +95,16 @@ export function convertStoredAsset(dataDir: string, sha256: string, options: { m
   const result = convertMeshAsset(bytes, options.limits);
   const record: ConversionRecord = result.ok
     ? { sha256, converted: true, format: result.info.format, vertices: result.info.vertices, triangles: result.info.triangles, bones: result.info.bones, bytes: result.glb.length }
-    : { sha256, converted: false, reason: result.reason, message: result.message };
+    : { sha256, converted: false, reason: result.reason, message: result.message, ...(result.reason === 'too_large' ? { limits } : {}) };
   if (result.ok) writeWhole(convertedGlbPath(dataDir, sha256), result.glb);
   writeWhole(recordPath(dataDir, sha256), JSON.stringify(record));
   return record;
+}
+
+/** A `too_large` record made under smaller limits than `limits` (so worth converting again). */
+function refusedUnderLess(record: ConversionRecord, limits: SizeLimits): boolean {
+  if (record.converted || record.reason !== 'too_large' || record.limits === undefined) return false;
+  return record.limits.maxVertices < limits.maxVertices || record.limits.maxTriangles < limits.maxTriangles;
 }
 
 /**

@@ -110,6 +110,7 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
   /** Per running job: the latest deadline of the calls waiting on it (epoch ms; Infinity without one). */
   const jobDeadlines = new Map<string, { at: number }>();
   let closed = false;
+  const closeReason = new Error('the asset downloader was closed');
   let swept: Promise<void> | undefined;
 
   async function download(requests: readonly AssetRequest[], signal?: AbortSignal, onProgress?: DownloadProgress): Promise<AssetOutcome[]> {
@@ -152,27 +153,38 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
       tell();
     };
     tell();
-    // Settled, not all: an aborted call returns only once its jobs have cleaned up. The ids
-    // go through CALL_LANES lanes, so only that many jobs (each a store lookup, a promise
-    // chain and its signals) exist at once however many ids the map names.
-    const settled: PromiseSettledResult<FetchResult>[] = new Array<PromiseSettledResult<FetchResult>>(ids.length);
-    let next = 0;
-    const lane = async (): Promise<void> => {
-      while (next < ids.length) {
-        const index = next++;
-        const id = ids[index]!;
-        // A job shared by several calls may wait as long as the latest of their deadlines.
-        const shared = jobDeadlines.get(id);
-        if (shared === undefined) jobDeadlines.set(id, { at: deadlineAt });
-        else shared.at = Math.max(shared.at, deadlineAt);
-        const job = jobs.run(id, (jobSignal) => runJob(id, jobSignal, call).finally(() => jobDeadlines.delete(id)), waitSignal);
-        if (onProgress) job.then(report, () => report(undefined));
-        settled[index] = await job.then((value) => ({ status: 'fulfilled', value }), (reason: unknown) => ({ status: 'rejected', reason }));
-      }
+    // Each id's result, settled (an aborted call returns only once its jobs have cleaned
+    // up). The ids go through CALL_LANES lanes, so only that many jobs (each a store
+    // lookup, a promise chain and its signals) exist at once however many ids the map
+    // names; once the call is stopped (aborted, past its deadline, the downloader closed)
+    // the ids not started settle with the reason at once.
+    const settled = new Array<PromiseSettledResult<FetchResult> | undefined>(ids.length);
+    const stopped = (): unknown => (waitSignal?.aborted ? waitSignal.reason : closed ? closeReason : undefined);
+    const settle = (index: number, result: PromiseSettledResult<FetchResult>): void => {
+      if (settled[index] !== undefined) return; // the first outcome stands (a cached id is not stopped later)
+      settled[index] = result;
+      if (onProgress) report(result.status === 'fulfilled' ? result.value : undefined);
     };
-    await Promise.all(Array.from({ length: Math.min(CALL_LANES, ids.length) }, lane));
+    // First what the store has already (one lookup each), so those are answered at once
+    // rather than queued behind downloads.
+    await inLanes(ids.length, stopped, settle, async (index) => {
+      const stored = await lookupAssetId(store.objects, ids[index]!);
+      if (stored !== undefined) settle(index, { status: 'fulfilled', value: { ok: true, meta: stored, cached: true } });
+    });
+    // Then one job each for the rest, shared by id with any other call that wants it.
+    await inLanes(ids.length, stopped, settle, async (index) => {
+      if (settled[index] !== undefined) return;
+      const id = ids[index]!;
+      const job = jobs.run(id, (jobSignal) => runJob(id, jobSignal, call).finally(() => jobDeadlines.delete(id)), waitSignal);
+      // A job shared by several calls may wait as long as the latest of their deadlines.
+      const shared = jobDeadlines.get(id);
+      if (shared === undefined) jobDeadlines.set(id, { at: deadlineAt });
+      else shared.at = Math.max(shared.at, deadlineAt);
+      settle(index, { status: 'fulfilled', value: await job });
+    });
     const byId = new Map<string, FetchResult>();
     for (const [index, result] of settled.entries()) {
+      if (result === undefined) throw new Error(`asset ${ids[index]!} was not settled`); // inLanes settles every index
       if (result.status === 'fulfilled') byId.set(ids[index]!, result.value);
       else if (deadline?.aborted && !signal?.aborted && !closed && result.reason === deadline.reason) byId.set(ids[index]!, TIMED_OUT);
       else throw result.reason;
@@ -180,9 +192,8 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     return requests.map((request) => toOutcome(request, byId.get(request.id)!));
   }
 
+  /** Downloads an asset the store did not have when its call looked (download's first pass). */
   async function runJob(id: string, signal: AbortSignal, call: object): Promise<FetchResult> {
-    const stored = await lookupAssetId(store.objects, id);
-    if (stored !== undefined) return { ok: true, meta: stored, cached: true };
     if (!source.usable) return { ok: false, reason: 'no_credentials' };
     // A slot per attempt, not per job: a job waiting out a Retry-After holds none, so a
     // host that rate-limits one map's assets does not stall every other create.
@@ -230,11 +241,35 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
   async function close(): Promise<void> {
     if (closed) return;
     closed = true;
-    await jobs.abortAll(new Error('the asset downloader was closed'));
+    await jobs.abortAll(closeReason);
     await source.close();
   }
 
   return { download, sweep, stats: () => ({ active: slots.active, waiting: slots.waiting }), close };
+}
+
+/**
+ * Runs `work(index)` for every index below `count`, CALL_LANES at a time. What `work`
+ * throws settles its index as rejected; once `stopped()` gives a reason, the indexes not
+ * started settle with it instead of running. Never rejects.
+ */
+async function inLanes(
+  count: number, stopped: () => unknown, settle: (index: number, result: PromiseRejectedResult) => void, work: (index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < count) {
+      const index = next++;
+      const reason = stopped();
+      if (reason !== undefined) { settle(index, { status: 'rejected', reason }); continue; }
+      try {
+        await work(index);
+      } catch (error) {
+        settle(index, { status: 'rejected', reason: error });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CALL_LANES, count) }, lane));
 }
 
 /**

@@ -4,7 +4,7 @@
  * bytes. Only the assets the project downloaded (asset id → SHA-256, from its create)
  * are looked at, so a scene never shows another project's files.
  */
-import { convertStoredAsset, readConversion, readConvertedGlb } from '../assets/converted.js';
+import { convertStoredAsset, readConvertedGlb } from '../assets/converted.js';
 import { assetPath } from '../assets/store.js';
 import { GlbReadError, readGlbGeometry } from '../gltf/read.js';
 import type { MeshLimits } from '../mesh/limits.js';
@@ -43,7 +43,7 @@ export function storedAssets({ dataDir, assets, maxBytes, maxTotalBytes = Infini
       let found = meshes.get(sha256);
       if (!found) {
         // Converted at create; a store that lost the record converts again here.
-        const record = readConversion(dataDir, sha256) ?? convertStoredAsset(dataDir, sha256, { maxBytes, ...(meshLimits ? { limits: meshLimits } : {}) });
+        const record = convertStoredAsset(dataDir, sha256, { maxBytes, ...(meshLimits ? { limits: meshLimits } : {}) });
         if (!record.converted) found = { ok: false, reason: record.reason };
         else {
           try {

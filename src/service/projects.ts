@@ -23,7 +23,8 @@ import type { ObjectStore, ObjectStream } from '../store/backends/types.js';
 import type { Preview, PreviewStore } from '../store/previews.js';
 import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/projects.js';
 import type { Holdings, Reservation } from '../store/holdings.js';
-import type { DiskQuota } from '../store/quota.js';
+import { QuotaExceededError, type DiskQuota } from '../store/quota.js';
+import { LRUCache } from 'lru-cache';
 import type { WorkerPool } from '../workers/pool.js';
 import { busyToServiceError, diskToServiceError, expiryOf, fileNameFor, guard } from './analysis.js';
 import { ServiceError } from './errors.js';
@@ -115,6 +116,10 @@ const COUNT_RETRY_MS = [250, 1000, 4000];
 
 export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes, sceneLimits, onUncounted }: ProjectDeps): ProjectService {
   const sceneBuilds = createSingleFlight<void>();
+  /** Scenes refused for their owner's share, with their size (this instance's memory; a few thousand at most). */
+  const shareRefusedScenes = new LRUCache<string, number>({ max: 4096 });
+  const sceneOverShare = (): ServiceError =>
+    new ServiceError('quota_exceeded', 'your share of the service has no room for this project\'s scene.glb (USER_MAX_BYTES); delete projects or let previews expire to make room');
   /** Share entries of made projects being written (and tried again); close ends their retries. */
   const counting = new Set<Promise<void>>();
   const stopCounting = new AbortController();
@@ -333,6 +338,11 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       throw new ServiceError('not_found', 'this project has no scene (it was created before scenes were kept)');
     }
     guard(() => quota.checkRoom(1));
+    // A scene must fit its owner's share (checked with its size once built). One refused
+    // for that is remembered with its size, so asking again without making room is
+    // refused here, not with a build each time.
+    const refusedBytes = shareRefusedScenes.get(id);
+    if (refusedBytes !== undefined && (await holdings.room(meta.owner).catch(() => Infinity)) < refusedBytes) throw sceneOverShare();
     const entries = Object.entries(table).filter(([, sha]) => typeof sha === 'string' && isSha256(sha));
     const keys = conversionKeys([...new Set(entries.map(([, sha]) => sha))]);
     await mirror.fetch([projectKeys.place(id), ...keys.read]);
@@ -359,7 +369,12 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       await mirror.push(keys.written);
       // The scene is the owner's as much as the document: it must fit their share, which
       // counts it from now on (the larger of a project's entries counts; its delete removes both).
-      await holdings.checkBytes(meta.owner, built.bytes).catch(diskToServiceError);
+      await holdings.checkBytes(meta.owner, built.bytes).catch((error: unknown) => {
+        if (!(error instanceof QuotaExceededError)) diskToServiceError(error);
+        shareRefusedScenes.set(id, built.bytes);
+        throw sceneOverShare();
+      });
+      shareRefusedScenes.delete(id);
       await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
       await forgetUnlessKept(id);
       quota.add(built.bytes);
