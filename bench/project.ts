@@ -39,7 +39,7 @@ import { brotliCompressSync, constants } from 'node:zlib';
 import { Bench } from 'tinybench';
 import { decode } from '../src/parser/index.js';
 import type { Dom } from '../src/parser/dom.js';
-import { documentCompressor, documentQuality } from '../src/project/compression.js';
+import { DOCUMENT_WINDOW_BITS, documentCompressor, documentQuality } from '../src/project/compression.js';
 import { projectJson, type BuildProjectOptions } from '../src/project/document.js';
 import { pumpChunks } from '../src/project/json-stream.js';
 import { surfaceJoints } from '../src/project/joints.js';
@@ -86,9 +86,14 @@ export async function buildStored(dom: Dom, input: BuildInput): Promise<[number,
   return [jsonBytes, storedBytes];
 }
 
-/** The document's text through Brotli at its stored quality, in one call (the reference's compression). */
+/** The document's text through Brotli at its stored quality and window, in one call (the reference's compression). */
 function compressText(text: Buffer, fileBytes: number): Buffer {
-  return brotliCompressSync(text, { params: { [constants.BROTLI_PARAM_QUALITY]: documentQuality(fileBytes), [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } });
+  return brotliCompressSync(text, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: documentQuality(fileBytes), [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+      [constants.BROTLI_PARAM_LGWIN]: DOCUMENT_WINDOW_BITS,
+    },
+  });
 }
 
 /**

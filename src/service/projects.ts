@@ -58,8 +58,7 @@ export interface ProjectService {
   create(request: CreateRequest): Promise<CreatedProject | null>;
   /** The project's sidecar, when `user` owns it; not_found otherwise. */
   owned(user: string, id: string): Promise<ProjectMeta>;
-  /** The project's summary as stored JSON text (summary.ts), when `user` owns it; not_found otherwise. Undefined for projects created before summaries were kept. */
-  /** The project's summary as stored (a stream), or only its meta for a project made before summaries were kept. */
+  /** The project's summary as stored (summary.ts; a stream), when `user` owns it; not_found otherwise. Undefined for projects created before summaries were kept. */
   summary(user: string, id: string): Promise<{ meta: ProjectMeta; stream: ObjectStream | undefined }>;
   /** Deletes a project its owner asks to delete; not_found otherwise. */
   delete(user: string, id: string): Promise<void>;
