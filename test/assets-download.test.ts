@@ -555,6 +555,41 @@ describe('limits and lifecycle', () => {
     assert.deepEqual(outcomes.slice(hanging.length).map((o) => (o.ok ? o.cached : o.reason)), [true, true, true]);
   });
 
+  test('a call joins a download another call has in flight, however far back the id sits in its lanes: one request, and one call giving up does not stop it for the other', { timeout: 20_000 }, async () => {
+    const others = Array.from({ length: CALL_LANES }, (_, i) => String(1000 + i));
+    await using s = await setup({
+      assets: { '1': { type: 'bytes', body: 'one', delayMs: 600 }, ...Object.fromEntries(others.map((id) => [id, { type: 'bytes', body: `x${id}`, delayMs: 800 }])) },
+    }, { concurrency: 600, perCallConcurrency: 600 });
+    const a = new AbortController();
+    const first = s.download.download([{ id: '1', kind: 'image' }], a.signal).catch((error: unknown) => error);
+    // The second call's lanes are all busy with slow ids when it reaches id 1.
+    const second = s.download.download([...others, '1'].map((id) => ({ id, kind: 'image' as const })));
+    setTimeout(() => a.abort(new Error('A gave up')), 150);
+    assert.match(String(await first), /A gave up/);
+    const outcomes = await second;
+    assert.equal(outcomes.at(-1)!.ok, true);
+    assert.equal(s.server.count('template', '1'), 1);
+    // And one that finished is found in the store by a job started after it: no second request.
+    const third = await s.download.download([{ id: '1', kind: 'image' }]);
+    assert.equal(expectOk(third[0]).cached, true);
+    assert.equal(s.server.count('template', '1'), 1);
+  });
+
+  test('an id another call stored after this call looked is found in the store when its job starts: no second request', { timeout: 20_000 }, async () => {
+    const others = Array.from({ length: CALL_LANES }, (_, i) => String(1000 + i));
+    await using s = await setup({
+      assets: { '1': { type: 'bytes', body: 'one' }, ...Object.fromEntries(others.map((id) => [id, { type: 'bytes', body: `x${id}`, delayMs: 600 }])) },
+    }, { concurrency: 600, perCallConcurrency: 600 });
+    // This call looks id 1 up (not stored) at once, then its lanes are busy with slow ids.
+    const later = s.download.download([...others, '1'].map((id) => ({ id, kind: 'image' as const })));
+    while (s.server.count('template', others[0]!) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Meanwhile another call downloads and stores it.
+    assert.equal((await s.download.download([{ id: '1', kind: 'image' }]))[0]!.ok, true);
+    const outcomes = await later;
+    assert.equal(expectOk(outcomes.at(-1)!).cached, true);
+    assert.equal(s.server.count('template', '1'), 1);
+  });
+
   test('close() stops a call of many ids at once: no more requests', { timeout: 20_000 }, async () => {
     const ids = Array.from({ length: 2 * CALL_LANES }, (_, i) => String(i + 1));
     await using s = await setup({ assets: Object.fromEntries(ids.map((id) => [id, { type: 'bytes', body: 'slow', delayMs: 2000 }])) }, { concurrency: 2 });

@@ -165,23 +165,36 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
       settled[index] = result;
       if (onProgress) report(result.status === 'fulfilled' ? result.value : undefined);
     };
+    // Each id's job, shared by id with any other call that wants it (started at most once per id here).
+    const started = new Uint8Array(ids.length);
+    const startJob = async (index: number): Promise<void> => {
+      started[index] = 1;
+      const id = ids[index]!;
+      try {
+        const job = jobs.run(id, (jobSignal) => runJob(id, jobSignal, call).finally(() => jobDeadlines.delete(id)), waitSignal);
+        // A job shared by several calls may wait as long as the latest of their deadlines.
+        const shared = jobDeadlines.get(id);
+        if (shared === undefined) jobDeadlines.set(id, { at: deadlineAt });
+        else shared.at = Math.max(shared.at, deadlineAt);
+        settle(index, { status: 'fulfilled', value: await job });
+      } catch (error) {
+        settle(index, { status: 'rejected', reason: error });
+      }
+    };
     // First what the store has already (one lookup each), so those are answered at once
-    // rather than queued behind downloads.
+    // rather than queued behind downloads; an id another call is downloading now is
+    // joined at once (a wait, not a new job), so that download goes on for both.
+    const joined: Promise<void>[] = [];
     await inLanes(ids.length, stopped, settle, async (index) => {
       const stored = await lookupAssetId(store.objects, ids[index]!);
       if (stored !== undefined) settle(index, { status: 'fulfilled', value: { ok: true, meta: stored, cached: true } });
+      else if (jobs.has(ids[index]!)) joined.push(startJob(index));
     });
-    // Then one job each for the rest, shared by id with any other call that wants it.
+    // Then a job each for the rest.
     await inLanes(ids.length, stopped, settle, async (index) => {
-      if (settled[index] !== undefined) return;
-      const id = ids[index]!;
-      const job = jobs.run(id, (jobSignal) => runJob(id, jobSignal, call).finally(() => jobDeadlines.delete(id)), waitSignal);
-      // A job shared by several calls may wait as long as the latest of their deadlines.
-      const shared = jobDeadlines.get(id);
-      if (shared === undefined) jobDeadlines.set(id, { at: deadlineAt });
-      else shared.at = Math.max(shared.at, deadlineAt);
-      settle(index, { status: 'fulfilled', value: await job });
+      if (settled[index] === undefined && !started[index]) await startJob(index);
     });
+    await Promise.all(joined);
     const byId = new Map<string, FetchResult>();
     for (const [index, result] of settled.entries()) {
       if (result === undefined) throw new Error(`asset ${ids[index]!} was not settled`); // inLanes settles every index
@@ -192,8 +205,10 @@ export function createAssetDownloader(options: AssetDownloaderOptions): AssetDow
     return requests.map((request) => toOutcome(request, byId.get(request.id)!));
   }
 
-  /** Downloads an asset the store did not have when its call looked (download's first pass). */
   async function runJob(id: string, signal: AbortSignal, call: object): Promise<FetchResult> {
+    // Again here: another call may have stored it since this one looked.
+    const stored = await lookupAssetId(store.objects, id);
+    if (stored !== undefined) return { ok: true, meta: stored, cached: true };
     if (!source.usable) return { ok: false, reason: 'no_credentials' };
     // A slot per attempt, not per job: a job waiting out a Retry-After holds none, so a
     // host that rate-limits one map's assets does not stall every other create.

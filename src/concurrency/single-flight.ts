@@ -14,6 +14,8 @@ export interface SingleFlight<V> {
   abortAll(reason: unknown): Promise<void>;
   /** Runs in flight. */
   readonly size: number;
+  /** Whether a run of `key` is in flight (a caller may join it). */
+  has(key: string): boolean;
 }
 
 interface Flight<V> {
@@ -78,5 +80,5 @@ export function createSingleFlight<V>(): SingleFlight<V> {
     await Promise.allSettled(pending.map((flight) => flight.promise));
   }
 
-  return { run, abortAll, get size() { return flights.size; } };
+  return { run, abortAll, get size() { return flights.size; }, has: (key) => flights.has(key) };
 }
