@@ -582,11 +582,11 @@ describe('limits and lifecycle', () => {
     }, { concurrency: 600, perCallConcurrency: 600 });
     // This call looks id 1 up (not stored) at once, then its lanes are busy with slow ids.
     const later = s.download.download([...others, '1'].map((id) => ({ id, kind: 'image' as const })));
-    while (s.server.count('template', others[0]!) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (s.server.count('template', others[0]) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     // Meanwhile another call downloads and stores it.
     assert.equal((await s.download.download([{ id: '1', kind: 'image' }]))[0]!.ok, true);
     const outcomes = await later;
-    assert.equal(expectOk(outcomes.at(-1)!).cached, true);
+    assert.equal(expectOk(outcomes.at(-1)).cached, true);
     assert.equal(s.server.count('template', '1'), 1);
   });
 
