@@ -269,9 +269,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
           if (deleted.signal.aborted) return; // deleted here: nothing to count
           if (stop.aborted) break;
           try {
-            await holdings.addProject(user, id, bytes);
-            // Deleted meanwhile on another instance, before this entry landed: it would count for ever.
-            if ((await projects.getMeta(id)) === undefined) await holdings.removeProject(user, id);
+            await countIfKept(user, id, bytes);
             return;
           } catch (again) {
             error = again;
@@ -286,6 +284,15 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       });
       return { retries };
     }
+  }
+
+  /**
+   * Writes a project's share entry, then removes it again when the project is gone: a
+   * delete that ran before the entry landed could not see it, and it would count for ever.
+   */
+  async function countIfKept(user: string, id: string, bytes: number): Promise<void> {
+    await holdings.addProject(user, id, bytes);
+    if ((await projects.getMeta(id)) === undefined) await holdings.removeProject(user, id);
   }
 
   async function close(timeoutMs = 2000): Promise<void> {
@@ -377,10 +384,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
       await forgetUnlessKept(id);
       quota.add(built.bytes);
-      await holdings.addProject(meta.owner, id, (meta.bytes ?? 0) + built.bytes)
-        .catch((error: unknown) => onUncounted?.(id, error));
-      // Deleted between the check above and this entry: the entry would count for ever.
-      if ((await projects.getMeta(id).catch(() => meta)) === undefined) await holdings.removeProject(meta.owner, id).catch(() => undefined);
+      await countIfKept(meta.owner, id, (meta.bytes ?? 0) + built.bytes).catch((error: unknown) => onUncounted?.(id, error));
     } finally {
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
