@@ -307,6 +307,41 @@ test('a scene.glb that does not fit its owner\'s share is refused (507 quota_exc
   }
 });
 
+test('scene.glb built at once for one owner do not all pass a share with room for one', async () => {
+  const bytes = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+  /** A preview, three projects of it and their scenes, requested at once; the owner's counted bytes before the scenes and the scenes' answers. */
+  const scenesAtOnce = async (userMaxBytes: number): Promise<{ held: number; statuses: number[]; sizes: number[] }> => {
+    const service = await startService({ userMaxBytes });
+    try {
+      const { preview_hash } = await analyze(service, bytes, 'arena.rbxl', as('gus'));
+      const ids = [];
+      for (let i = 0; i < 3; i++) ids.push((await create(service, { preview_hash }, as('gus'))).project_id);
+      let held = 0;
+      for await (const key of listKeys(createDiskStore({ root: join(service.dataDir, 'objects') }), holdingKeys.user('gus'))) held += parseHoldingKey(key)?.bytes ?? 0;
+      // Entries of no bytes, which a share check lists: its listing takes long enough
+      // for both scenes' checks to be under way at once.
+      const padding = join(service.dataDir, 'objects', dirname(holdingKeys.preview('gus', '0'.repeat(64), 0, 0)));
+      mkdirSync(padding, { recursive: true });
+      const expiry = Date.now() + 86_400_000;
+      for (let i = 0; i < 4000; i++) {
+        const key = holdingKeys.preview('gus', createHash('sha256').update(String(i)).digest('hex'), expiry, 0);
+        writeFileSync(join(service.dataDir, 'objects', key), '');
+      }
+      const answers = await Promise.all(ids.map((id) => fetch(`${service.url}/api-rbxl/projects/${id}/scene.glb`, { headers: as('gus') })));
+      const sizes = await Promise.all(answers.map(async (answer) => (await answer.arrayBuffer()).byteLength));
+      return { held, statuses: answers.map((answer) => answer.status).sort(), sizes };
+    } finally {
+      await service.close();
+    }
+  };
+  const roomy = await scenesAtOnce(1 << 30);
+  assert.deepEqual(roomy.statuses, [200, 200, 200]);
+  const scene = roomy.sizes[0]!;
+  // Room for what the owner holds and one scene and a half: one scene is served, the other refused.
+  const tight = await scenesAtOnce(roomy.held + scene + (scene >> 1));
+  assert.deepEqual(tight.statuses, [200, 507, 507]);
+});
+
 test('a mesh conversion decodes no more than the task\'s mesh limits allow (the budget\'s share)', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rbxl-mesh-limits-'));
   try {

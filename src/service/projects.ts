@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSingleFlight } from '../concurrency/index.js';
+import { createKeyedLock, createSingleFlight } from '../concurrency/index.js';
 import { conversionOf, finishedConversions } from '../assets/converted.js';
 import type { AssetDownloader, AssetOutcome } from '../assets/download.js';
 import { AssetStoreError } from '../assets/errors.js';
@@ -115,6 +115,9 @@ const COUNT_RETRY_MS = [250, 1000, 4000];
 
 export function createProjectService({ objects, mirror, workDir, previews, projects, pool, assets, quota, holdings, maxSceneBytes, sceneLimits, onUncounted }: ProjectDeps): ProjectService {
   const sceneBuilds = createSingleFlight<void>();
+  // A user's scenes are checked against their share and counted one at a time: two
+  // built at once must not both pass a check that has room for one.
+  const sceneShares = createKeyedLock();
   /** Scenes refused for their owner's share, with their size (this instance's memory; a few thousand at most). */
   const shareRefusedScenes = new LRUCache<string, number>({ max: 4096 });
   const sceneOverShare = (): ServiceError =>
@@ -375,16 +378,18 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
       await mirror.push(keys.written);
       // The scene is the owner's as much as the document: it must fit their share, which
       // counts it from now on (the larger of a project's entries counts; its delete removes both).
-      await holdings.checkBytes(meta.owner, built.bytes).catch((error: unknown) => {
-        if (!(error instanceof QuotaExceededError)) diskToServiceError(error);
-        shareRefusedScenes.set(id, built.bytes);
-        throw sceneOverShare();
+      await sceneShares(meta.owner, async () => {
+        await holdings.checkBytes(meta.owner, built.bytes).catch((error: unknown) => {
+          if (!(error instanceof QuotaExceededError)) diskToServiceError(error);
+          shareRefusedScenes.set(id, built.bytes);
+          throw sceneOverShare();
+        });
+        shareRefusedScenes.delete(id);
+        await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
+        await forgetUnlessKept(id);
+        quota.add(built.bytes);
+        await countIfKept(meta.owner, id, (meta.bytes ?? 0) + built.bytes).catch((error: unknown) => onUncounted?.(id, error));
       });
-      shareRefusedScenes.delete(id);
-      await objects.putFile(projectKeys.scene(id), temp, { moveSource: true });
-      await forgetUnlessKept(id);
-      quota.add(built.bytes);
-      await countIfKept(meta.owner, id, (meta.bytes ?? 0) + built.bytes).catch((error: unknown) => onUncounted?.(id, error));
     } finally {
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
