@@ -212,7 +212,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     return analysis;
   }
 
-  /** Every uploader entry of `hash` in the store (expired ones included), with their bodies. */
+  /** The uploader entries of `hash` under `prefix` (expired ones included), with their bodies: everyone's only for `get`, else one user's (`listOwn`). */
   async function listUploaders(hash: string, prefix = previewKeys.uploaders(hash)): Promise<Uploader[]> {
     const found: Uploader[] = [];
     for await (const info of listAll(objects, prefix)) {
