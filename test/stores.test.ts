@@ -26,7 +26,7 @@ async function freshDir(): Promise<string> {
 
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-function preview(hash: string, uploaders: string[], extra: Partial<NewPreview> = {}): NewPreview {
+function preview(hash: string, user: string, extra: Partial<NewPreview> = {}): NewPreview {
   return {
     hash,
     report: { scripts_total: 3, classes: { Part: 10 } } as unknown as Report,
@@ -34,7 +34,7 @@ function preview(hash: string, uploaders: string[], extra: Partial<NewPreview> =
     fileName: 'map.rbxl',
     fileSize: 1234,
     format: 'binary',
-    uploaders,
+    user,
     ...extra,
   };
 }
@@ -131,16 +131,19 @@ test('preview store: put, get from cache and from the store', async () => {
   const store = previewStore(s, { now: time.now });
   const hash = sha('a');
   assert.equal(await store.get(hash), undefined);
-  const stored = await store.put(preview(hash, ['u1']));
+  const stored = await store.put(preview(hash, 'u1'));
   assert.equal(stored.createdAt, time.now());
   assert.equal(stored.expiresAt, time.now() + 60_000);
-  assert.deepEqual(await store.get(hash), stored);
+  assert.deepEqual([stored.user, stored.fileName], ['u1', 'map.rbxl']);
+  assert.deepEqual(await store.getFor(hash, 'u1'), stored);
+  const all = await store.get(hash);
+  assert.deepEqual([all?.uploaders, all?.expiresAt, all?.createdAt, all?.report], [['u1'], stored.expiresAt, stored.createdAt, stored.report]);
   assert.equal(store.cacheInfo().entries, 1);
 
   // A new store (a restart, or another instance) reads the same preview from the store.
   const reopened = previewStore(s, { now: time.now });
-  assert.deepEqual(await reopened.get(hash), stored);
-  assert.deepEqual((await reopened.getFor(hash, 'u1'))?.uploaders, ['u1']);
+  assert.deepEqual(await reopened.get(hash), all);
+  assert.deepEqual(await reopened.getFor(hash, 'u1'), stored);
   assert.equal(await reopened.getFor(hash, 'u2'), undefined, 'someone who did not upload');
   assert.deepEqual(await previewKeys(s.objects, hash), ['analysis.json', 'uploaders/1']);
 });
@@ -150,12 +153,12 @@ test('preview store: the uploaded file is stored once; a second copy is deleted'
   const store = previewStore(s);
   const hash = sha('place bytes');
   await writeFile(join(s.uploads, 'first.tmp'), 'place bytes');
-  await store.put(preview(hash, ['u1']), join(s.uploads, 'first.tmp'));
+  await store.put(preview(hash, 'u1'), join(s.uploads, 'first.tmp'));
   const place = await store.openPlace(hash);
   assert.equal(await readFile(place!.path, 'utf8'), 'place bytes');
   await place!.release();
   await writeFile(join(s.uploads, 'second.tmp'), 'place bytes');
-  await store.put(preview(hash, ['u2']), join(s.uploads, 'second.tmp'));
+  await store.put(preview(hash, 'u2'), join(s.uploads, 'second.tmp'));
   assert.deepEqual(await readdir(s.uploads), []);
   assert.deepEqual(await previewKeys(s.objects, hash), ['analysis.json', 'place', 'uploaders/2']);
   assert.deepEqual((await store.get(hash))?.uploaders.sort(), ['u1', 'u2']);
@@ -171,7 +174,7 @@ test('preview store: malformed hashes never reach the store', async () => {
     assert.equal(await store.getFor(bad, 'u'), undefined);
     assert.equal(await store.addUploader(bad, 'u'), undefined);
     await assert.rejects(store.openPlace(bad), RangeError);
-    await assert.rejects(store.put(preview(bad, ['u'])), RangeError);
+    await assert.rejects(store.put(preview(bad, 'u')), RangeError);
   }
   assert.deepEqual(await keys(s.objects, ''), []);
 });
@@ -182,9 +185,9 @@ test('preview store: previews expire by the injected clock and sweep removes the
   const store = previewStore(s, { ttlSeconds: 100, now: time.now });
   const [old, fresh] = [sha('old'), sha('fresh')];
   await writeFile(join(s.uploads, 'old'), 'old');
-  await store.put(preview(old, ['u1']), join(s.uploads, 'old'));
+  await store.put(preview(old, 'u1'), join(s.uploads, 'old'));
   time.advance(60_000);
-  await store.put(preview(fresh, ['u1']));
+  await store.put(preview(fresh, 'u1'));
   time.advance(40_000); // old is exactly at its expiry now
   assert.equal(await store.get(old), undefined);
   assert.equal(await store.getFor(old, 'u1'), undefined, 'a cached entry past its expiry');
@@ -211,11 +214,12 @@ test('preview store: addUploader refreshes the expiry', async () => {
   const time = clock();
   const store = previewStore(s, { ttlSeconds: 100, now: time.now });
   const hash = sha('refresh');
-  await store.put(preview(hash, ['u1']));
+  await store.put(preview(hash, 'u1'));
   time.advance(90_000);
   const updated = await store.addUploader(hash, 'u2');
-  assert.deepEqual(updated?.uploaders.sort(), ['u1', 'u2']);
+  assert.equal(updated?.user, 'u2');
   assert.equal(updated?.expiresAt, time.now() + 100_000);
+  assert.deepEqual((await store.get(hash))?.uploaders.sort(), ['u1', 'u2']);
   time.advance(90_000);
   assert.ok(await store.get(hash), 'expired despite the refresh');
   assert.deepEqual((await store.get(hash))?.uploaders, ['u2'], 'u1 expired on its own');
@@ -228,7 +232,7 @@ test('preview store: sweep clears leftovers of interrupted puts once stale, neve
   const s = await stores();
   const store = previewStore(s);
   const kept = sha('kept');
-  await store.put(preview(kept, ['u']));
+  await store.put(preview(kept, 'u'));
   // A crash between the map and the analysis (old), and a put in flight (new).
   const orphan = sha('orphan');
   await s.objects.put(`previews/${orphan}/place`, 'orphan');
@@ -248,7 +252,7 @@ test('preview store: the LRU stays within its byte bound and falls back to the s
   const store = previewStore(s, { cacheBytes });
   const hashes = Array.from({ length: 40 }, (_, i) => sha(`lru ${i}`));
   for (const hash of hashes) {
-    await store.put(preview(hash, ['u'], { report: { scripts_total: 0, padding: 'x'.repeat(300) } as unknown as Report }));
+    await store.put(preview(hash, 'u', { report: { scripts_total: 0, padding: 'x'.repeat(300) } as unknown as Report }));
     const info = store.cacheInfo();
     assert.ok(info.bytes <= cacheBytes, `cache holds ${info.bytes} bytes`);
   }
@@ -260,13 +264,13 @@ test('preview store: the LRU stays within its byte bound and falls back to the s
   // Counted as heap, not as text: an analysis of 2 KB of JSON takes more than a 4 KB cache.
   const small = previewStore(s, { cacheBytes });
   const half = sha('half');
-  await small.put(preview(half, ['u'], { report: { scripts_total: 0, padding: 'x'.repeat(2000) } as unknown as Report }));
+  await small.put(preview(half, 'u', { report: { scripts_total: 0, padding: 'x'.repeat(2000) } as unknown as Report }));
   assert.equal(small.cacheInfo().entries, 0);
   assert.equal((await small.get(half))?.hash, half);
 
   // Larger than the whole cache: served from the store, never cached.
   const huge = sha('huge');
-  await store.put(preview(huge, ['u'], { report: { scripts_total: 0, padding: 'x'.repeat(10_000) } as unknown as Report }));
+  await store.put(preview(huge, 'u', { report: { scripts_total: 0, padding: 'x'.repeat(10_000) } as unknown as Report }));
   assert.equal((await store.get(huge))?.hash, huge);
   assert.ok(store.cacheInfo().bytes <= cacheBytes);
 
@@ -280,7 +284,7 @@ test('preview store: concurrent addUploader and concurrent puts on two instances
   const s = await stores();
   const [a, b] = [previewStore(s), previewStore(s)];
   const hash = sha('shared');
-  await a.put(preview(hash, ['first']));
+  await a.put(preview(hash, 'first'));
   const users = Array.from({ length: 50 }, (_, i) => `user${i}`);
   await Promise.all(users.map((user, i) => (i % 2 ? a : b).addUploader(hash, user)));
   const reader = previewStore(s, { cacheBytes: 0 });
@@ -291,8 +295,8 @@ test('preview store: concurrent addUploader and concurrent puts on two instances
   await writeFile(join(s.uploads, 'a'), 'raced');
   await writeFile(join(s.uploads, 'b'), 'raced');
   await Promise.all([
-    a.put(preview(other, ['alice']), join(s.uploads, 'a')),
-    b.put(preview(other, ['bob']), join(s.uploads, 'b')),
+    a.put(preview(other, 'alice'), join(s.uploads, 'a')),
+    b.put(preview(other, 'bob'), join(s.uploads, 'b')),
   ]);
   assert.deepEqual((await reader.get(other))?.uploaders.sort(), ['alice', 'bob']);
   assert.deepEqual(await readdir(s.uploads), []);

@@ -6,7 +6,7 @@
  */
 import { createSingleFlight } from '../concurrency/index.js';
 import type { ObjectStream } from '../store/backends/types.js';
-import { ofUser, type PreviewStore, type Preview } from '../store/previews.js';
+import { ofUser, type PreviewStore, type Preview, type UserPreview } from '../store/previews.js';
 import type { Holdings } from '../store/holdings.js';
 import { isDiskFull, QuotaExceededError, StorageFullError, type DiskQuota } from '../store/quota.js';
 import { PoolBusyError, type WorkerPool } from '../workers/pool.js';
@@ -21,8 +21,8 @@ export interface UploadedFile {
 }
 
 export interface AnalysisService {
-  /** The preview of an upload; the temp file at `upload.path` is the caller's to remove (the store moved it when it kept it). */
-  analyze(upload: UploadedFile): Promise<Preview>;
+  /** The preview of an upload, as its uploader sees it; the temp file at `upload.path` is the caller's to remove (the store moved it when it kept it). */
+  analyze(upload: UploadedFile): Promise<UserPreview>;
   /** The picture of a preview, for one of its uploaders; not_found for anyone else, or when it has none. */
   picture(user: string, hash: string): Promise<ObjectStream>;
 }
@@ -40,15 +40,10 @@ export function pictureUrl(hash: string): string {
   return `/api-rbxl/previews/${hash}/image.png`;
 }
 
-/** The name this user gave the file (the first uploader's only as a fallback for old previews). */
-export function fileNameFor(preview: Preview, user: string): string {
-  return ofUser(preview.fileNames, user) ?? preview.fileName;
-}
-
 export function createAnalysisService({ previews, pool, quota, holdings }: AnalysisDeps): AnalysisService {
-  const decodes = createSingleFlight<Preview>();
+  const decodes = createSingleFlight<UserPreview>();
 
-  async function decodeAndStore(upload: UploadedFile): Promise<Preview> {
+  async function decodeAndStore(upload: UploadedFile): Promise<UserPreview> {
     const result = await pool.analyze({ path: upload.path, fileName: upload.fileName, fileSize: upload.size }).catch(busyToServiceError);
     if (!result.ok) throw new ServiceError(result.reason === 'too_large' ? 'map_too_large' : 'not_a_place', result.message);
     const { picture } = result;
@@ -56,16 +51,16 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
     const report = { ...result.report, picture: picture ? { url: pictureUrl(upload.sha256), width: picture.width, height: picture.height } : null };
     const preview = await previews.put({
       hash: upload.sha256, report, assets: result.assets, scriptCodes: result.scriptCodes, fileName: upload.fileName,
-      fileSize: upload.size, format: result.format, uploaders: [upload.user], fileNames: { [upload.user]: upload.fileName },
+      fileSize: upload.size, format: result.format, user: upload.user,
       ...(picture ? { picture: { width: picture.width, height: picture.height } } : {}),
     }, upload.path, picture?.png).catch(diskToServiceError);
     const bytes = await previews.diskBytes(preview.hash);
     quota.add(bytes);
-    await holdings.addPreview(upload.user, preview.hash, bytes, expiryOf(preview, upload.user)).catch(diskToServiceError);
+    await holdings.addPreview(upload.user, preview.hash, bytes, preview.expiresAt).catch(diskToServiceError);
     return preview;
   }
 
-  async function analyze(upload: UploadedFile): Promise<Preview> {
+  async function analyze(upload: UploadedFile): Promise<UserPreview> {
     const reservation = await holdings.reserve(upload.user, 'preview', upload.size, upload.sha256).catch(diskToServiceError);
     try {
       return await analyzeReserved(upload);
@@ -74,7 +69,7 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
     }
   }
 
-  async function analyzeReserved(upload: UploadedFile): Promise<Preview> {
+  async function analyzeReserved(upload: UploadedFile): Promise<UserPreview> {
     const hash = upload.sha256;
     // The same bytes analysed before, on any instance: this upload only adds its uploader.
     let preview = (await previews.hasAnalysis(hash))
@@ -82,11 +77,11 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
       : undefined;
     if (preview === undefined) {
       preview = await decodes.run(hash, () => decodeAndStore(upload));
-      // Stored by this call (decodeAndStore counted it), or by a concurrent upload of the same bytes without this user.
-      if (ofUser(preview.fileNames, upload.user) === upload.fileName) return preview;
+      // Stored by this call (decodeAndStore counted it), or by a concurrent upload of the same bytes, maybe another user's.
+      if (preview.user === upload.user && preview.fileName === upload.fileName) return preview;
       preview = (await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)) ?? preview;
     }
-    await holdings.addPreview(upload.user, hash, await previews.diskBytes(hash), expiryOf(preview, upload.user)).catch(diskToServiceError);
+    await holdings.addPreview(upload.user, hash, await previews.diskBytes(hash), preview.expiresAt).catch(diskToServiceError);
     return preview;
   }
 

@@ -20,13 +20,13 @@ import { CONVERTER_VERSION } from '../scene/convert.js';
 import { assetKeys, projectKeys } from '../store/backends/keys.js';
 import type { LocalMirror } from '../store/mirror.js';
 import type { ObjectStore, ObjectStream } from '../store/backends/types.js';
-import type { Preview, PreviewStore } from '../store/previews.js';
+import type { PreviewStore, UserPreview } from '../store/previews.js';
 import { isProjectId, type ProjectMeta, type ProjectStore } from '../store/projects.js';
 import type { Holdings, Reservation } from '../store/holdings.js';
 import { QuotaExceededError, type DiskQuota } from '../store/quota.js';
 import { LRUCache } from 'lru-cache';
 import type { WorkerPool } from '../workers/pool.js';
-import { busyToServiceError, diskToServiceError, expiryOf, fileNameFor, guard } from './analysis.js';
+import { busyToServiceError, diskToServiceError, guard } from './analysis.js';
 import { ServiceError } from './errors.js';
 import type { CreateProgressSink } from './progress.js';
 import { projectSummary } from './summary.js';
@@ -172,12 +172,12 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   }
 
   async function createReserved(
-    { user, title, scriptsMode, signal, progress }: CreateRequest, preview: Preview, reservation: Reservation,
+    { user, title, scriptsMode, signal, progress }: CreateRequest, preview: UserPreview, reservation: Reservation,
   ): Promise<{ created: CreatedProject; counting: Promise<void> } | null> {
     guard(() => quota.checkRoom(1));
     // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
     const refreshed = await previews.addUploader(preview.hash, user).catch(diskToServiceError);
-    if (refreshed) await holdings.addPreview(user, preview.hash, await previews.diskBytes(preview.hash), expiryOf(refreshed, user)).catch(diskToServiceError);
+    if (refreshed) await holdings.addPreview(user, preview.hash, await previews.diskBytes(preview.hash), refreshed.expiresAt).catch(diskToServiceError);
     // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
     setMaxListeners(Infinity, signal);
     const downloaded = await assets.download(preview.assets, signal, progress ? (done, total, failed) => progress.assets(done, total, failed) : undefined).catch((error: unknown) => {
@@ -192,7 +192,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     const { id, tempPath } = await projects.prepare();
     reservation.identify(id); // counted once, not twice, when its entry is listed before the release
     const createdAt = new Date().toISOString();
-    const fileName = fileNameFor(preview, user);
+    const fileName = preview.fileName; // the name this user gave it, never another uploader's
     progress?.phase('building');
     // The map as a local file for the worker (a copy from the store when it has no local files).
     const place = await previews.openPlace(preview.hash);

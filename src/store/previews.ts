@@ -8,6 +8,9 @@
  *   uploaders/<user>.<expiry> one object per upload: who may use the preview, until when
  * Every instance answers from the same objects: ownership is a listing of the user's
  * entries, expiry is in each entry's key, so an expired preview is gone for all at once.
+ * A request lists and reads only its own user's entries (`getFor`, `addUploader`), so what
+ * it costs does not grow with how many others uploaded the same bytes; only `get` (the
+ * quota's index at start) reads every uploader's.
  * Entries are separate objects, so concurrent uploads of the same bytes on any number of
  * instances never lose an uploader, on any store.
  */
@@ -20,7 +23,7 @@ import { LRUCache } from 'lru-cache';
 import { ASSET_KINDS, type AssetKind } from '../assets/refs.js';
 import { ASSET_ID_PATTERN } from '../assets/store.js';
 import type { Report } from '../project/report.js';
-import { listAll } from './backends/operations.js';
+import { listAll, listKeys } from './backends/operations.js';
 import { parseUploaderKey, previewKeys, userKey } from './backends/keys.js';
 import { StoreUnavailableError } from './backends/errors.js';
 import type { ObjectInfo, ObjectStore, ObjectStream } from './backends/types.js';
@@ -30,26 +33,48 @@ export interface PreviewAsset {
   kind: AssetKind;
 }
 
-export interface Preview {
+/** What every uploader of a preview is shown alike: the analysis of its bytes (`analysis.json`), nothing of any user. */
+export interface PreviewAnalysis {
   /** Lowercase hex SHA-256 of the uploaded file. */
   hash: string;
   /** The analysis report. */
   report: Report;
   assets: PreviewAsset[];
-  /** A name for the file when an uploader's own is unknown (never another user's name). */
-  fileName: string;
   fileSize: number;
   format: 'binary' | 'xml';
-  /** User ids of everyone whose upload of this file has not expired; only they may create from it. */
-  uploaders: string[];
-  /** The name each uploader gave the file, so nobody sees another user's file name. */
-  fileNames?: Record<string, string>;
   /** The picture of the map beside the preview (`openPicture`); absent when none was drawn. */
   picture?: { width: number; height: number };
   /** Each map script's finding codes and the scanner that found them (absent in previews stored before they were kept). */
   scriptCodes?: { scanner: string; bits: number[] };
   /** Milliseconds since the epoch (the store's clock). */
   createdAt: number;
+}
+
+/**
+ * A preview as one of its uploaders sees it (`getFor`, `addUploader`, `put`): made from that
+ * user's own entries alone, so it costs the same however many others uploaded the file,
+ * and holds nothing of theirs.
+ */
+export interface UserPreview extends PreviewAnalysis {
+  /** The uploader it was made for. */
+  user: string;
+  /** The name this user gave the file (a fallback when they gave none). */
+  fileName: string;
+  /** This user's own latest expiry: until when they may use the preview, and what their share is charged until. */
+  expiresAt: number;
+}
+
+/**
+ * A preview with every unexpired uploader (`get`, `list`): a listing and a read per uploader,
+ * so only for what needs them all (the quota's index at start), never per request.
+ */
+export interface Preview extends PreviewAnalysis {
+  /** A name for the file when an uploader's own is unknown (never another user's name). */
+  fileName: string;
+  /** User ids of everyone whose upload of this file has not expired; only they may create from it. */
+  uploaders: string[];
+  /** The name each uploader gave the file, so nobody sees another user's file name. */
+  fileNames?: Record<string, string>;
   /** The latest expiry among the uploads. */
   expiresAt: number;
   /** Each uploader's own latest expiry (what their share is charged until). */
@@ -61,8 +86,8 @@ export function ofUser<T>(byUser: Record<string, T> | undefined, user: string): 
   return byUser !== undefined && Object.hasOwn(byUser, user) ? byUser[user] : undefined;
 }
 
-/** A preview to store; the store stamps `createdAt` / `expiresAt` when they are absent. */
-export type NewPreview = Omit<Preview, 'createdAt' | 'expiresAt' | 'expiries'> & Partial<Pick<Preview, 'createdAt' | 'expiresAt'>>;
+/** A preview to store, with its uploader; the store stamps `createdAt` / `expiresAt` when they are absent. */
+export type NewPreview = Omit<UserPreview, 'createdAt' | 'expiresAt'> & Partial<Pick<UserPreview, 'createdAt' | 'expiresAt'>>;
 
 export interface PreviewStoreOptions {
   objects: ObjectStore;
@@ -82,20 +107,27 @@ export interface LocalPlace {
 }
 
 export interface PreviewStore {
-  /** The preview with every unexpired uploader, or undefined when unknown, expired or `hash` is not a SHA-256. Treat it as read-only. */
+  /**
+   * The preview with every unexpired uploader, or undefined when unknown, expired or `hash` is
+   * not a SHA-256. Lists and reads every uploader's entry: per request, use `getFor`. Treat it as read-only.
+   */
   get(hash: string): Promise<Preview | undefined>;
-  /** The preview when `user` is one of its unexpired uploaders (checked against the store on a miss); undefined otherwise. */
-  getFor(hash: string, user: string): Promise<Preview | undefined>;
+  /** The preview as `user` sees it when one of their own entries is unexpired (checked against the store on a miss); undefined otherwise. */
+  getFor(hash: string, user: string): Promise<UserPreview | undefined>;
   /** Whether the analysis and the map file of `hash` are stored (so a new upload of the same bytes can reuse them). */
   hasAnalysis(hash: string): Promise<boolean>;
   /**
    * Stores a preview: the uploaded file (`uploadedTempPath`, taken by the store; when the
    * bytes are stored already it is deleted instead) and its picture, then the analysis
-   * (kept as it is when one is stored), then one uploader entry per uploader.
+   * (kept as it is when one is stored), then the uploader's entry. Returns it as that uploader sees it.
    */
-  put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<Preview>;
-  /** Adds (or refreshes) a user's upload of a stored preview; undefined when there is no analysis or, unless `force`, no unexpired uploader. */
-  addUploader(hash: string, userId: string, fileName?: string, force?: boolean): Promise<Preview | undefined>;
+  put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<UserPreview>;
+  /**
+   * Adds (or refreshes) a user's upload of a stored preview and returns it as they see it;
+   * undefined when there is no analysis or, unless `force`, no unexpired uploader. Lists
+   * and reads only the user's own entries (anyone else's only when they have none, without `force`).
+   */
+  addUploader(hash: string, userId: string, fileName?: string, force?: boolean): Promise<UserPreview | undefined>;
   /** The picture of a preview as stored, or undefined when there is none. */
   openPicture(hash: string): Promise<ObjectStream | undefined>;
   /** The map file as a local path for a worker (copied from the store when it has no local files); undefined when it is not stored. */
@@ -127,9 +159,6 @@ export function isPreviewHash(hash: string): boolean {
   return HASH.test(hash);
 }
 
-/** What `analysis.json` holds: the preview without anything per user. */
-type Analysis = Omit<Preview, 'uploaders' | 'fileNames' | 'expiresAt' | 'fileName'>;
-
 interface Uploader {
   user: string;
   fileName: string | undefined;
@@ -152,17 +181,20 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
   const ttlMs = ttlSeconds * 1000;
   const analyses =
     cacheBytes > 0
-      ? new LRUCache<string, Analysis>({ maxSize: cacheBytes, sizeCalculation: (analysis) => heapBytes(Buffer.byteLength(JSON.stringify(analysis))) })
+      ? new LRUCache<string, PreviewAnalysis>({ maxSize: cacheBytes, sizeCalculation: (analysis) => heapBytes(Buffer.byteLength(JSON.stringify(analysis))) })
       : null;
-  /** Uploader entries this instance has seen per hash: a hit answers ownership until the entry's expiry; a miss asks the store. */
-  const known = new LRUCache<string, Uploader[]>({ max: cacheBytes > 0 ? 50_000 : 1 });
+  /**
+   * Uploader entries this instance has seen, per hash and then per user: a hit answers that
+   * user's ownership until the entry's expiry; a miss asks the store about that user only.
+   */
+  const known = new LRUCache<string, Map<string, Uploader[]>>({ max: cacheBytes > 0 ? 50_000 : 1 });
 
   const checkHash = (hash: string): string => {
     if (!HASH.test(hash)) throw new RangeError(`not a SHA-256 preview hash: ${JSON.stringify(hash)}`);
     return hash;
   };
 
-  async function readAnalysis(hash: string): Promise<Analysis | undefined> {
+  async function readAnalysis(hash: string): Promise<PreviewAnalysis | undefined> {
     const cached = analyses?.get(hash);
     if (cached !== undefined) return cached;
     const stored = await objects.get(previewKeys.analysis(hash), { maxBytes: MAX_ANALYSIS_BYTES });
@@ -180,7 +212,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     return analysis;
   }
 
-  /** Every uploader entry of `hash` in the store (expired ones included), with their bodies. */
+  /** The uploader entries of `hash` under `prefix` (expired ones included), with their bodies: everyone's only for `get`, else one user's (`listOwn`). */
   async function listUploaders(hash: string, prefix = previewKeys.uploaders(hash)): Promise<Uploader[]> {
     const found: Uploader[] = [];
     for await (const info of listAll(objects, prefix)) {
@@ -194,15 +226,51 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     return found;
   }
 
-  function remember(hash: string, entries: Uploader[]): void {
-    const merged = new Map<string, Uploader>();
-    for (const entry of [...(known.get(hash) ?? []), ...entries]) merged.set(entry.key, entry);
-    known.set(hash, [...merged.values()]);
+  /** The entries of `user` for `hash` this instance has seen (listed, or written since). */
+  function seen(hash: string, user: string): Uploader[] {
+    return known.get(hash)?.get(user) ?? [];
   }
 
-  function compose(analysis: Analysis, entries: readonly Uploader[]): Preview | undefined {
+  /** Sets what this instance knows of `user`'s entries for `hash` (a listing of their prefix is the store's answer). */
+  function learn(hash: string, user: string, entries: Uploader[]): void {
+    let users = known.get(hash);
+    if (users === undefined) known.set(hash, (users = new Map()));
+    users.set(user, entries);
+  }
+
+  /**
+   * The entries of `user` for `hash` in the store now: a listing of their own prefix and a
+   * read of each of their entries, never anyone else's, so it costs the same however many
+   * others uploaded the same file.
+   */
+  async function listOwn(hash: string, user: string): Promise<Uploader[]> {
+    const entries = await listUploaders(hash, previewKeys.uploaderEntries(hash, user));
+    learn(hash, user, entries);
+    return entries;
+  }
+
+  /** Whether anyone's entry for `hash` is unexpired: keys only (each carries its expiry), up to the first live one. */
+  async function anyLive(hash: string, time: number): Promise<boolean> {
+    for await (const key of listKeys(objects, previewKeys.uploaders(hash))) {
+      if ((parseUploaderKey(key)?.expiresAt ?? 0) > time) return true;
+    }
+    return false;
+  }
+
+  /** The unexpired entries, earliest expiry first: the last one of a user is their latest. */
+  function liveByExpiry(entries: readonly Uploader[]): Uploader[] {
     const time = now();
-    const live = entries.filter((entry) => entry.expiresAt > time).sort((a, b) => a.expiresAt - b.expiresAt);
+    return entries.filter((entry) => entry.expiresAt > time).sort((a, b) => a.expiresAt - b.expiresAt);
+  }
+
+  /** A user's latest unexpired entry, or undefined when they have none. */
+  function latestLive(entries: readonly Uploader[]): Uploader | undefined {
+    return liveByExpiry(entries).at(-1);
+  }
+
+  /** The preview with every uploader in `entries` (all of them, for `get`). */
+  function compose(analysis: PreviewAnalysis, entries: readonly Uploader[]): Preview | undefined {
+    const live = liveByExpiry(entries);
     if (live.length === 0) return undefined;
     // Keyed by user id, which may be any name (`__proto__`, `constructor`): no prototype, and read through `ofUser`.
     const fileNames = Object.create(null) as Record<string, string>;
@@ -222,27 +290,31 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     };
   }
 
+  /** The preview as `user` sees it, from their own entries; undefined when none is unexpired. */
+  function composeFor(analysis: PreviewAnalysis, user: string, own: readonly Uploader[]): UserPreview | undefined {
+    const live = liveByExpiry(own);
+    const latest = live.at(-1);
+    if (latest === undefined) return undefined;
+    // The latest name they gave, as `compose` keeps it: an entry written without one keeps the earlier name.
+    const named = live.filter((entry) => entry.fileName !== undefined).at(-1);
+    return { ...analysis, user, fileName: named?.fileName ?? FALLBACK_NAME, expiresAt: latest.expiresAt };
+  }
+
   async function get(hash: string): Promise<Preview | undefined> {
     if (!HASH.test(hash)) return undefined;
     const analysis = await readAnalysis(hash);
     if (analysis === undefined) return undefined;
-    const entries = await listUploaders(hash);
-    known.set(hash, entries);
-    return compose(analysis, entries);
+    return compose(analysis, await listUploaders(hash));
   }
 
-  async function getFor(hash: string, user: string): Promise<Preview | undefined> {
+  async function getFor(hash: string, user: string): Promise<UserPreview | undefined> {
     if (!HASH.test(hash)) return undefined;
-    const isLive = (entry: Uploader): boolean => entry.user === user && entry.expiresAt > now();
-    let entries = known.get(hash);
-    if (entries === undefined || !entries.some(isLive)) {
-      // Not known here (an upload on another instance, or a newer one): the store decides.
-      remember(hash, await listUploaders(hash, previewKeys.uploaderEntries(hash, user)));
-      entries = known.get(hash) ?? [];
-      if (!entries.some(isLive)) return undefined;
-    }
+    let own = seen(hash, user);
+    // Not known here (an upload on another instance, or a newer one): the store decides.
+    if (latestLive(own) === undefined) own = await listOwn(hash, user);
+    if (latestLive(own) === undefined) return undefined;
     const analysis = await readAnalysis(hash);
-    return analysis === undefined ? undefined : compose(analysis, entries);
+    return analysis === undefined ? undefined : composeFor(analysis, user, own);
   }
 
   async function hasAnalysis(hash: string): Promise<boolean> {
@@ -257,19 +329,19 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     // A new key per upload: a plain put never overwrites another uploader's entry.
     await objects.put(key, body);
     const entry = { user, fileName, expiresAt, key };
-    remember(hash, [entry]);
+    learn(hash, user, [...seen(hash, user), entry]);
     return entry;
   }
 
   /** Entries of `user` that a newer one supersedes: removed so listings stay short (the sweep would take them at expiry anyway). */
   async function dropSuperseded(hash: string, user: string, keep: Uploader): Promise<void> {
-    const stale = (known.get(hash) ?? []).filter((entry) => entry.user === user && entry.key !== keep.key && entry.expiresAt <= keep.expiresAt);
+    const stale = seen(hash, user).filter((entry) => entry.key !== keep.key && entry.expiresAt <= keep.expiresAt);
     if (stale.length === 0) return;
-    known.set(hash, (known.get(hash) ?? []).filter((entry) => !stale.includes(entry)));
+    learn(hash, user, seen(hash, user).filter((entry) => !stale.includes(entry)));
     await Promise.all(stale.map((entry) => objects.delete(entry.key).catch(() => {})));
   }
 
-  async function put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<Preview> {
+  async function put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<UserPreview> {
     const hash = checkHash(preview.hash);
     // The map first, the analysis next, the uploaders last: an entry always finds both.
     if (uploadedTempPath !== undefined) {
@@ -281,7 +353,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     }
     // The same bytes draw the same picture: whoever stores it first, it is the one.
     if (picture !== undefined) await objects.put(previewKeys.picture(hash), picture, { ifNoneMatch: '*' });
-    const analysis: Analysis = {
+    const analysis: PreviewAnalysis = {
       hash, report: preview.report, assets: preview.assets, fileSize: preview.fileSize, format: preview.format,
       ...(preview.scriptCodes === undefined ? {} : { scriptCodes: preview.scriptCodes }),
       ...(preview.picture === undefined ? {} : { picture: preview.picture }),
@@ -302,31 +374,31 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     }
     if (written.written) analyses?.set(hash, analysis, { size: heapBytes(Buffer.byteLength(json)) });
     const expiresAt = preview.expiresAt ?? now() + ttlMs;
-    const entries = await Promise.all(preview.uploaders.map((user) => writeEntry(hash, user, ofUser(preview.fileNames, user), expiresAt)));
-    return compose(stored, [...(known.get(hash) ?? []), ...entries])!;
+    await writeEntry(hash, preview.user, preview.fileName, expiresAt);
+    return composeFor(stored, preview.user, seen(hash, preview.user))!;
   }
 
-  async function addUploader(hash: string, userId: string, fileName?: string, force = false): Promise<Preview | undefined> {
+  async function addUploader(hash: string, userId: string, fileName?: string, force = false): Promise<UserPreview | undefined> {
     if (!HASH.test(hash)) return undefined;
     const analysis = await readAnalysis(hash);
     if (analysis === undefined) return undefined;
     const time = now();
-    // This user's entry, seen here, still good for more than half the TTL and with the same name: nothing to write, nothing to ask.
-    const seen = (known.get(hash) ?? []).filter((entry) => entry.user === userId).sort((a, b) => b.expiresAt - a.expiresAt)[0];
-    if (seen !== undefined && (fileName === undefined || seen.fileName === fileName) && seen.expiresAt - time > ttlMs * REFRESH_FRACTION) {
-      return compose(analysis, known.get(hash) ?? [seen]);
-    }
-    const entries = await listUploaders(hash);
-    known.set(hash, entries);
-    if (!force && !entries.some((entry) => entry.expiresAt > time)) return undefined;
-    const mine = entries.filter((entry) => entry.user === userId && entry.expiresAt > time);
-    const latest = mine.sort((a, b) => b.expiresAt - a.expiresAt)[0];
+    // This user's entry, seen here, still good for long enough and with the same name: nothing to write, nothing to ask.
+    if (isFresh(latestLive(seen(hash, userId)), fileName, time)) return composeFor(analysis, userId, seen(hash, userId));
+    const own = await listOwn(hash, userId);
+    const latest = latestLive(own);
+    // Without an entry of their own, only a preview someone else still holds may be joined.
+    if (!force && latest === undefined && !(await anyLive(hash, time))) return undefined;
     const name = fileName ?? latest?.fileName;
-    // A recent enough entry with the same name needs no new object.
-    if (latest !== undefined && latest.fileName === name && latest.expiresAt - time > ttlMs * REFRESH_FRACTION) return compose(analysis, entries);
+    if (isFresh(latest, name, time)) return composeFor(analysis, userId, own);
     const entry = await writeEntry(hash, userId, name, Math.max(time + ttlMs, latest?.expiresAt ?? 0));
     await dropSuperseded(hash, userId, entry);
-    return compose(analysis, known.get(hash) ?? [entry]);
+    return composeFor(analysis, userId, seen(hash, userId));
+  }
+
+  /** An entry good for more than half the TTL, with the name asked for (any, when none is), needs no new object. */
+  function isFresh(entry: Uploader | undefined, fileName: string | undefined, time: number): boolean {
+    return entry !== undefined && (fileName === undefined || entry.fileName === fileName) && entry.expiresAt - time > ttlMs * REFRESH_FRACTION;
   }
 
   async function openPicture(hash: string): Promise<ObjectStream | undefined> {
@@ -414,8 +486,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     // With no entry ever written, objects younger than the cutoff belong to a put in progress.
     if (expired === 0 && rest.some((info) => info.lastModified >= wallCutoff)) return false;
     // An upload of the same bytes may have just added an entry on another instance: look again.
-    const again = await objects.list(previewKeys.uploaders(hash), { limit: 1000 });
-    if (again.objects.some((info) => (parseUploaderKey(info.key)?.expiresAt ?? 0) > time)) return false;
+    if (await anyLive(hash, time)) return false;
     analyses?.delete(hash);
     known.delete(hash);
     // The analysis before the map: a reader that finds an analysis finds its map.
@@ -471,7 +542,7 @@ const isCodesShape = (value: unknown): boolean =>
  * Whether an analysis read back from the store has the shape the service relies on: an
  * object written by another version, or damaged, counts as absent rather than as a crash later.
  */
-function isAnalysis(value: unknown): value is Analysis {
+function isAnalysis(value: unknown): value is PreviewAnalysis {
   if (!isRecord(value)) return false;
   const { hash, report, assets, fileSize, format, createdAt } = value;
   return (

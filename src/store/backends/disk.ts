@@ -324,8 +324,10 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
    * order: entries sorted with folders as `name/`, so a folder's keys fall where they sort.
    */
   async function* walk(dir: string, dirKey: string, prefix: string, after: string | undefined, keysOnly: boolean): AsyncGenerator<ObjectInfo> {
+    // Names that cannot lead under `prefix` go before anything else is done with them: a
+    // listing of one user's entries among thousands sorts only that user's.
     const items = (await readFolder(dir))
-      .filter((entry) => isValidKey(entry.name) && (entry.isDirectory() || entry.isFile()))
+      .filter((entry) => mayHold(dirKey + entry.name, prefix) && isValidKey(entry.name) && (entry.isDirectory() || entry.isFile()))
       .map((entry) => ({ name: entry.name, folder: entry.isDirectory(), order: entry.isDirectory() ? `${entry.name}/` : entry.name }))
       .sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
     for (const item of items) {
@@ -392,6 +394,11 @@ export function createDiskStore(options: DiskStoreOptions): ObjectStore {
     localPath: pathOf,
     close: async () => {},
   };
+}
+
+/** Whether `key` (a file, or a folder without its `/`) may be or hold a key under `prefix`. */
+function mayHold(key: string, prefix: string): boolean {
+  return key.startsWith(prefix) || prefix.startsWith(key);
 }
 
 /** A folder's entries; none when it is gone (a delete or a sweep removed it). */
