@@ -11,7 +11,7 @@
  * - sizes: JSON bytes, stored (compressed) bytes, and stored ÷ the file's size;
  * - a reference beside the build: V8's own `JSON.stringify` writing the same text from
  *   the document parsed back into objects (its values in hand, nothing compressed), plus
- *   the surface-joint search the document needs (`surfaceJoints` on a fresh decode),
+ *   the surface-joint search the document needs (`searchSurfaceJoints` on a fresh decode),
  *   and the compression alone (the document's text through Brotli at the stored
  *   quality, in one call). From these, the floor of a build whose writer is as fast as
  *   V8's own serialiser and whose work splits perfectly over the machine's cores (only
@@ -42,7 +42,7 @@ import type { Dom } from '../src/parser/dom.js';
 import { DOCUMENT_WINDOW_BITS, documentCompressor, documentQuality } from '../src/project/compression.js';
 import { projectJson, type BuildProjectOptions } from '../src/project/document.js';
 import { pumpChunks } from '../src/project/json-stream.js';
-import { surfaceJoints } from '../src/project/joints.js';
+import { searchSurfaceJoints } from '../src/project/joints.js';
 import { analyzeDom, type ScriptCodes } from '../src/project/report.js';
 import { fmt, generatedInput, machine, placeInputs, table, type Input } from './support.js';
 
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
         // A fixed count: the search takes microseconds on most places, and the decode
         // before each call would otherwise run for as many calls as fill the time.
         const joints = new Bench({ time: 0, iterations: big ? 3 : 10, warmupTime: 0, warmupIterations: 1 });
-        joints.add('joints', () => { surfaceJoints(dom!); }, { beforeEach() { dom = decode(input.bytes); } });
+        joints.add('joints', () => { searchSurfaceJoints(dom!); }, { beforeEach() { dom = decode(input.bytes); } });
         // The parsed document is held only while it is serialised: a heap of its size
         // slows the decode's collections (the 200k place's decode took 2.7× as long beside it).
         const reference = new Bench({ time: big ? 3000 : 800, iterations: big ? 3 : 10, warmupIterations: big ? 1 : 3 });

@@ -14,6 +14,9 @@ import { hostileFiles, manyInstances, zstdBomb } from '../bench/hostile.js';
 import { generatePlace } from '../bench/generate.js';
 import { decode } from '../src/parser/index.js';
 import { encode } from '../src/parser/writer/index.js';
+import { DomBuilder } from '../src/parser/dom-build.js';
+import { arrayColumn } from '../src/parser/columns/column.js';
+import type { Column } from '../src/parser/dom.js';
 import { releaseZstdMemory, zstdMemoryBytes } from '../src/parser/zstd.js';
 import { BudgetError, memoryBudget } from '../src/service/budget.js';
 import { DEFAULT_MESH_LIMITS } from '../src/mesh/limits.js';
@@ -103,6 +106,36 @@ describe('one set of limits for analyze and create', () => {
       const over = manyInstances(maxInstances + 1);
       const { message } = await expectError(await upload(service, over, 'over.rbxl', as('ann')), 413, 'map_too_large');
       assert.match(message, new RegExp(`${maxInstances}`));
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('a 2006-style place at the instance limit whose bricks all weld analyses and creates (three generated joints a part)', async () => {
+    // A cube of one-stud bricks, every surface Weld, in a Workspace without ExplicitAutoJoints.
+    const side = Math.floor(Math.cbrt(maxInstances - 2));
+    const count = side ** 3;
+    const at = (i: number): [number, number, number] => [i % side, Math.floor(i / side) % side, Math.floor(i / side / side)];
+    const builder = new DomBuilder('binary');
+    const workspace = builder.addTable('Workspace', new Map([['Name', arrayColumn('String', ['Workspace'])]]));
+    const columns = new Map<string, Column>([
+      ['Name', arrayColumn('String', Array<string>(count).fill('Brick'))],
+      ['CFrame', arrayColumn('CFrame', Array.from({ length: count }, (_, i) => ({ position: at(i), orientation: [[1, 0, 0], [0, 1, 0], [0, 0, 1]] })))],
+      ['size', arrayColumn('Vector3', Array.from({ length: count }, () => [1, 1, 1]))],
+    ]);
+    for (const surface of ['TopSurface', 'BottomSurface', 'LeftSurface', 'RightSurface', 'FrontSurface', 'BackSurface']) {
+      columns.set(surface, arrayColumn('Enum', Array<number>(count).fill(2)));
+    }
+    const bricks = builder.addTable('Part', columns);
+    const root = builder.add(workspace, -1);
+    for (let i = 0; i < count; i++) builder.add(bricks, root);
+    const bytes = encode(builder.build());
+    const service = await startService({ ...overrides, previewCacheBytes: 64 << 20 });
+    try {
+      const { preview_hash, report } = await analyze(service, bytes, 'bricks.rbxl', as('ann'));
+      assert.equal((report as unknown as { imported: { joints_generated: number } }).imported.joints_generated, 3 * side * side * (side - 1));
+      const created = await create(service, { preview_hash }, as('ann'));
+      assert.match(created.project_id, /^p_/);
     } finally {
       await service.close();
     }

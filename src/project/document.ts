@@ -25,13 +25,14 @@ import type { PropType } from '../parser/values.js';
 import { summariseImport, scriptSubtrees, type ImportSummary, type NotImported } from './imported.js';
 import { generatedId, instanceId } from './ids.js';
 import { sharedStringsJson } from './dump.js';
-import { InstanceTree, instancesJson, type GeneratedInstance, type GeneratedSchema } from './instances.js';
+import { InstanceTree, instancesJson, type GeneratedInstances, type GeneratedSchema } from './instances.js';
 import { JsonWriter } from './json-writer.js';
-import { assemblies, searchSurfaceJoints, type SurfaceJoint } from './joints.js';
+import { assemblies, searchSurfaceJoints, SURFACE_JOINT_CLASSES, type SurfaceJoints } from './joints.js';
 import { readMapScripts, type MapScript } from './map-scripts.js';
 import { codesOfBits, findingCodes, isScriptCodes, type ScriptCodes } from './report.js';
 import { scanMapScripts } from './script-findings.js';
 import { sceneJson, type Scene } from './scene.js';
+import { ENCODERS } from './encoding.js';
 import type { EncodedClass, EncodedInstance } from './reader.js';
 import { packScript, parseScriptsMode, type ProjectScript, type ScriptsMode } from './scripts.js';
 
@@ -182,16 +183,25 @@ function otherOmissions(dom: Dom, omit: ReturnType<typeof omitted>, excluded: Ui
 /** What a generated joint holds (its other properties keep the engine's defaults). */
 const JOINT_SCHEMA: GeneratedSchema = [['Name', 'String'], ['Part0', 'Ref'], ['Part1', 'Ref'], ['C0', 'CFrame'], ['C1', 'CFrame']];
 
-/** The generated joints as instances: ids g0, g1, ..., under Part0. */
-function generatedJoints(dom: Dom, joints: readonly SurfaceJoint[]): GeneratedInstance[] {
-  return joints.map((joint, index) => ({
-    id: generatedId(index),
-    className: joint.className,
-    name: joint.className,
-    parent: joint.part0,
+/** The generated joints as instances: ids g0, g1, ..., under Part0, their frames written from the joints' columns. */
+function generatedJoints(dom: Dom, joints: SurfaceJoints): GeneratedInstances {
+  const className = (index: number): string => SURFACE_JOINT_CLASSES[joints.kinds[index]!]!;
+  return {
+    count: joints.count,
     schema: JOINT_SCHEMA,
-    values: [joint.className, dom.referent(joint.part0), dom.referent(joint.part1), joint.c0, joint.c1],
-  }));
+    id: generatedId,
+    className,
+    name: className,
+    parent: (index) => joints.part0[index]!,
+    writeValue: (w, index, k, ctx) => {
+      switch (k) {
+        case 0: w.string(className(index)); break;
+        case 1: ENCODERS.Ref(w, dom.referent(joints.part0[index]!), ctx); break;
+        case 2: ENCODERS.Ref(w, dom.referent(joints.part1[index]!), ctx); break;
+        default: w.float32Array(joints.frames, 24 * index + (k === 3 ? 0 : 12), 12);
+      }
+    },
+  };
 }
 
 /** scripts[]: each map script packed (one at a time), with the mode applied; `skip` writes none. */

@@ -18,7 +18,7 @@ import {
   isValueClass,
 } from './classes.js';
 import { parseAssetUri, uriOf } from '../assets/refs.js';
-import type { Assemblies, SurfaceJoint } from './joints.js';
+import type { Assemblies, SurfaceJoints } from './joints.js';
 import { stringByteLength } from './map-scripts.js';
 
 export interface Imported {
@@ -102,7 +102,7 @@ export interface SummaryOptions {
   excluded?: Uint8Array;
   /** The document drops scripts (skip): they are named as not imported. */
   scriptsSkipped?: boolean;
-  joints: readonly SurfaceJoint[];
+  joints: SurfaceJoints;
   /** Joinable parts left without surface joints because the search stopped at its bounds (joints.ts SEARCH_BOUNDS). */
   unsearchedParts?: number;
   assemblies: Assemblies;
@@ -131,7 +131,7 @@ export function summariseImport(dom: Dom, options: SummaryOptions): ImportSummar
   const { excluded } = options;
   const imported: Imported = {
     instances: 0, parts_in_workspace: 0, parts_in_storage: 0, scripts: 0,
-    joints: 0, joints_generated: options.joints.length, constraints: 0, body_movers: 0, lights: 0, sky_and_effects: 0,
+    joints: 0, joints_generated: options.joints.count, constraints: 0, body_movers: 0, lights: 0, sky_and_effects: 0,
     sounds: 0, guis: 0, values: 0, remotes: 0, humanoids: 0, images: 0, particles: 0, unions: 0, meshes: 0,
     terrain: false, instances_inside_scripts: 0,
     unanchored_parts: options.assemblies.unanchored, unanchored_parts_joined_to_anchored: options.assemblies.held,

@@ -13,8 +13,11 @@ export { decodeValue, encodeValue, float32Text, ENCODERS, type DocValue, type En
 export { JsonWriter } from './json-writer.js';
 export { readInstance, readInstances, EncodingError, type ReadInstance, type ReadProperty, type EncodedTree } from './reader.js';
 export { acceptsDocumentEncoding, documentCompressor, documentDecompressor, DOCUMENT_ENCODING } from './compression.js';
-export { InstanceTree, instancesJson, type ClassSchema, type GeneratedInstance, type GeneratedSchema, type InstanceTreeOptions } from './instances.js';
-export { assemblies, jointLinks, reliesOnSurfaceJoints, surfaceJoints, JOINT_OVERLAP_MIN, type Assemblies, type SurfaceJoint, type SurfaceJointClass } from './joints.js';
+export { InstanceTree, instancesJson, type ClassSchema, type GeneratedInstances, type GeneratedSchema, type InstanceTreeOptions } from './instances.js';
+export {
+  assemblies, jointLinks, reliesOnSurfaceJoints, searchSurfaceJoints, surfaceJointAt, surfaceJoints, JOINT_OVERLAP_MIN, SURFACE_JOINT_CLASSES,
+  type Assemblies, type SurfaceJoint, type SurfaceJointClass, type SurfaceJoints,
+} from './joints.js';
 export { scriptSubtrees, summariseImport, type ImportSummary, type Imported, type NotImported } from './imported.js';
 export { instanceId, generatedId, rowOfId } from './ids.js';
 export {

@@ -27,7 +27,7 @@
  */
 import { Buffer } from 'node:buffer';
 import type { Column, Dom } from '../parser/dom.js';
-import type { PropType, Value } from '../parser/values.js';
+import type { PropType } from '../parser/values.js';
 import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
 import { writeId } from './ids.js';
 import { JsonWriter } from './json-writer.js';
@@ -46,8 +46,6 @@ export interface InstanceTreeOptions {
   excluded?: Uint8Array;
   /** Properties not written as properties (script sources, PhysicsGrid): class, name and type. */
   omit?: (className: string, property: string, type: PropType) => boolean;
-  /** Instances the import adds, written after the map's. */
-  generated?: readonly GeneratedInstance[];
 }
 
 /**
@@ -57,16 +55,22 @@ export interface InstanceTreeOptions {
  */
 export type GeneratedSchema = readonly (readonly [name: string, type: PropType])[];
 
-/** An instance the import adds (a joint computed from surface types). */
-export interface GeneratedInstance {
-  id: string;
-  className: string;
-  name: string;
+/**
+ * Instances the import adds (joints computed from surface types), read one at a time
+ * from where they are kept: a place can add hundreds of thousands, so they are never
+ * an object each.
+ */
+export interface GeneratedInstances {
+  readonly count: number;
+  /** Every one's properties, in order. */
+  readonly schema: GeneratedSchema;
+  id(index: number): string;
+  className(index: number): string;
+  name(index: number): string;
   /** The parent's DOM row. */
-  parent: number;
-  schema: GeneratedSchema;
-  /** One value per schema entry; Ref values are DOM referents, as the decoder gives them. */
-  values: readonly Value[];
+  parent(index: number): number;
+  /** Writes property `k` of `schema` of instance `index`, in its type's encoding. */
+  writeValue(w: JsonWriter, index: number, k: number, ctx: EncodeContext): void;
 }
 
 /** A generated schema's fixed text: each property's key (`,"Name":` after the first), and the `types` object that ends the instance. */
@@ -393,18 +397,17 @@ export class InstanceTree {
     w.byte(0x7d);
   }
 
-  /** Writes a generated instance: complete properties and types of its own. */
-  writeGenerated(w: JsonWriter, instance: GeneratedInstance): void {
+  /** Writes generated instance `index`: complete properties and types of its own. */
+  writeGenerated(w: JsonWriter, generated: GeneratedInstances, index: number): void {
     w.ascii('{"id":');
-    w.string(instance.id);
-    w.bytes(this.#generatedHead(instance.className, instance.name));
-    writeId(w, instance.parent);
+    w.string(generated.id(index));
+    w.bytes(this.#generatedHead(generated.className(index), generated.name(index)));
+    writeId(w, generated.parent(index));
     w.ascii(',"generated":true,"properties":{');
-    const { keys, tail } = this.#generatedText(instance.schema);
-    const { schema, values } = instance;
-    for (let i = 0; i < schema.length; i++) {
-      w.bytes(keys[i]!);
-      ENCODERS[schema[i]![1]](w, values[i]!, this.#ctx);
+    const { keys, tail } = this.#generatedText(generated.schema);
+    for (let k = 0; k < keys.length; k++) {
+      w.bytes(keys[k]!);
+      generated.writeValue(w, index, k, this.#ctx);
     }
     w.bytes(tail);
   }
@@ -445,7 +448,7 @@ export class InstanceTree {
  * Writes the `instances` array: the map's instances in pre-order, then the generated
  * ones. Yields the writer's full chunks as they fill; the caller flushes the rest.
  */
-export function* instancesJson(w: JsonWriter, tree: InstanceTree, generated: readonly GeneratedInstance[] = []): Generator<Buffer> {
+export function* instancesJson(w: JsonWriter, tree: InstanceTree, generated?: GeneratedInstances): Generator<Buffer> {
   w.byte(0x5b);
   let first = true;
   for (const row of tree.rows()) {
@@ -454,10 +457,10 @@ export function* instancesJson(w: JsonWriter, tree: InstanceTree, generated: rea
     tree.writeInstance(w, row);
     if (w.ready) yield* w.take();
   }
-  for (const instance of generated) {
+  for (let index = 0; index < (generated?.count ?? 0); index++) {
     if (!first) w.byte(0x2c);
     first = false;
-    tree.writeGenerated(w, instance);
+    tree.writeGenerated(w, generated!, index);
     if (w.ready) yield* w.take();
   }
   w.byte(0x5d);

@@ -47,6 +47,39 @@ export interface SurfaceJoint {
   c1: CFrameValue;
 }
 
+/** The joint classes, by the index `SurfaceJoints.kinds` holds. */
+export const SURFACE_JOINT_CLASSES: readonly SurfaceJointClass[] = ['Weld', 'Snap', 'Glue', 'Rotate', 'RotateV', 'RotateP'];
+
+/**
+ * Surface joints as columns, joint i at index i (sorted by Part0's row, then Part1's): a
+ * grid of one-stud bricks makes three joints a part, and an object with two CFrames a
+ * joint (about 875 bytes) took a 46,656-part place's create past its worker's heap
+ * where its analysis passed. `frames` holds C0 then C1 at 24·i, each as `CFrame.new`'s
+ * twelve numbers (x, y, z, then the rotation by rows), float32 values.
+ */
+export interface SurfaceJoints {
+  count: number;
+  /** Index into SURFACE_JOINT_CLASSES. */
+  kinds: Uint8Array;
+  part0: Int32Array;
+  part1: Int32Array;
+  frames: Float32Array;
+}
+
+const NO_JOINTS: SurfaceJoints = Object.freeze({
+  count: 0, kinds: new Uint8Array(0), part0: new Int32Array(0), part1: new Int32Array(0), frames: new Float32Array(0),
+});
+
+/** Joint i as an object (for tests and tools; the document reads the columns). */
+export function surfaceJointAt(joints: SurfaceJoints, i: number): SurfaceJoint {
+  const f = joints.frames, o = 24 * i;
+  const cframe = (at: number): CFrameValue => ({
+    position: [f[at]!, f[at + 1]!, f[at + 2]!],
+    orientation: [[f[at + 3]!, f[at + 4]!, f[at + 5]!], [f[at + 6]!, f[at + 7]!, f[at + 8]!], [f[at + 9]!, f[at + 10]!, f[at + 11]!]],
+  });
+  return { className: SURFACE_JOINT_CLASSES[joints.kinds[i]!]!, part0: joints.part0[i]!, part1: joints.part1[i]!, c0: cframe(o), c1: cframe(o + 12) };
+}
+
 /** The least overlap (studs, along each axis of the touching faces) for a joint. */
 export const JOINT_OVERLAP_MIN = 0.35;
 const TIGHT = { angle: 0.01, planar: 0.01 };
@@ -87,35 +120,68 @@ interface Bodies {
 
 const BODY = 15, AXES = 3, HALF = 12;
 
-/** The surface joints `MakeJoints` would make among the Workspace's parts (none unless the place relies on them, or when the search stopped). */
+/** The surface joints `MakeJoints` would make among the Workspace's parts (none unless the place relies on them, or when the search stopped), as objects. */
 export function surfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoint[] {
-  return searchSurfaceJoints(dom, excluded).joints;
+  const { joints } = searchSurfaceJoints(dom, excluded);
+  return Array.from({ length: joints.count }, (_, i) => surfaceJointAt(joints, i));
 }
 
 export interface SurfaceJointSearch {
-  joints: SurfaceJoint[];
+  joints: SurfaceJoints;
   /** The joinable parts when the search stopped at its bounds (SEARCH_BOUNDS), and made no joint; else 0. */
   unsearchedParts: number;
 }
 
 /** surfaceJoints, saying whether the search stopped at its bounds: then no joint is made rather than an arbitrary share of them. */
 export function searchSurfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJointSearch {
-  if (!reliesOnSurfaceJoints(dom)) return { joints: [], unsearchedParts: 0 };
+  if (!reliesOnSurfaceJoints(dom)) return { joints: NO_JOINTS, unsearchedParts: 0 };
   const bodies = collectBodies(dom, excluded);
   const joined = existingPairs(dom);
-  const joints: SurfaceJoint[] = [];
-  const search = new JointSearch(bodies);
+  const found = new FoundJoints();
+  const search = new JointSearch(bodies, found);
   const complete = forEachNearPair(bodies.boxes, bodies.count, (a, b) => {
     // The engine tries the earlier part's faces first; rows keep that order stable.
     const p = bodies.rows[a]! < bodies.rows[b]! ? a : b;
     const q = p === a ? b : a;
     if (joined.size && joined.has(pairKey(bodies.rows[p]!, bodies.rows[q]!))) return;
-    const joint = search.jointBetween(p, q);
-    if (joint) joints.push(joint);
+    search.jointBetween(p, q);
   });
-  if (!complete) return { joints: [], unsearchedParts: bodies.count };
-  joints.sort((x, y) => x.part0 - y.part0 || x.part1 - y.part1);
-  return { joints, unsearchedParts: 0 };
+  if (!complete) return { joints: NO_JOINTS, unsearchedParts: bodies.count };
+  return { joints: found.sorted(), unsearchedParts: 0 };
+}
+
+/** The joints as the search finds them, then put in order: growable columns. */
+class FoundJoints {
+  count = 0;
+  readonly kinds: number[] = [];
+  readonly part0: number[] = [];
+  readonly part1: number[] = [];
+  readonly frames: number[] = [];
+
+  add(kind: number, part0: number, part1: number, frame: Float64Array): void {
+    this.count++;
+    this.kinds.push(kind);
+    this.part0.push(part0);
+    this.part1.push(part1);
+    for (let i = 0; i < 24; i++) this.frames.push(frame[i]!);
+  }
+
+  /** Sorted by Part0's row, then Part1's (a pair is joined once, so no two tie). */
+  sorted(): SurfaceJoints {
+    const { count, part0, part1 } = this;
+    const order = Array.from({ length: count }, (_, i) => i).sort((x, y) => part0[x]! - part0[y]! || part1[x]! - part1[y]!);
+    const joints: SurfaceJoints = {
+      count, kinds: new Uint8Array(count), part0: new Int32Array(count), part1: new Int32Array(count), frames: new Float32Array(24 * count),
+    };
+    for (let to = 0; to < count; to++) {
+      const from = order[to]!;
+      joints.kinds[to] = this.kinds[from]!;
+      joints.part0[to] = part0[from]!;
+      joints.part1[to] = part1[from]!;
+      for (let k = 0; k < 24; k++) joints.frames[24 * to + k] = this.frames[24 * from + k]!;
+    }
+    return joints;
+  }
 }
 
 /**
@@ -347,15 +413,19 @@ class JointSearch {
   #j = 0;
   #t = 0;
 
-  constructor(bodies: Bodies) {
+  readonly #found: FoundJoints;
+
+  constructor(bodies: Bodies, found: FoundJoints) {
     this.#f = bodies.frames;
     this.#s = bodies.surfaces;
     this.#rows = bodies.rows;
+    this.#found = found;
   }
 
-  jointBetween(a: number, b: number): SurfaceJoint | null {
+  /** Adds the joint between `a` and `b` to the found ones, if they join; says whether they did. */
+  jointBetween(a: number, b: number): boolean {
     this.#load(a, b);
-    if (!this.#aligned(LOOSE.angle)) return null;
+    if (!this.#aligned(LOOSE.angle)) return false;
     const tight = this.#aligned(TIGHT.angle);
     const rotateAligned = this.#aligned(ROTATE.angle);
     for (let face = 0; face < 6; face++) {
@@ -370,21 +440,21 @@ class JointSearch {
       if (isRotate(s) || isRotate(u)) {
         if (!rotateAligned || !this.#touching(a, i, sign, b, j, t, ROTATE.planar)) continue;
         // The axle is the part with the hinge surface whose face centre lies on the other face.
-        if (isRotate(s) && this.#centreOnFace(a, i, sign, b, j, LOOSE.planar)) return this.#joint(rotateClass(s), a, face, b);
+        if (isRotate(s) && this.#centreOnFace(a, i, sign, b, j, LOOSE.planar)) return this.#joint(rotateKind(s), a, face, b);
         if (isRotate(u)) {
           // The same check with the parts swapped (loads b, a; a's turn comes back after).
           this.#load(b, a);
           const onFace = this.#centreOnFace(b, j, t, a, i, LOOSE.planar);
           this.#load(a, b);
-          if (onFace) return this.#joint(rotateClass(u), b, other, a);
+          if (onFace) return this.#joint(rotateKind(u), b, other, a);
         }
         continue;
       }
-      if ((s === WELD || u === WELD) && tight && this.#touching(a, i, sign, b, j, t, TIGHT.planar)) return this.#joint('Weld', a, face, b);
-      if (isSnap(s, u) && tight && this.#touching(a, i, sign, b, j, t, TIGHT.planar)) return this.#joint('Snap', a, face, b);
-      if ((s === GLUE || u === GLUE) && this.#touching(a, i, sign, b, j, t, LOOSE.planar)) return this.#joint('Glue', a, face, b);
+      if ((s === WELD || u === WELD) && tight && this.#touching(a, i, sign, b, j, t, TIGHT.planar)) return this.#joint(KIND_WELD, a, face, b);
+      if (isSnap(s, u) && tight && this.#touching(a, i, sign, b, j, t, TIGHT.planar)) return this.#joint(KIND_SNAP, a, face, b);
+      if ((s === GLUE || u === GLUE) && this.#touching(a, i, sign, b, j, t, LOOSE.planar)) return this.#joint(KIND_GLUE, a, face, b);
     }
-    return null;
+    return false;
   }
 
   #load(a: number, b: number): void {
@@ -457,7 +527,7 @@ class JointSearch {
    * face centre, Z along the outward normal, X the next axis, Y = Z × X. C1 is the
    * same world frame in p1's space: rotation p1ᵀ·(p0·C0), position p1ᵀ·(world - p1).
    */
-  #joint(className: SurfaceJointClass, p0: number, face: number, p1: number): SurfaceJoint {
+  #joint(kind: number, p0: number, face: number, p1: number): true {
     const f = this.#f, A = p0 * BODY + AXES, B = p1 * BODY + AXES;
     const axis = face % 3;
     const sign = face < 3 ? 1 : -1;
@@ -475,21 +545,24 @@ class JointSearch {
     // `sign * 0` above can be -0; snap32 adds + 0, so no frame holds one.
     const local = (v: number, k: number): number => snap32(f[B + 3 * k]! * frame[v]! + f[B + 3 * k + 1]! * frame[v + 1]! + f[B + 3 * k + 2]! * frame[v + 2]!);
     const r = C0_ROTATIONS[face]!;
-    const c0: CFrameValue = {
-      position: [axis === 0 ? snap32(half) : 0, axis === 1 ? snap32(half) : 0, axis === 2 ? snap32(half) : 0],
-      orientation: [[r[0]!, r[1]!, r[2]!], [r[3]!, r[4]!, r[5]!], [r[6]!, r[7]!, r[8]!]],
-    };
-    const c1: CFrameValue = {
-      position: [local(9, 0), local(9, 1), local(9, 2)],
-      orientation: [
-        [local(0, 0), local(3, 0), local(6, 0)],
-        [local(0, 1), local(3, 1), local(6, 1)],
-        [local(0, 2), local(3, 2), local(6, 2)],
-      ],
-    };
-    return { className, part0: this.#rows[p0]!, part1: this.#rows[p1]!, c0, c1 };
+    const out = JOINT_FRAMES;
+    // C0: the face centre, rotated by the face's rotation.
+    for (let i = 0; i < 3; i++) out[i] = axis === i ? snap32(half) : 0;
+    for (let i = 0; i < 9; i++) out[3 + i] = r[i]!;
+    // C1: the same frame in p1's space; rotation row k is the frame's X, Y and Z along p1's axis k.
+    for (let k = 0; k < 3; k++) {
+      out[12 + k] = local(9, k);
+      out[15 + 3 * k] = local(0, k);
+      out[16 + 3 * k] = local(3, k);
+      out[17 + 3 * k] = local(6, k);
+    }
+    this.#found.add(kind, this.#rows[p0]!, this.#rows[p1]!, out);
+    return true;
   }
 }
+
+/** A joint's C0 and C1 while it is added: CFrame.new's twelve numbers each. */
+const JOINT_FRAMES = new Float64Array(24);
 
 /** A joint's frame in the world while it is made: X, Y, Z and the origin relative to Part1's centre. */
 const FRAME = new Float64Array(12);
@@ -507,8 +580,11 @@ function unit(axis: number, sign: number): number[] {
   return v;
 }
 
-function rotateClass(surface: number): SurfaceJointClass {
-  return surface === MOTOR ? 'RotateV' : surface === STEPPING_MOTOR ? 'RotateP' : 'Rotate';
+// Indices into SURFACE_JOINT_CLASSES.
+const KIND_WELD = 0, KIND_SNAP = 1, KIND_GLUE = 2, KIND_ROTATE = 3, KIND_ROTATE_V = 4, KIND_ROTATE_P = 5;
+
+function rotateKind(surface: number): number {
+  return surface === MOTOR ? KIND_ROTATE_V : surface === STEPPING_MOTOR ? KIND_ROTATE_P : KIND_ROTATE;
 }
 
 
@@ -574,7 +650,7 @@ export interface Assemblies {
  * ones (the generated surface joints), to an anchored part. Links leading outside the
  * Workspace's parts are followed too (a weld to a part in a model counts).
  */
-export function assemblies(dom: Dom, extra: readonly SurfaceJoint[] = [], excluded?: Uint8Array): Assemblies {
+export function assemblies(dom: Dom, extra: SurfaceJoints = NO_JOINTS, excluded?: Uint8Array): Assemblies {
   const workspace = findService(dom, 'Workspace');
   const parent = new Int32Array(dom.count);
   for (let i = 0; i < parent.length; i++) parent[i] = i;
@@ -584,7 +660,7 @@ export function assemblies(dom: Dom, extra: readonly SurfaceJoint[] = [], exclud
   };
   const union = (a: number, b: number) => { const ra = find(a), rb = find(b); if (ra !== rb) parent[ra] = rb; };
   for (const [a, b] of jointLinks(dom)) if (!excluded?.[a] && !excluded?.[b]) union(a, b);
-  for (const j of extra) union(j.part0, j.part1);
+  for (let i = 0; i < extra.count; i++) union(extra.part0[i]!, extra.part1[i]!);
 
   // Workspace parts as rows and flags (a 200k-part map makes no object per part).
   const rows: number[] = [];
