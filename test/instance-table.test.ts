@@ -270,7 +270,10 @@ describe('binary places made with the writer', () => {
 interface RawClass { className: string; referents: number[] }
 
 /** A binary file of the given classes (INST and a Name PROP each) and PRNT links, in the given order. */
-function rawPlace(classes: RawClass[], links: [child: number, parent: number][], compress = true): Uint8Array {
+/** A binary place written chunk by chunk: INST and a Name PROP per class, what `more` frames (other PROP, SSTR...), PRNT and END. */
+function rawPlace(
+  classes: RawClass[], links: [child: number, parent: number][], compress = true, more?: (frame: (name: string, w: ByteWriter) => void) => void,
+): Uint8Array {
   const parts: Uint8Array[] = [fileHeader(classes.length, classes.reduce((sum, { referents }) => sum + referents.length, 0))];
   const frame = (name: string, w: ByteWriter) => parts.push(...frameChunk(name, w.finish(), compress));
   classes.forEach(({ className, referents }, classId) => {
@@ -290,6 +293,7 @@ function rawPlace(classes: RawClass[], links: [child: number, parent: number][],
     for (const referent of referents) prop.text(`n${referent}`);
     frame('PROP', prop);
   });
+  more?.(frame);
   const prnt = new ByteWriter();
   prnt.u8(0);
   prnt.u32(links.length);
@@ -355,6 +359,38 @@ describe('binary files made chunk by chunk', () => {
         assert.match(error.message, /is used by two instances/);
         assert.equal(error.chunk, 'INST');
         assert.ok(typeof error.offset === 'number' && error.offset >= 32);
+        return true;
+      });
+    }
+  });
+
+  test('a SharedString index past the SSTR table is one DecodeError naming the PROP chunk and property', () => {
+    // One UnionOperation whose PhysicalConfigData names SSTR entry `index`, in a file with `entries` of them (none: no SSTR chunk).
+    const file = (index: number, entries: number): Uint8Array => rawPlace([{ className: 'UnionOperation', referents: [1] }], [[1, -1]], false, (frame) => {
+      const prop = new ByteWriter();
+      prop.u32(0);
+      prop.text('PhysicalConfigData');
+      prop.u8(0x1c);
+      prop.u8(index >>> 24); prop.u8((index >>> 16) & 255); prop.u8((index >>> 8) & 255); prop.u8(index & 255); // one big-endian u32
+      frame('PROP', prop);
+      if (entries === 0) return;
+      const sstr = new ByteWriter();
+      sstr.u32(0);
+      sstr.u32(entries);
+      for (let i = 0; i < entries; i++) {
+        for (let k = 0; k < 16; k++) sstr.u8(0); // the entry's MD5, unused
+        sstr.u32(1);
+        sstr.u8(i);
+      }
+      frame('SSTR', sstr);
+    });
+    assert.deepEqual(getValue(decode(file(1, 2)), 0, 'PhysicalConfigData'), 1);
+    for (const [index, entries] of [[2, 2], [0, 0], [4294967295, 1]] as const) {
+      assert.throws(() => decode(file(index, entries)), (error: unknown) => {
+        assert.ok(error instanceof DecodeError, String(error));
+        assert.match(error.message, new RegExp(`SharedString index ${index} is outside the file's ${entries} SharedStrings`));
+        assert.equal(error.chunk, 'PROP');
+        assert.equal(error.property, 'UnionOperation.PhysicalConfigData');
         return true;
       });
     }

@@ -189,6 +189,25 @@ function walkChunks(bytes: Uint8Array, limits: DecodeLimits, warnings: WarningLo
 
 interface ClassChunk { className: string; referents: Int32Array; columns: Map<string, Column>; offset: number }
 
+/**
+ * Every SharedString value names an SSTR entry: an index past the table (a file whose
+ * SSTR chunk is missing or short) is malformed, as the reference decoder has it, rather
+ * than a dangling number in the document.
+ */
+function checkSharedStringIndices(classes: readonly ClassChunk[], where: ReadonlyMap<Column, { offset: number; property: string }>, entries: number): void {
+  if (where.size === 0) return;
+  for (const { columns } of classes) {
+    for (const column of columns.values()) {
+      const at = where.get(column);
+      if (at === undefined) continue;
+      for (let row = 0; row < column.length; row++) {
+        const index = column.get(row) as number;
+        if (index >= entries) throw new DecodeError(`SharedString index ${index} is outside the file's ${entries} SharedStrings`, { chunk: 'PROP', offset: at.offset, property: at.property });
+      }
+    }
+  }
+}
+
 export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>): Dom {
   const limits = resolveLimits(options);
   const warnings: WarningLog = new Map();
@@ -199,6 +218,8 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
   const byClassId = new Map<number, ClassChunk>();
   const links: { children: Int32Array; parents: Int32Array; offset: number }[] = [];
   const skipped = new SkipLog();
+  // SharedString columns and where their PROP chunk starts: checked against SSTR once every chunk is read.
+  const sharedStringColumns = new Map<Column, { offset: number; property: string }>();
 
   walkChunks(bytes, limits, warnings, (chunk, raw) => {
     switch (chunk.kind) {
@@ -218,12 +239,15 @@ export function decodeBinary(bytes: Uint8Array, options?: Partial<DecodeLimits>)
         if (!owner || !chunk.column) break;
         if (owner.columns.has(chunk.name)) warn(warnings, 'property appears twice, the last one wins', `${owner.className}.${chunk.name}`);
         owner.columns.set(chunk.name, chunk.column);
+        if (chunk.type === 'SharedString') sharedStringColumns.set(chunk.column, { offset: raw.offset, property: `${owner.className}.${chunk.name}` });
         break;
       }
       case 'PRNT': links.push({ children: chunk.children, parents: chunk.parents, offset: raw.offset }); break;
       default: break;
     }
   });
+
+  checkSharedStringIndices(classes, sharedStringColumns, sharedStrings.length);
 
   // Rows are instances in INST order; walkChunks has kept their sum under maxInstances.
   let count = 0;
