@@ -243,6 +243,11 @@ describe('property types', () => {
     assert.deepEqual(property('<string name="S"></string>', 'S'), { type: 'String', value: '' });
     assert.deepEqual(property('<string name="S"/>', 'S'), { type: 'String', value: '' });
     assert.deepEqual(property('<string name="S">&unknown;</string>', 'S'), { type: 'String', value: '&unknown;' });
+    // References to what is not a character stay as written: NUL, surrogates, past U+10FFFF.
+    assert.deepEqual(
+      property('<string name="S">&#0;&#xD800;&#xdfff;&#55296;&#x110000;&#x10FFFF;&#xD7FF;&#xE000;</string>', 'S'),
+      { type: 'String', value: '&#0;&#xD800;&#xdfff;&#55296;&#x110000;\u{10FFFF}\uD7FF\uE000' },
+    );
   });
 
   it('reads BinaryString as text when it is UTF-8, else as base64', () => {

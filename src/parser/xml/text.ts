@@ -12,8 +12,9 @@ const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', a
 function replaceEntity(whole: string, body: string): string {
   if (body.charCodeAt(0) !== 35 /* # */) return NAMED[body]!;
   const code = body.charCodeAt(1) === 120 || body.charCodeAt(1) === 88 ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
-  // NUL and out-of-range code points are not characters: keep the reference as written.
-  return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  // NUL, surrogates (half a UTF-16 pair, which no JSON reader takes alone) and out-of-range
+  // code points are not characters: keep the reference as written.
+  return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : whole;
 }
 
 /** Replaces entity references; an undeclared named entity stays as written. */
