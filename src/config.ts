@@ -5,6 +5,7 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { storeConfigFromEnv, StoreConfigError, type StoreConfig } from './store/backends/config.js';
+import { fillTemplate, isHttpUrl } from './assets/open-cloud.js';
 
 export type AuthMode = 'development' | 'gateway';
 
@@ -190,7 +191,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     config.storeSweep = storeSweep === '1';
   }
   for (const [name, template] of [['ASSET_DELIVERY_URL', config.assetDeliveryUrl], ['ASSET_URL_TEMPLATE', config.assetUrlTemplate]] as const) {
-    if (template !== null && !template.includes('{id}')) throw new ConfigError(`${name} must contain {id}`);
+    if (template === null) continue;
+    if (!template.includes('{id}')) throw new ConfigError(`${name} must contain {id}`);
+    if (!isHttpUrl(fillTemplate(template, '1'))) throw new ConfigError(`${name} must be an http or https URL containing {id}, got ${JSON.stringify(template)}`);
   }
   if (!config.redirectTemplate.includes('{project_id}')) throw new ConfigError('REDIRECT_TEMPLATE must contain {project_id}');
   try {

@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { configFromEnv, ConfigError } from './config.js';
 import { startServer } from './http/server.js';
 
-export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+/** Starts the service; false (having said why in one line) when its configuration cannot be used. */
+export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   let config;
   let server;
   try {
@@ -15,8 +16,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`rbxl-import: ${error.message}\n`);
-      process.exitCode = 2;
-      return;
+      return false;
     }
     throw error;
   }
@@ -42,6 +42,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  return true;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await serve();
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && !(await serve())) process.exitCode = 2;

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CONFORMANCE_DIR, PLACES_DIR, REPO_ROOT, TEST_FILES_DIR } from './support/paths.js';
+import { CONFORMANCE_DIR, CORPUS_DIR, PLACES_DIR, REPO_ROOT, TEST_FILES_DIR } from './support/paths.js';
 import { conformanceDiff } from './support/conformance.js';
 import { createHash } from 'node:crypto';
 import { readInstances } from '../src/project/reader.js';
@@ -107,6 +107,35 @@ test('bad input: exit code 2 and one line naming what and where, no stack trace'
       assert.equal(code, 2, `${args.join(' ')}: ${stderr}`);
       assert.match(stderr.split('\n')[0]!, pattern);
       assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('gltf and mesh --gltf: a failed write leaves the file that was there as it was, and a folder as output is exit 2', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rbxl-cli-out-'));
+  try {
+    const place = join(PLACES_DIR, 'rocket-arena-2006.rbxl');
+    const mesh = join(CORPUS_DIR, 'meshes', 'sphere.mesh');
+    const kept = join(dir, 'kept.glb');
+    for (const args of [['gltf', place, kept], ['mesh', mesh, '--gltf', kept]]) {
+      writeFileSync(kept, 'precious');
+      chmodSync(kept, 0o444);
+      // Root writes a read-only file anyway; the write is refused for everyone else, as a redirect would be.
+      const refused = process.getuid?.() !== 0;
+      const written = await cli(...args);
+      assert.equal(written.code, refused ? 2 : 0, written.stderr);
+      if (refused) {
+        assert.match(written.stderr, /cannot write .*kept\.glb: EACCES/);
+        assert.equal(readFileSync(kept, 'utf8'), 'precious');
+      }
+      rmSync(kept, { force: true });
+      const folder = await cli(...args.slice(0, -1), dir);
+      assert.equal(folder.code, 2, folder.stderr);
+      assert.equal(folder.stderr, `rbxl-import: cannot write ${dir}: EISDIR (see rbxl-import help)\n`);
+      // A failed write leaves nothing beside its target either.
+      assert.deepEqual(readdirSync(dir), []);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -106,6 +106,52 @@ test('DATA_DIR: created level by level; a file in its way, or a path that cannot
   }
 });
 
+test('DATA_DIR: a folder the service keeps there that cannot be made (a file in its place, a file system refusing it) stops the start with one line', async () => {
+  const dir = await tempDir();
+  try {
+    await prepareDataDir(dir, ['uploads', 'objects']);
+    assert.ok((await stat(join(dir, 'objects'))).isDirectory());
+    for (const folder of ['uploads', 'objects', 'mirror', 'assets']) {
+      const data = join(dir, `with-${folder}-file`);
+      await mkdir(data);
+      await writeFile(join(data, folder), 'x');
+      const run = await runMain({ PORT: '0', DATA_DIR: data });
+      assert.equal(run.killed, false);
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr, `rbxl-import: DATA_DIR ${JSON.stringify(data)} cannot be used: ${join(data, folder)} is not a directory\n`);
+    }
+    // /sys refuses a new folder even to root, whom the writable check lets through.
+    if (existsSync('/sys/kernel')) {
+      await assert.rejects(prepareDataDir('/sys/kernel', ['uploads']), (error: unknown) =>
+        error instanceof ConfigError && /^DATA_DIR "\/sys\/kernel" cannot be used: (it cannot be written|\/sys\/kernel\/uploads cannot be created) \(E[A-Z]+\)$/.test(error.message));
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('an asset URL that is not http(s) stops the start with one line naming the variable', () => {
+  for (const name of ['ASSET_DELIVERY_URL', 'ASSET_URL_TEMPLATE']) {
+    for (const value of ['notaurl{id}', 'ftp://assets.example/{id}', 'file:///srv/{id}']) {
+      assert.throws(() => configFromEnv({ [name]: value }), (error: unknown) =>
+        error instanceof ConfigError && error.message === `${name} must be an http or https URL containing {id}, got ${JSON.stringify(value)}`);
+    }
+    assert.doesNotThrow(() => configFromEnv({ [name]: 'http://127.0.0.1:8080/asset/{id}' }));
+  }
+});
+
+test('`rbxl-import serve` exits 2 on a configuration it cannot use, as `npm start` does', async () => {
+  const cli = join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
+  for (const entry of [MAIN, cli]) {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, entry === cli ? [cli, 'serve'] : [entry], { env: { PATH: process.env.PATH ?? '', PORT: 'abc' }, stdio: 'ignore' });
+      child.on('error', reject);
+      child.on('close', resolve);
+    });
+    assert.equal(code, 2, entry);
+  }
+});
+
 test('LOG is 1 or 0; anything else stops the start', () => {
   assert.equal(configFromEnv({}).log, true);
   assert.equal(configFromEnv({ LOG: '1' }).log, true);

@@ -7,7 +7,10 @@
  * (help.ts; every command also takes --help).
  * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readFile, rename, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
 import { decode, decodeChunks } from '../parser/index.js';
 import { stringifyDump } from '../parser/dump.js';
 import { DecodeError } from '../parser/errors.js';
@@ -97,12 +100,20 @@ async function gltf(args: string[]): Promise<number> {
   return 0;
 }
 
-/** Writes through `write`; a failed write leaves no partial file. */
+/**
+ * Writes through `write` into a new file beside `path`, then puts it in its place: a failed
+ * write leaves no partial file and whatever `path` held before untouched. A file there that
+ * may not be written is refused, as a shell's redirect would refuse it.
+ */
 async function writeOutput<T>(path: string, write: (path: string) => Promise<T>): Promise<T> {
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    return await write(path);
+    await access(path, constants.W_OK).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; });
+    const result = await write(temp);
+    await rename(temp, path);
+    return result;
   } catch (error) {
-    await rm(path, { force: true });
+    await rm(temp, { force: true }).catch(() => {});
     if ((error as NodeJS.ErrnoException).code) throw new UsageError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code}`);
     throw error;
   }
@@ -171,8 +182,8 @@ async function main(argv: string[]): Promise<number> {
         if (wantsHelp(args)) return help('serve');
         if (args.length) throw new UsageError(`serve takes no arguments (configuration comes from the environment), got ${args[0]}`, 'serve');
         const { serve } = await import('../main.js');
-        await serve();
-        return 0;
+        // Started, it serves until a signal; a configuration it cannot use exits 2, as `npm start` does.
+        return (await serve()) ? 0 : 2;
       }
       case 'help':
         if (args.length > 1) throw new UsageError('help takes at most one COMMAND', 'help');

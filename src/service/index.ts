@@ -7,7 +7,7 @@
  * into calls of this and ServiceErrors into statuses.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
@@ -103,9 +103,9 @@ function warn(msg: string, error: unknown, fields: Record<string, string> = {}):
 
 export async function createService(config: Config): Promise<Service> {
   const budget = memoryBudget({ maxMemoryMb: config.maxMemoryMb, workers: config.workers, previewCacheBytes: config.previewCacheBytes });
-  await prepareDataDir(config.dataDir);
+  // Everything the service keeps under DATA_DIR: uploads and local copies, the disk store's objects, asset downloads.
+  await prepareDataDir(config.dataDir, ['uploads', 'mirror', 'assets', ...(config.store === null ? ['objects'] : [])]);
   const uploadDir = join(config.dataDir, 'uploads');
-  await mkdir(uploadDir, { recursive: true });
   // Uploads left by a process that died mid-request belong to nobody now.
   for (const name of await readdir(uploadDir)) await rm(join(uploadDir, name), { force: true, recursive: true });
 

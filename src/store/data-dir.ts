@@ -6,15 +6,20 @@
  */
 import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config.js';
 
 const unusable = (dir: string, why: string): ConfigError => new ConfigError(`DATA_DIR ${JSON.stringify(dir)} cannot be used: ${why}`);
 
 const codeOf = (error: unknown): string => (error as NodeJS.ErrnoException)?.code ?? String((error as Error)?.message ?? error);
 
-/** Creates `dir` (each missing level in turn) and checks it is a writable directory; throws ConfigError otherwise. */
-export async function prepareDataDir(dir: string): Promise<void> {
+/**
+ * Creates `dir` (each missing level in turn) and checks it is a writable directory, then
+ * the `folders` the service keeps in it; throws ConfigError otherwise. The folders are made
+ * here, not where they are used, so one that cannot be (a file in its place, a file system
+ * that refuses even root, as /sys does) stops the start with one line too.
+ */
+export async function prepareDataDir(dir: string, folders: readonly string[] = []): Promise<void> {
   const path = resolve(dir);
   const missing: string[] = [];
   for (let at = path; ; at = dirname(at)) {
@@ -37,4 +42,11 @@ export async function prepareDataDir(dir: string): Promise<void> {
   await access(path, constants.W_OK | constants.X_OK).catch((error: unknown) => {
     throw unusable(dir, `it cannot be written (${codeOf(error)})`);
   });
+  for (const folder of folders) {
+    const at = join(path, folder);
+    await mkdir(at).catch(async (error: unknown) => {
+      if (codeOf(error) !== 'EEXIST') throw unusable(dir, `${at} cannot be created (${codeOf(error)})`);
+      if (!(await stat(at)).isDirectory()) throw unusable(dir, `${at} is not a directory`);
+    });
+  }
 }
