@@ -67,6 +67,7 @@ describe('hostile uploads under WORKERS=3, MAX_MEMORY_MB=1536', () => {
       const health = await getJson(service, HEALTH, {});
       assert.equal(health.status, 200);
       assert.equal(health.body.memory.budget_mb, 1536);
+      assert.deepEqual(Object.keys(health.body.preview_cache), ['entries', 'bytes', 'max_bytes']);
       const place = readFileSync(join(PLACES_DIR, 'booga.rbxl'));
       const { preview_hash } = await analyze(service, place, 'booga.rbxl', as('alice'));
       await create(service, { preview_hash }, as('alice'));

@@ -81,7 +81,7 @@ export interface ServiceHealth {
   status: 'ok' | 'degraded' | 'unavailable';
   store: StoreHealth;
   workers: ReturnType<WorkerPool['stats']>;
-  preview_cache: ReturnType<PreviewStore['cacheInfo']>;
+  preview_cache: { entries: number; bytes: number; max_bytes: number };
   downloads: ReturnType<AssetDownloader['stats']>;
   storage: StorageState;
   memory: { budget_mb: number; per_worker_mb: number; rss_mb: number };
@@ -99,6 +99,11 @@ const SWEEP_LEASE = 'preview-sweep';
 /** A warning for the operator, as one JSON line on stderr (the request log is stdout). */
 function warn(msg: string, error: unknown, fields: Record<string, string> = {}): void {
   process.stderr.write(JSON.stringify({ level: 'warn', t: new Date().toISOString(), msg, ...fields, error: error instanceof Error ? error.message : String(error) }) + '\n');
+}
+
+/** The preview cache as /health gives it: snake_case, as every other field there. */
+function previewCacheHealth({ entries, bytes, maxBytes }: ReturnType<PreviewStore['cacheInfo']>): ServiceHealth['preview_cache'] {
+  return { entries, bytes, max_bytes: maxBytes };
 }
 
 export async function createService(config: Config): Promise<Service> {
@@ -249,7 +254,7 @@ export async function createService(config: Config): Promise<Service> {
         status: !reach.ok ? 'unavailable' : storage.full ? 'degraded' : 'ok',
         store,
         workers: pool.stats(),
-        preview_cache: previews.cacheInfo(),
+        preview_cache: previewCacheHealth(previews.cacheInfo()),
         downloads: assets.stats(),
         storage,
         memory: { budget_mb: budget.totalMb, per_worker_mb: budget.perWorkerMb, rss_mb: Math.round(process.memoryUsage.rss() / 2 ** 20) },
