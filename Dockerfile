@@ -10,8 +10,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# The script scanner's WebAssembly module (AssemblyScript, a dev dependency), then the TypeScript.
-RUN npm run build:wasm && npx tsc -p tsconfig.build.json
+# The script scanner's WebAssembly module (AssemblyScript, a dev dependency), then the TypeScript; the CLI (`node dist/src/cli/main.js`) executable, as npm run build leaves it.
+RUN npm run build:wasm && npx tsc -p tsconfig.build.json && chmod 755 dist/src/cli/main.js
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
