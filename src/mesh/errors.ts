@@ -1,3 +1,5 @@
+import type { MeshLimits } from './limits.js';
+
 /**
  * The one error type for a malformed mesh or union blob. It says which format was
  * being read (e.g. "mesh 4.01", "CSGMDL 2", "CSGPHS 8"), the byte offset in the
@@ -11,13 +13,21 @@ export class MeshDecodeError extends Error {
   readonly offset: number;
   /** What was wrong, without the location. */
   readonly what: string;
+  /**
+   * The cap a declared count passed, where a caller may have lowered it (the scene
+   * assembly lowers `maxTriangles` and `maxHullWork` to what is left of a place's
+   * budget): set by the union physics decoders, so such a refusal is never told
+   * apart from a malformed blob by its wording.
+   */
+  readonly limit?: keyof MeshLimits;
 
-  constructor(format: string, offset: number, what: string) {
+  constructor(format: string, offset: number, what: string, limit?: keyof MeshLimits) {
     super(`${format}: ${what} (byte offset ${offset})`);
     this.name = 'MeshDecodeError';
     this.format = format;
     this.offset = offset;
     this.what = what;
+    if (limit) this.limit = limit;
   }
 }
 

@@ -20,7 +20,7 @@
 import { decodeCsgk } from './csg/csgk.js';
 import { decodeCsgmdl } from './csg/csgmdl.js';
 import { decodeCsgmdl5 } from './csg/csgmdl5.js';
-import { decodeCsgphs } from './csg/csgphs.js';
+import { csgphsCost, decodeCsgphs } from './csg/csgphs.js';
 import { MeshDecodeError } from './errors.js';
 import { decodeChunkedMesh } from './filemesh/chunked.js';
 import { decodeTextMesh } from './filemesh/text.js';
@@ -62,6 +62,19 @@ export function decodeMeshAsset(bytes: Uint8Array, limits?: Partial<MeshLimits>)
   }
 }
 
+/**
+ * What decoding union physics bytes (a PhysicalConfigData) would cost, from their first
+ * bytes and hull headers, nothing decoded: null when they are no CSGPHS blob (there are
+ * no hulls to decode), else the most hull `work` and the most `triangles` kept (null when
+ * only decoding can tell: CSGPHS 8, whose counts are inside its ZSTD frame). Bytes that
+ * are no mesh or union blob at all throw MeshDecodeError, as decodeMeshAsset would.
+ */
+export function unionHullCost(bytes: Uint8Array, limits?: Partial<MeshLimits>): { work: number; triangles: number | null } | null {
+  const format = sniffMeshFormat(bytes);
+  if (format.family !== 'csgphs') return null;
+  return csgphsCost(bytes, format.version, resolveMeshLimits(limits)) ?? { work: 0, triangles: null };
+}
+
 function decodeFileMesh(bytes: Uint8Array, version: string, bodyStart: number, limits: MeshLimits): FileMeshAsset {
   if (version.startsWith('1.')) return decodeTextMesh(bytes, version, bodyStart, limits);
   if (version.startsWith('2.') || version.startsWith('3.')) return decodeMeshV2(bytes, version, bodyStart, limits);
@@ -79,6 +92,6 @@ function describe(format: ReturnType<typeof sniffMeshFormat>): string {
 }
 
 export { MeshDecodeError, isMeshDecodeError } from './errors.js';
-export { DEFAULT_MESH_LIMITS, type MeshLimits } from './limits.js';
+export { DEFAULT_MESH_LIMITS, resolveMeshLimits, type MeshLimits } from './limits.js';
 export { convexHull } from './csg/convex-hull.js';
 export type * from './types.js';

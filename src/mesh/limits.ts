@@ -35,6 +35,25 @@ export interface MeshLimits {
    * could ask for thousands of them.
    */
   maxHullWork: number;
+  /**
+   * Place-wide, for the scene assembly (the analysis picture, scene.glb, `rbxl-import gltf`;
+   * a single decodeMeshAsset call ignores it): most hull work, as for `maxHullWork`,
+   * across every distinct union physics blob of one place. Real places store their
+   * hulls' triangles and compute none; without it 250 blobs each within `maxHullWork`
+   * (a 192 KB upload) held a worker for 33–54 s. Checked from each blob's hull headers
+   * before it is decoded; past it, the place's remaining unions are drawn as boxes.
+   */
+  maxPlaceHullWork: number;
+  /**
+   * Place-wide, as `maxPlaceHullWork`: most bytes of union hull geometry one assembly
+   * keeps (flat-shaded: 84 bytes a triangle, in typed arrays outside a worker's V8 heap
+   * limit, so the heap cap never sees them). The memory budget sets it from the task's
+   * share (service/budget.ts). Checked before a blob is decoded, from its declared
+   * triangles (a hull stored as points only counts its hull's most, 2n − 4), and
+   * for CSGPHS 8, whose counts are inside its ZSTD frame, by lowering `maxTriangles`
+   * for its decode to the room left.
+   */
+  maxPlaceHullBytes: number;
   /** Largest decompressed CSGPHS 8 payload. */
   maxDecompressedBytes: number;
   /**
@@ -66,6 +85,8 @@ export const DEFAULT_MESH_LIMITS: MeshLimits = Object.freeze({
   maxHulls: 1 << 16,
   maxHullPoints: 4096,
   maxHullWork: 4 * 4096 * 4096,
+  maxPlaceHullWork: 2 * 4 * 4096 * 4096,
+  maxPlaceHullBytes: 64 << 20,
   maxDecompressedBytes: 256 << 20,
   maxExpansion: 256,
   maxChunks: 256,

@@ -5,6 +5,7 @@
  * allocated, so a truncated or lying file raises a MeshDecodeError.
  */
 import { MeshDecodeError } from './errors.js';
+import type { MeshLimits } from './limits.js';
 
 export interface MeshReader {
   readonly bytes: Uint8Array;
@@ -27,8 +28,9 @@ export function subReader(r: MeshReader, length: number, what: string, format = 
   return { bytes: r.bytes, view: r.view, pos: at, end: at + length, format, base: r.base };
 }
 
-export function fail(r: MeshReader, what: string, at = r.pos): never {
-  throw new MeshDecodeError(r.format, r.base + at, what);
+/** Throws for what is wrong at `at`; `limit` names the cap a declared count passed (MeshDecodeError.limit). */
+export function fail(r: MeshReader, what: string, at = r.pos, limit?: keyof MeshLimits): never {
+  throw new MeshDecodeError(r.format, r.base + at, what, limit);
 }
 
 export function left(r: MeshReader): number {
@@ -54,8 +56,8 @@ export function checkCap(r: MeshReader, what: string, count: number, cap: number
  * Checks a declared count against a cap and against the bytes its records need
  * (`bytesEach` per element, read from here on) before anything is allocated.
  */
-export function checkCount(r: MeshReader, count: number, bytesEach: number, what: string, cap: number): void {
-  if (count > cap) fail(r, `${what} count ${count} exceeds the limit of ${cap}`);
+export function checkCount(r: MeshReader, count: number, bytesEach: number, what: string, cap: number, limit?: keyof MeshLimits): void {
+  if (count > cap) fail(r, `${what} count ${count} exceeds the limit of ${cap}`, r.pos, limit);
   if (count * bytesEach > r.end - r.pos) {
     fail(r, `${what} count ${count} needs ${count * bytesEach} bytes, only ${r.end - r.pos} left`);
   }

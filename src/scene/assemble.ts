@@ -22,16 +22,23 @@
  *   scaled from InitialSize to Size.
  * A mesh or union whose geometry is missing is a box of its Size, marked as a
  * placeholder with the reason.
+ *
+ * Union hulls are decoded once per distinct content (however many SharedStrings or
+ * unions hold the same bytes) and within a place-wide budget (`maxPlaceHullWork`,
+ * `maxPlaceHullBytes`, src/mesh/limits.ts), checked from each blob's hull headers
+ * before it is decoded: past it, the remaining unions are boxes, counted once in
+ * `hullBudget.unionsBoxed` and one note.
  */
 import { type Dom, findService } from '../parser/dom.js';
 import type { Matrix3, Vec3 } from '../parser/values.js';
 import { BASE_PART_CLASSES, CSG_CLASSES, MATERIALS, MESH_TYPES, NORMAL_IDS, PART_TYPES } from '../project/classes.js';
 import { asCFrame } from '../project/geometry.js';
-import { decodeMeshAsset, isMeshDecodeError } from '../mesh/index.js';
+import { createHash } from 'node:crypto';
+import { decodeMeshAsset, isMeshDecodeError, resolveMeshLimits, unionHullCost, type MeshLimits } from '../mesh/index.js';
 import type { MeshGeometry } from '../geometry/mesh.js';
 import { meshObjectShape, partShape, placeholder, type PartShape, type ShapeDetail } from '../geometry/shapes.js';
 import { assetIdOf, finiteOr, finiteVec3, partColor, partColumns, sharedStringOf, stringBytes, type PartColumns } from './columns.js';
-import { boundsFit, flatShaded, shapeOf, unionFit, type Fit, type SceneShape } from './shapes.js';
+import { boundsFit, FLAT_BYTES_PER_TRIANGLE, flatShaded, shapeOf, unionFit, type Fit, type SceneShape } from './shapes.js';
 import { readSceneTerrain, type SceneTerrain } from './terrain.js';
 import type { SmoothGrid } from '../terrain/smooth-grid.js';
 
@@ -49,7 +56,27 @@ export interface AssembleOptions {
   terrain?: { row: number; grid: SmoothGrid | null; error?: string };
   /** Tessellation of balls and cylinders (default 24 segments, 12 rings; the picture uses fewer). */
   detail?: ShapeDetail;
+  /**
+   * What union data is decoded under, the place-wide hull caps included (`maxPlaceHullWork`,
+   * `maxPlaceHullBytes`): the memory budget's in the service, the defaults otherwise.
+   */
+  limits?: Partial<MeshLimits>;
 }
+
+/** What the union hulls of one assembly cost, against the place-wide caps. */
+export interface HullBudget {
+  /** Distinct hull blobs decoded (by content). */
+  decoded: number;
+  /** Hull work spent (each computed hull's points squared, as declared before decoding). */
+  work: number;
+  /** Bytes of hull geometry kept. */
+  bytes: number;
+  /** Unions drawn as boxes because the place's hulls passed the caps. */
+  unionsBoxed: number;
+}
+
+/** The placeholder reason of a union whose hulls the place's budget left undrawn. */
+export const HULLS_OVER_BUDGET = 'union hulls past the place\'s limit';
 
 /** Bits of `SceneParts.flags`. */
 export const NEON = 1;
@@ -121,6 +148,7 @@ export interface SceneAssembly {
   placeholders: Record<string, number>;
   /** Things left out or approximated, for the report and the glb's extras. */
   notes: string[];
+  hullBudget: HullBudget;
 }
 
 const IDENTITY: Matrix3 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
@@ -160,7 +188,14 @@ export function assembleScene(dom: Dom, options: AssembleOptions = {}): SceneAss
     const shape = builder.shapes[parts.shapes[i]!]!;
     if (shape.kind === 'placeholder') placeholders[shape.reason!] = (placeholders[shape.reason!] ?? 0) + 1;
   }
-  return { dom, parts: trim(parts), shapes: builder.shapes, looks, terrain: readSceneTerrain(dom, notes, options.terrain), placeholders, notes: [...builder.notes, ...notes] };
+  const hullBudget = builder.hullBudget(placeholders[HULLS_OVER_BUDGET] ?? 0);
+  // First, so a glb's notes (it keeps the first 100) always have it.
+  const budgetNote = hullBudget.unionsBoxed === 0 ? [] : [
+    `${hullBudget.unionsBoxed} unions drawn as boxes: the place's union hulls pass the limit on computing and keeping them ` +
+    `(maxPlaceHullWork ${builder.limits.maxPlaceHullWork}, maxPlaceHullBytes ${builder.limits.maxPlaceHullBytes})`,
+  ];
+  const terrain = readSceneTerrain(dom, notes, options.terrain);
+  return { dom, parts: trim(parts), shapes: builder.shapes, looks, terrain, placeholders, notes: [...budgetNote, ...builder.notes, ...notes], hullBudget };
 }
 
 function addPart(dom: Dom, row: number, c: PartColumns, parts: SceneParts, shapes: ShapeTable, looks: Map<number, PartLook>): void {
@@ -287,11 +322,27 @@ class ShapeTable {
   /** Union data that could not be read, once per distinct blob. */
   readonly notes: string[] = [];
   readonly #index = new Map<string, number>();
-  /** Keys of blobs already found unreadable. */
+  /** Keys of MeshData blobs already found unreadable. */
   readonly #bad = new Set<string>();
   readonly #stretched = new Map<string, number>();
+  /** The caps union data is decoded under, the place-wide hull caps included. */
+  readonly limits: MeshLimits;
+  /** What a PhysicalConfigData SharedString gave (a shape index or a reason), by its index and by its bytes. */
+  readonly #hullsByIndex = new Map<number, number | string>();
+  readonly #hullsByContent = new Map<string, number | string>();
+  #hullsDecoded = 0;
+  #hullWork = 0;
+  #hullBytes = 0;
+  /** Set once a blob did not fit what was left of the place's hull budget. */
+  #hullBudgetSpent = false;
 
-  constructor(readonly dom: Dom, readonly options: AssembleOptions) {}
+  constructor(readonly dom: Dom, readonly options: AssembleOptions) {
+    this.limits = resolveMeshLimits(options.limits);
+  }
+
+  hullBudget(unionsBoxed: number): HullBudget {
+    return { decoded: this.#hullsDecoded, work: this.#hullWork, bytes: this.#hullBytes, unionsBoxed };
+  }
 
   #add(shape: SceneShape): number {
     const known = this.#index.get(shape.key);
@@ -410,23 +461,67 @@ class ShapeTable {
   #hulls(value: unknown): number | string {
     const shared = sharedStringOf(this.dom, value as number);
     if (!shared || shared.bytes.length === 0) return 'union without hulls or model';
-    const key = `hulls:${shared.index}`;
-    const known = this.#index.get(key);
-    if (known !== undefined) return known;
-    if (this.#bad.has(key)) return 'union hulls unreadable';
+    let result = this.#hullsByIndex.get(shared.index);
+    if (result !== undefined) return result;
+    // By content: a place repeating one union's physics under many SharedStrings decodes it once.
+    const key = `hulls:${createHash('sha256').update(shared.bytes).digest('hex')}`;
+    result = this.#hullsByContent.get(key);
+    if (result === undefined) {
+      result = this.#decodeHulls(shared.bytes, key);
+      this.#hullsByContent.set(key, result);
+    }
+    this.#hullsByIndex.set(shared.index, result);
+    return result;
+  }
+
+  /**
+   * Decodes one distinct blob's hulls within what is left of the place's budget, checked
+   * from its hull headers first; a blob that does not fit spends the budget: every union
+   * not yet drawn is a box from then on.
+   */
+  #decodeHulls(bytes: Uint8Array, key: string): number | string {
+    if (this.#hullBudgetSpent) return HULLS_OVER_BUDGET;
+    const caps = this.limits;
+    let cost: ReturnType<typeof unionHullCost>;
     try {
-      const asset = decodeMeshAsset(shared.bytes);
+      cost = unionHullCost(bytes, caps);
+    } catch (error) {
+      if (!isMeshDecodeError(error)) throw error;
+      return this.#unreadable(error);
+    }
+    if (cost === null) return 'union without hulls or model';
+    const roomBytes = caps.maxPlaceHullBytes - this.#hullBytes;
+    if (cost.work > caps.maxPlaceHullWork - this.#hullWork) return this.#overBudget();
+    if (cost.triangles !== null && cost.triangles * FLAT_BYTES_PER_TRIANGLE > roomBytes) return this.#overBudget();
+    this.#hullWork += cost.work;
+    this.#hullsDecoded++;
+    // CSGPHS 8 declares its counts inside its ZSTD frame: its decode may keep no more than the room left.
+    const maxTriangles = Math.min(caps.maxTriangles, Math.floor(roomBytes / FLAT_BYTES_PER_TRIANGLE));
+    try {
+      const asset = decodeMeshAsset(bytes, { ...caps, maxTriangles });
       if (asset.kind === 'union_physics' && asset.block) return 'block';
       if (asset.kind !== 'union_physics' || !asset.geometry) return 'union without hulls or model';
       const geometry = flatShaded(asset.geometry.positions, asset.geometry.indices);
+      const kept = geometry.positions.byteLength + (geometry.normals?.byteLength ?? 0) + geometry.indices.byteLength;
+      if (kept > roomBytes) return this.#overBudget();
+      this.#hullBytes += kept;
       if (geometry.indices.length === 0) return 'union hulls have no area';
       return this.#add(shapeOf(key, geometry, 'union', { source: 'PhysicalConfigData' }));
     } catch (error) {
       if (!isMeshDecodeError(error)) throw error;
-      this.#bad.add(key);
-      this.notes.push(`a union's PhysicalConfigData is unreadable: ${error.message}`);
-      return 'union hulls unreadable';
+      if (error.limit === 'maxTriangles' && maxTriangles < caps.maxTriangles) return this.#overBudget();
+      return this.#unreadable(error);
     }
+  }
+
+  #overBudget(): string {
+    this.#hullBudgetSpent = true;
+    return HULLS_OVER_BUDGET;
+  }
+
+  #unreadable(error: Error): string {
+    this.notes.push(`a union's PhysicalConfigData is unreadable: ${error.message}`);
+    return 'union hulls unreadable';
   }
 }
 

@@ -73,6 +73,9 @@ export function shapeOf(key: string, geometry: MeshGeometry, kind: ShapeKind, ex
   return { key, geometry, kind, box: false, bounds, ...extra };
 }
 
+/** What flatShaded keeps per triangle: three corners of a position, a normal (3 × f32 each) and an index (u32). */
+export const FLAT_BYTES_PER_TRIANGLE = 3 * (12 + 12 + 4);
+
 /**
  * Triangles with their own corners and face normals: collision hulls come as
  * shared-corner triangle lists without normals, and would shade as blobs.

@@ -27,7 +27,10 @@ export interface TaskLimits {
   maxFileBytes: number;
   decode: Partial<DecodeLimits>;
   maxDocumentBytes: number;
-  /** What a mesh conversion may decode (the budget's share; the defaults when absent). */
+  /**
+   * What a mesh conversion may decode, and the scene assembly's union hulls (the picture's
+   * and scene.glb's, place-wide caps included): the budget's share; the defaults when absent.
+   */
   mesh?: Partial<MeshLimits>;
 }
 
@@ -121,7 +124,7 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
       const row = terrainRow(dom);
       const terrain = row === -1 ? undefined : readTerrainGrid(dom, row);
       const analysis = analyzeDom(dom, { fileName: task.fileName, fileSize: task.fileSize, terrain });
-      return { ok: true, format: dom.format, ...analysis, picture: drawPicture(dom, terrain, analysis.report.warnings) };
+      return { ok: true, format: dom.format, ...analysis, picture: drawPicture(dom, terrain, task.limits.mesh, analysis.report.warnings) };
     }
     if (task.kind === 'scene') return await buildScene(dom, task);
     const { kind: _kind, path: _path, limits, documentPath, diskRoomBytes, ...options } = task;
@@ -156,9 +159,10 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
 }
 
 /** The map's picture; a failure to draw is a warning, never a failed analysis. */
-function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof readTerrainGrid> | undefined, warnings: string[]): AnalyzePicture | null {
+function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof readTerrainGrid> | undefined, limits: Partial<MeshLimits> | undefined, warnings: string[]): AnalyzePicture | null {
   try {
-    const { png, width, height, parts } = mapPicture(dom, { terrain });
+    const { png, width, height, parts, hullBudget } = mapPicture(dom, { terrain, ...(limits ? { limits } : {}) });
+    if (hullBudget.unionsBoxed > 0) warnings.push(`picture: ${hullBudget.unionsBoxed} unions drawn as boxes (the place's union hulls pass the limit on computing and keeping them; scene.glb draws them the same way)`);
     if (parts.unfinished > 0) warnings.push(`picture: ${parts.unfinished} parts not drawn (the picture's drawing budget was spent; the import is not affected)`);
     return { png, width, height };
   } catch (error) {
@@ -173,7 +177,7 @@ function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof 
 async function buildScene(dom: ReturnType<typeof decode>, task: SceneTask): Promise<SceneResult> {
   const assets = storedAssets({ dataDir: task.dataDir, assets: new Map(task.assets), maxBytes: task.limits.maxFileBytes, maxTotalBytes: task.maxBytes, ...(task.limits.mesh ? { meshLimits: task.limits.mesh } : {}) });
   try {
-    const assembly = assembleScene(dom, { assets });
+    const assembly = assembleScene(dom, { assets, ...(task.limits.mesh ? { limits: task.limits.mesh } : {}) });
     const { bytes, stats } = await writeSceneGlbFile(assembly, task.glbPath, { images: assets, maxBytes: task.maxBytes });
     return { ok: true, bytes, parts: stats.parts, placeholders: stats.placeholders };
   } catch (error) {

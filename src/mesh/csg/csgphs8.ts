@@ -34,9 +34,9 @@ export function decodeCsgphs8(bytes: Uint8Array, limits: MeshLimits): UnionPhysi
   const symbolBytes = u32(p, 'symbol size');
   const pointBytes = u32(p, 'point size');
   const bounds = { min: [f32(p), f32(p), f32(p)] as [number, number, number], max: [f32(p), f32(p), f32(p)] as [number, number, number] };
-  if (hullCount > limits.maxHulls) fail(p, `hull count ${hullCount} exceeds the limit of ${limits.maxHulls}`, 0);
-  if (pointCount > limits.maxVertices) fail(p, `point count ${pointCount} exceeds the limit of ${limits.maxVertices}`, 4);
-  if (faceCount > limits.maxTriangles) fail(p, `face count ${faceCount} exceeds the limit of ${limits.maxTriangles}`, 8);
+  if (hullCount > limits.maxHulls) fail(p, `hull count ${hullCount} exceeds the limit of ${limits.maxHulls}`, 0, 'maxHulls');
+  if (pointCount > limits.maxVertices) fail(p, `point count ${pointCount} exceeds the limit of ${limits.maxVertices}`, 4, 'maxVertices');
+  if (faceCount > limits.maxTriangles) fail(p, `face count ${faceCount} exceeds the limit of ${limits.maxTriangles}`, 8, 'maxTriangles');
   // Every face after a hull's first takes one symbol bit at least.
   if (faceCount > hullCount + bitCount) fail(p, `face count ${faceCount} is more than ${hullCount} hulls and ${bitCount} symbol bits can code`, 8);
   if (pointBytes !== pointCount * 12) fail(p, `point size ${pointBytes} is not 12 bytes for each of ${pointCount} points`, 32);
@@ -81,8 +81,8 @@ function decompress(r: MeshReader, frame: Uint8Array, limits: MeshLimits): Uint8
     if (frame.length < 4 || frame[0] !== 0x28 || frame[1] !== 0xb5 || frame[2] !== 0x2f || frame[3] !== 0xfd) fail(r, 'the hull data is not a ZSTD frame', FRAME_AT);
     const size = frameContentSize(frame);
     if (size === null) fail(r, 'the ZSTD frame does not declare its size', FRAME_AT);
-    if (size > limits.maxDecompressedBytes) fail(r, `the ZSTD frame declares ${size} bytes, past the limit of ${limits.maxDecompressedBytes}`, FRAME_AT);
-    if (size > expansionCap(limits, frame.length)) fail(r, `the ZSTD frame declares ${size} bytes from ${frame.length}, past ${limits.maxExpansion}× its size`, FRAME_AT);
+    if (size > limits.maxDecompressedBytes) fail(r, `the ZSTD frame declares ${size} bytes, past the limit of ${limits.maxDecompressedBytes}`, FRAME_AT, 'maxDecompressedBytes');
+    if (size > expansionCap(limits, frame.length)) fail(r, `the ZSTD frame declares ${size} bytes from ${frame.length}, past ${limits.maxExpansion}× its size`, FRAME_AT, 'maxExpansion');
     if (size < PAYLOAD_HEADER_BYTES) fail(r, `the ZSTD frame declares ${size} bytes, less than the ${PAYLOAD_HEADER_BYTES}-byte header`, FRAME_AT);
     return decompressZstd(frame, size);
   } catch (error) {
@@ -95,12 +95,12 @@ function decompress(r: MeshReader, frame: Uint8Array, limits: MeshLimits): Uint8
 function readRawHulls(r: MeshReader, limits: MeshLimits): HullGeometry[] {
   const faceRanges = readRanges(r, 'face', limits);
   const faceEnd = faceRanges[faceRanges.length - 1] ?? 0;
-  checkCount(r, faceEnd, 4, 'raw hull index', limits.maxTriangles * 3);
+  checkCount(r, faceEnd, 4, 'raw hull index', limits.maxTriangles * 3, 'maxTriangles');
   const facesAt = r.pos;
   const faces = u32Array(r, faceEnd, 'raw hull indices');
   const pointRanges = readRanges(r, 'point', limits);
   const pointEnd = pointRanges[pointRanges.length - 1] ?? 0;
-  checkCount(r, pointEnd, 4, 'raw hull coordinate', limits.maxVertices * 3);
+  checkCount(r, pointEnd, 4, 'raw hull coordinate', limits.maxVertices * 3, 'maxVertices');
   const points = new Float32Array(pointEnd);
   const pointsAt = take(r, pointEnd * 4, 'raw hull points');
   for (let i = 0; i < pointEnd; i++) points[i] = r.view.getFloat32(pointsAt + i * 4, true);
@@ -122,7 +122,7 @@ function readRawHulls(r: MeshReader, limits: MeshLimits): HullGeometry[] {
 function readRanges(r: MeshReader, what: string, limits: MeshLimits): Uint32Array {
   const at = r.pos;
   const count = u32(r, `raw hull ${what} range count`);
-  checkCount(r, count, 4, `raw hull ${what} range`, limits.maxHulls + 1);
+  checkCount(r, count, 4, `raw hull ${what} range`, limits.maxHulls + 1, 'maxHulls');
   const ranges = u32Array(r, count, `raw hull ${what} ranges`);
   for (let i = 0; i < count; i++) {
     if (i === 0 ? ranges[0] !== 0 : ranges[i]! < ranges[i - 1]!) fail(r, `raw hull ${what} ranges do not rise from 0`, at + 4 + i * 4);
