@@ -1,15 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { DecodeError } from '../src/parser/errors.js';
 import {
   AIR, WATER, decodeChunk, meshTerrain, newChunkVoxels, newRuns, readRuns, readSmoothGrid, terrainHeightfield,
-  terrainPalette, terrainStats, DEFAULT_MATERIAL_COLORS, type SmoothGrid,
+  terrainPalette, terrainStats, DEFAULT_MATERIAL_COLORS, DEFAULT_TERRAIN_LIMITS, type SmoothGrid, type TerrainMesh,
 } from '../src/terrain/index.js';
-import { terrainBlobs } from '../src/scene/index.js';
-import { closure, makeChunk, writeSmoothGrid } from './support/smooth-grid.js';
+import { assembleScene, sceneDocument, terrainBlobs } from '../src/scene/index.js';
+import { handDom } from './support/hand-dom.js';
+import { closure, makeChunk, repeatChunk, writeSmoothGrid } from './support/smooth-grid.js';
 import { PLACES_DIR, REPO_ROOT } from './support/paths.js';
 
 const ROCK = 8, GRASS = 2;
@@ -333,4 +335,117 @@ test('mesher: one pass takes at most maxMeshSamples samples, and maxSamplesPerEd
   assert.equal(meshTerrain(grid, { limits: { maxSamplesPerEdge: 32 } }).step, 2, 'at most 32 samples along a chunk edge');
   assert.equal(meshTerrain(grid, { limits: { maxSamplesPerEdge: 16 } }).step, 4);
   assert.equal(meshTerrain(grid, { limits: { maxMeshSamples: 1 } }).step >= 32, true, 'at least one sample per chunk');
+});
+
+/** SHA-256 of a terrain mesh's chunks: where each is, and its positions, normals, indices and groups. */
+function meshDigest(mesh: TerrainMesh): string {
+  const hash = createHash('sha256');
+  for (const chunk of mesh.chunks) {
+    hash.update(JSON.stringify([chunk.chunk, chunk.origin]));
+    for (const g of [chunk.solid, chunk.water]) {
+      if (!g) { hash.update('-'); continue; }
+      for (const array of [g.positions, g.normals!, g.indices]) hash.update(new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
+      hash.update(JSON.stringify(g.groups));
+    }
+  }
+  return hash.digest('hex');
+}
+
+/** The box around a mesh's solid vertices in world studs: min x, y, z, max x, y, z. */
+function solidBox(mesh: TerrainMesh): number[] {
+  const box = [Infinity, Infinity, Infinity, -Infinity, -Infinity, -Infinity];
+  for (const chunk of mesh.chunks) {
+    const p = chunk.solid?.positions ?? [];
+    for (let i = 0; i < p.length; i++) {
+      const v = p[i]! + chunk.origin[i % 3]!;
+      box[i % 3] = Math.min(box[i % 3]!, v);
+      box[3 + (i % 3)] = Math.max(box[3 + (i % 3)]!, v);
+    }
+  }
+  return box;
+}
+
+/** One 256³ chunk (chunk size exponent 8, which the engine reads): grass below half height, air above; a run per row. */
+let bigChunk: Uint8Array | null = null;
+function bigChunkBlob(): Uint8Array {
+  bigChunk ??= writeSmoothGrid([makeChunk([0, 0, 0], (_x, y) => (y < 128 ? [GRASS, 255] : [AIR, 0]), 256)], 8);
+  return bigChunk;
+}
+
+test('mesher: a grid of many 256³ chunks is sampled sparsely: a pass reads the sampled layers\' runs and its samples, not every voxel', () => {
+  // 24 such chunks are 403 million voxels, three times maxMeshVoxels; a 1 MB place of 2,000
+  // held a worker past the two-minute task deadline when every pass decoded them all.
+  const grid = readSmoothGrid(repeatChunk(bigChunkBlob(), 24));
+  const limits = DEFAULT_TERRAIN_LIMITS;
+  assert.ok(grid.count * grid.chunkVoxels >= 3 * limits.maxMeshVoxels);
+  let storedRuns = 0;
+  const runs = newRuns(grid);
+  for (let chunk = 0; chunk < grid.count; chunk++) storedRuns += readRuns(grid, chunk, runs).count;
+  assert.equal(storedRuns, 24 * 256 * 256);
+
+  const mesh = meshTerrain(grid);
+  assert.equal(mesh.sampling, 'point');
+  assert.equal(mesh.step, 4, 'the finest step within maxSamplesPerEdge');
+  assert.equal(mesh.work.voxels, 0, 'no chunk is decoded whole');
+  // Each pass parses the runs of one layer in `step` (256 a layer here): at step 4 a quarter of
+  // what the blob holds, at step 8 (tried first) an eighth. Its samples are within maxMeshSamples.
+  assert.ok(mesh.work.passes >= 2 && mesh.work.passes <= 4, `${mesh.work.passes} passes`);
+  assert.ok(mesh.work.runs <= mesh.work.passes * storedRuns / mesh.step, `${mesh.work.runs} runs parsed in ${mesh.work.passes} passes`);
+  assert.ok(mesh.work.samples <= mesh.work.passes * grid.count * (grid.side / mesh.step) ** 3);
+  assert.ok(mesh.work.samples <= mesh.work.passes * limits.maxMeshSamples);
+  // The slab still shows: closed, its top at 128 voxels (512 studs).
+  assert.equal(mesh.chunks.length, 24);
+  assert.equal(closure(mesh.chunks).unbalanced, 0);
+  let top = -Infinity;
+  for (const chunk of mesh.chunks) for (let i = 1; i < chunk.solid!.positions.length; i += 3) top = Math.max(top, chunk.solid!.positions[i]!);
+  assert.ok(Math.abs(top - 512) <= 2, `top at ${top} studs`);
+
+  // Where the voxels fit the bound the same chunks are averaged; a step-aligned slab meshes alike either way.
+  const two = readSmoothGrid(repeatChunk(bigChunkBlob(), 2));
+  const averaged = meshTerrain(two, { step: 8 });
+  const sparse = meshTerrain(two, { step: 8, limits: { maxMeshVoxels: two.chunkVoxels } });
+  assert.deepEqual([averaged.sampling, averaged.work.voxels, averaged.work.runs], ['mean', 2 * 2 * two.chunkVoxels, 0]);
+  assert.deepEqual([sparse.sampling, sparse.work.voxels], ['point', 0]);
+  assert.equal(meshDigest(sparse), meshDigest(averaged));
+});
+
+test('mesher: sparse sampling keeps the surface closed across chunk borders and near the averaged one', () => {
+  const ground = (x: number, y: number, z: number): [number, number] => (y < 20 + 6 * Math.sin(x / 9) * Math.cos(z / 7) ? [ROCK, 255] : [AIR, 0]);
+  const grid = readSmoothGrid(writeSmoothGrid([makeChunk([0, 0, 0], ground, 64), makeChunk([1, 0, 0], ground, 64), makeChunk([1, 0, 1], ground, 64)], 6));
+  for (const step of [2, 4]) {
+    const averaged = meshTerrain(grid, { step });
+    const sparse = meshTerrain(grid, { step, limits: { maxMeshVoxels: grid.chunkVoxels } });
+    assert.equal(sparse.sampling, 'point');
+    const solid = closure(sparse.chunks);
+    assert.equal(solid.unbalanced, 0, `step ${step}: every edge has its reverse`);
+    assert.equal(solid.degenerate, 0);
+    assert.ok(Math.abs(sparse.triangles.total - averaged.triangles.total) < averaged.triangles.total * 0.25,
+      `step ${step}: ${sparse.triangles.total} triangles sampled sparsely, ${averaged.triangles.total} averaged`);
+    // The same ground: its box within a sample (step × 4 studs) of the averaged one's on every axis.
+    const [a, b] = [solidBox(averaged), solidBox(sparse)];
+    for (let i = 0; i < 6; i++) assert.ok(Math.abs(a[i]! - b[i]!) <= step * 4, `step ${step}: box ${b.join(',')} against ${a.join(',')}`);
+  }
+});
+
+test('scene.glb: terrain too large to average says so in the notes and on its node', () => {
+  // 9 chunks of 256³: 151 million voxels, past maxMeshVoxels.
+  const smoothGrid = Buffer.from(repeatChunk(bigChunkBlob(), 9)).toString('base64');
+  const dom = handDom([{ class: 'Workspace', children: [{ class: 'Terrain', props: { SmoothGrid: ['String', { base64: smoothGrid }] } }] }]);
+  const { doc, stats } = sceneDocument(assembleScene(dom));
+  assert.equal(stats.terrain?.sampling, 'point');
+  assert.ok(stats.notes.some((note) => /^terrain sampled sparsely: its 9 chunks hold 150994944 voxels, more than the 134217728 .*\(maxMeshVoxels\)/.test(note)), stats.notes.join('\n'));
+  const node = doc.nodes.map((json) => JSON.parse(json) as { name?: string; extras?: Record<string, unknown> }).find((n) => n.name === 'Terrain')!;
+  assert.deepEqual([node.extras?.kind, node.extras?.sampling, node.extras?.step], ['terrain', 'point', 4]);
+});
+
+test('mesher: real terrain (booga: 1,633 Studio chunks) is averaged from every voxel and meshes exactly as before', () => {
+  const { grid } = boogaTerrain();
+  assert.ok(grid.count * grid.chunkVoxels <= DEFAULT_TERRAIN_LIMITS.maxMeshVoxels);
+  const mesh = meshTerrain(grid);
+  assert.equal(mesh.sampling, 'mean');
+  assert.equal(mesh.step, 2);
+  assert.deepEqual(mesh.triangles, { solid: 514_294, water: 7_292, total: 521_586 });
+  assert.equal(mesh.work.voxels, mesh.work.passes * grid.count * 32_768);
+  // The digest of the mesh made before sparse sampling existed (the same in scene.glb's bytes).
+  assert.equal(meshDigest(mesh), 'e9b4ed37e570665697e7b14c4f86b89798467ffd98d4860da93fd272ab503cf8');
 });

@@ -95,7 +95,7 @@ async function gltf(args: string[]): Promise<number> {
   const { assembleScene, writeSceneGlbFile } = await import('../scene/index.js');
   const { bytes, stats } = await writeOutput(out, (path) => writeSceneGlbFile(assembleScene(dom), path));
   const placeholders = Object.entries(stats.placeholders).map(([reason, count]) => `${count} ${reason}`);
-  const terrain = stats.terrain ? `, terrain ${stats.terrain.solid + stats.terrain.water} triangles (step ${stats.terrain.step})` : '';
+  const terrain = stats.terrain ? `, terrain ${stats.terrain.solid + stats.terrain.water} triangles (step ${stats.terrain.step}${stats.terrain.sampling === 'point' ? ', one voxel a sample' : ''})` : '';
   await writeOut(`${out}: ${stats.parts} parts, ${stats.nodes} nodes${terrain}, ${bytes} bytes${placeholders.length ? `; placeholders: ${placeholders.join(', ')}` : ''}\n`);
   return 0;
 }

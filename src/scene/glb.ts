@@ -30,6 +30,7 @@ import { MATERIALS } from '../project/classes.js';
 import { instanceId } from '../project/ids.js';
 import type { Vec3 } from '../parser/values.js';
 import { meshTerrain, type TerrainMesh, type TerrainMeshOptions } from '../terrain/mesh.js';
+import { resolveTerrainLimits } from '../terrain/limits.js';
 import { AIR, MATERIAL_SLOTS, TERRAIN_MATERIALS, WATER } from '../terrain/materials.js';
 import { DOUBLE_SIDED, NEON, VERTEX_COLORS, type PartLook, type SceneAssembly, type SceneDecal, type SceneSurface } from './assemble.js';
 
@@ -50,7 +51,8 @@ export interface SceneGlbStats {
   parts: number;
   meshes: number;
   images: number;
-  terrain: { step: number; solid: number; water: number } | null;
+  /** `sampling` as the mesher's: `point` when the grid was too large to average (named in the notes). */
+  terrain: { step: number; sampling: 'mean' | 'point'; solid: number; water: number } | null;
   placeholders: Record<string, number>;
   notes: string[];
 }
@@ -302,10 +304,19 @@ class SceneWriter {
     return geometry;
   }
 
-  #terrain(): { step: number; solid: number; water: number } {
+  #terrain(): NonNullable<SceneGlbStats['terrain']> {
     const terrain = this.assembly.terrain!;
     const mesh = meshTerrain(terrain.grid, this.options.terrain);
     const id = instanceId(terrain.row);
+    if (mesh.sampling === 'point') {
+      const { grid } = terrain;
+      const limit = resolveTerrainLimits(this.options.terrain?.limits).maxMeshVoxels;
+      this.notes.push(
+        `terrain sampled sparsely: its ${grid.count} chunks hold ${grid.count * grid.chunkVoxels} voxels, more than the ${limit} `
+        + `a meshing pass may average (maxMeshVoxels), so each sample of ${mesh.step}³ voxels is the one voxel near its middle; `
+        + 'features thinner than a sample may be missing',
+      );
+    }
     const solid = mergeChunks(mesh, 'solid');
     if (solid) {
       const materials = solid.groups!.map((group) => {
@@ -316,7 +327,7 @@ class SceneWriter {
       });
       addNode(this.doc, {
         name: 'Terrain', mesh: addMeshOf(this.doc, [{ geometry: addGeometry(this.doc, solid), materials }], 'Terrain'),
-        extras: { id, kind: 'terrain', step: mesh.step, triangles: mesh.triangles.solid },
+        extras: { id, kind: 'terrain', step: mesh.step, ...(mesh.sampling === 'point' ? { sampling: 'point' } : {}), triangles: mesh.triangles.solid },
       });
     }
     const water = mergeChunks(mesh, 'water');
@@ -331,7 +342,7 @@ class SceneWriter {
         extras: { id, kind: 'water', triangles: mesh.triangles.water },
       });
     }
-    return { step: mesh.step, solid: mesh.triangles.solid, water: mesh.triangles.water };
+    return { step: mesh.step, sampling: mesh.sampling, solid: mesh.triangles.solid, water: mesh.triangles.water };
   }
 }
 

@@ -23,6 +23,18 @@ export interface TerrainLimits {
    */
   maxMeshSamples: number;
   maxSamplesPerEdge: number;
+  /**
+   * Most voxels one meshing pass decodes one by one (chunks × chunk edge³) to average
+   * each sample from the voxels it covers. The sample bounds above bound what a pass
+   * emits, not what it reads: averaging visits every voxel of every chunk whatever the
+   * step, and the chunk count is bounded only by the blob's bytes (2,000 chunks of 256³,
+   * a 1 MB file, were 33.5 billion voxels: a pass took over a minute). A grid with more
+   * voxels is sampled sparsely: one voxel per sample, read from the runs of the sampled
+   * layers only (the layer index says where they start), so a pass costs at most the
+   * bytes of those layers plus its samples. 134,217,728 is 4,096 of Studio's 32³ chunks
+   * (about 2.5 times the largest corpus terrain) or 8 chunks of 256³.
+   */
+  maxMeshVoxels: number;
 }
 
 export const DEFAULT_TERRAIN_LIMITS: TerrainLimits = Object.freeze({
@@ -32,6 +44,7 @@ export const DEFAULT_TERRAIN_LIMITS: TerrainLimits = Object.freeze({
   maxTriangles: 1_500_000,
   maxMeshSamples: 1 << 26,
   maxSamplesPerEdge: 64,
+  maxMeshVoxels: 1 << 27,
 });
 
 export function resolveTerrainLimits(partial?: Partial<TerrainLimits>): TerrainLimits {

@@ -14,12 +14,21 @@
  * Each chunk needs a one-sample border from its 26 neighbours. A first pass keeps
  * every chunk's six boundary layers (6·N² samples) instead of its N³ voxels, so
  * memory stays a small fraction of the voxel count.
+ *
+ * What a pass reads is bounded too: averaging decodes every voxel of every chunk
+ * whatever the step, so only a grid of at most `maxMeshVoxels` voxels is averaged
+ * (every Studio terrain of up to 4,096 chunks). A larger one is sampled sparsely
+ * (`sampling: 'point'`): each sample is the one voxel near its middle, read from the
+ * runs of the sampled layers alone through the grid's layer index, so a pass costs the
+ * bytes of those layers plus its samples, never the voxel count. `work` counts both.
  */
 import type { MeshGeometry, MeshGroup } from '../geometry/mesh.js';
 import type { Vec3 } from '../parser/values.js';
 import { resolveTerrainLimits, type TerrainLimits } from './limits.js';
 import { AIR, MATERIAL_SLOTS, WATER, terrainMaterialName } from './materials.js';
-import { VOXEL_STUDS, decodeChunk, newChunkVoxels, newRuns, type ChunkVoxels, type SmoothGrid } from './smooth-grid.js';
+import {
+  VOXEL_STUDS, decodeChunk, newChunkVoxels, newRuns, readLayerRuns, type ChunkVoxels, type SmoothGrid, type VoxelRuns,
+} from './smooth-grid.js';
 import { FloatBuilder, IndexBuilder, newNetsScratch, surfaceNets, type NetsOutput, type SampleBlock } from './surface-nets.js';
 
 export interface TerrainChunkMesh {
@@ -34,8 +43,26 @@ export interface TerrainChunkMesh {
 export interface TerrainMesh {
   /** Voxels per sample along each axis: 1 at full resolution. */
   step: number;
+  /**
+   * `mean`: each sample averages the step³ voxels it covers (every voxel decoded);
+   * `point`: the grid has more than `maxMeshVoxels` voxels, so each sample is one voxel.
+   */
+  sampling: 'mean' | 'point';
   chunks: TerrainChunkMesh[];
   triangles: { solid: number; water: number; total: number };
+  /** What the meshing read, over every pass (each step tried takes two). */
+  work: TerrainMeshWork;
+}
+
+export interface TerrainMeshWork {
+  /** Passes over the chunks. */
+  passes: number;
+  /** Voxels decoded one by one (averaging): chunks × side³ a pass; 0 when sampled sparsely. */
+  voxels: number;
+  /** Runs parsed when sampled sparsely (those of the sampled layers). */
+  runs: number;
+  /** Samples taken. */
+  samples: number;
 }
 
 export interface TerrainMeshOptions {
@@ -49,11 +76,15 @@ export interface TerrainMeshOptions {
 export function meshTerrain(grid: SmoothGrid, options: TerrainMeshOptions = {}): TerrainMesh {
   const limits = resolveTerrainLimits(options.limits);
   const budget = options.maxTriangles ?? limits.maxTriangles;
+  // Known from the chunk count before anything is decoded.
+  const sampling = grid.count * grid.chunkVoxels > limits.maxMeshVoxels ? 'point' : 'mean';
+  const work: TerrainMeshWork = { passes: 0, voxels: 0, runs: 0, samples: 0 };
+  const meshAtStep = (step: number, most: number): TerrainMesh | null => meshPasses(grid, step, most, sampling, work);
   if (options.step !== undefined) {
     if (!(options.step >= 1 && options.step <= grid.side && grid.side % options.step === 0)) {
       throw new RangeError(`step ${options.step} must divide the chunk edge of ${grid.side} voxels`);
     }
-    return meshAtStep(grid, options.step, Infinity)!;
+    return meshAtStep(options.step, Infinity)!;
   }
   // Mesh at twice the step first (an eighth of the samples): a surface at full
   // resolution has about four times its triangles, so a place far over budget skips the
@@ -62,15 +93,15 @@ export function meshTerrain(grid: SmoothGrid, options: TerrainMeshOptions = {}):
   while (fine < grid.side && (grid.side / fine > limits.maxSamplesPerEdge || grid.count * (grid.side / fine) ** 3 > limits.maxMeshSamples)) fine *= 2;
   for (;;) {
     const coarseStep = fine * 2;
-    if (coarseStep > grid.side) return meshAtStep(grid, fine, Infinity)!;
-    const coarse = meshAtStep(grid, coarseStep, coarseStep >= grid.side ? Infinity : budget);
+    if (coarseStep > grid.side) return meshAtStep(fine, Infinity)!;
+    const coarse = meshAtStep(coarseStep, coarseStep >= grid.side ? Infinity : budget);
     if (!coarse) {
       // Even the coarser step is over budget: try the next pair up.
       fine = Math.min(grid.side, coarseStep * 2);
       continue;
     }
     if (coarse.triangles.total * 3.5 <= budget) {
-      const mesh = meshAtStep(grid, fine, budget);
+      const mesh = meshAtStep(fine, budget);
       if (mesh) return mesh;
     }
     return coarse;
@@ -79,22 +110,40 @@ export function meshTerrain(grid: SmoothGrid, options: TerrainMeshOptions = {}):
 
 const CHANNELS = 3;
 
-/** Meshes every chunk at one step; null as soon as the budget is passed. */
-function meshAtStep(grid: SmoothGrid, step: number, budget: number): TerrainMesh | null {
+/**
+ * Meshes every chunk at one step (two passes, counted in `work`, which the result
+ * shares); null as soon as the budget is passed.
+ */
+function meshPasses(grid: SmoothGrid, step: number, budget: number, sampling: 'mean' | 'point', work: TerrainMeshWork): TerrainMesh | null {
   const n = grid.side / step;
   const P = n + 2;
   const face = n * n;
-  const voxels = newChunkVoxels(grid);
-  const runs = newRuns(grid);
   const samples = newSamples(n);
+  let sampleChunk: (chunk: number) => void;
+  if (sampling === 'mean') {
+    const voxels = newChunkVoxels(grid);
+    const runs = newRuns(grid);
+    sampleChunk = (chunk) => {
+      decodeChunk(grid, chunk, voxels, runs);
+      sample(voxels, grid.side, step, samples);
+      work.voxels += grid.chunkVoxels;
+      work.samples += n ** 3;
+    };
+  } else {
+    const runs = newRuns(grid, grid.side * grid.side);
+    sampleChunk = (chunk) => {
+      work.runs += pointSample(grid, chunk, step, runs, samples);
+      work.samples += n ** 3;
+    };
+  }
 
   // Pass 1: every chunk's six boundary layers, and where each chunk is.
+  work.passes++;
   const index = new Map<string, number>();
   const shells = new Uint8Array(grid.count * 6 * CHANNELS * face);
   for (let chunk = 0; chunk < grid.count; chunk++) {
     index.set(key(grid.coords[chunk * 3]!, grid.coords[chunk * 3 + 1]!, grid.coords[chunk * 3 + 2]!), chunk);
-    decodeChunk(grid, chunk, voxels, runs);
-    sample(voxels, grid.side, step, samples);
+    sampleChunk(chunk);
     const shell = shells.subarray(chunk * 6 * CHANNELS * face, (chunk + 1) * 6 * CHANNELS * face);
     for (let axis = 0; axis < 3; axis++) {
       for (let high = 0; high < 2; high++) {
@@ -119,14 +168,14 @@ function meshAtStep(grid: SmoothGrid, step: number, budget: number): TerrainMesh
   const chunks: TerrainChunkMesh[] = [];
   const neighbours = new Int32Array(27);
   let solidTriangles = 0, waterTriangles = 0;
+  work.passes++;
   for (let chunk = 0; chunk < grid.count; chunk++) {
     const cx = grid.coords[chunk * 3]!, cy = grid.coords[chunk * 3 + 1]!, cz = grid.coords[chunk * 3 + 2]!;
     for (let d = 0; d < 27; d++) {
       const dx = (d % 3) - 1, dy = (Math.floor(d / 3) % 3) - 1, dz = Math.floor(d / 9) - 1;
       neighbours[d] = index.get(key(cx + dx, cy + dy, cz + dz)) ?? -1;
     }
-    decodeChunk(grid, chunk, voxels, runs);
-    sample(voxels, grid.side, step, samples);
+    sampleChunk(chunk);
     fillBlock(block, samples, shells, neighbours, n);
 
     const solidOut = newOutput(MATERIAL_SLOTS);
@@ -148,7 +197,7 @@ function meshAtStep(grid: SmoothGrid, step: number, budget: number): TerrainMesh
       water: waterCount ? geometryOf(waterOut, () => 'Water') : null,
     });
   }
-  return { step, chunks, triangles: { solid: solidTriangles, water: waterTriangles, total: solidTriangles + waterTriangles } };
+  return { step, sampling, chunks, triangles: { solid: solidTriangles, water: waterTriangles, total: solidTriangles + waterTriangles }, work };
 }
 
 let zeros = new Uint8Array(0);
@@ -218,6 +267,40 @@ function sample(voxels: ChunkVoxels, side: number, step: number, out: Samples): 
       }
     }
   }
+}
+
+/**
+ * Chunk `chunk` sampled sparsely: sample (sx, sy, sz) is the voxel ((s-1)/2 past its
+ * minimum corner on each axis, rounded down), with the material rule of `sample` for one
+ * voxel. Only the sampled layers' runs are parsed (the layer index says where each layer's
+ * first run starts), and samples are taken in storage order as the runs go by, so the cost
+ * is those runs plus the samples. Returns the runs parsed.
+ */
+function pointSample(grid: SmoothGrid, chunk: number, step: number, runs: VoxelRuns, out: Samples): number {
+  const side = grid.side;
+  const n = side / step;
+  const offset = (step - 1) >> 1;
+  let parsed = 0;
+  for (let sy = 0; sy < n; sy++) {
+    const y = sy * step + offset;
+    readLayerRuns(grid, chunk, y, y, runs);
+    parsed += runs.count;
+    let r = 0;
+    let end = runs.start[0]! + runs.length[0]!;
+    for (let sz = 0; sz < n; sz++) {
+      const row = side * (sz * step + offset + side * y);
+      for (let sx = 0; sx < n; sx++) {
+        const v = row + sx * step + offset;
+        while (end <= v) { r++; end = runs.start[r]! + runs.length[r]!; }
+        const at = sx + n * (sy + n * sz);
+        const solid = runs.solid[r]!, water = runs.water[r]!;
+        out.solid[at] = solid;
+        out.water[at] = water;
+        out.material[at] = solid > 0 ? runs.material[r]! : water > 0 ? WATER : AIR;
+      }
+    }
+  }
+  return parsed;
 }
 
 /** The chunk's samples inside, its neighbours' boundary layers around (empty where no neighbour). */

@@ -216,8 +216,9 @@ interface LayerIndex {
   layerVoxels: number;
 }
 
-export function newRuns(grid: SmoothGrid): VoxelRuns {
-  const n = grid.chunkVoxels;
+/** Room for `capacity` runs: a whole chunk's by default; a layer's (`readLayerRuns` of one layer) never pass side². */
+export function newRuns(grid: SmoothGrid, capacity = grid.chunkVoxels): VoxelRuns {
+  const n = capacity;
   return {
     count: 0, start: new Uint32Array(n), length: new Uint32Array(n),
     material: new Uint8Array(n), solid: new Uint8Array(n), water: new Uint8Array(n),

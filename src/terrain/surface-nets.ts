@@ -42,12 +42,16 @@ export class FloatBuilder {
   }
 }
 
+/**
+ * Starts empty: a chunk's output has one per material slot (64) and most stay unused, so a
+ * 4 KB array each was 256 KB a chunk, most of the time a grid of many small chunks took.
+ */
 export class IndexBuilder {
-  data = new Uint32Array(1024);
+  data = new Uint32Array(0);
   length = 0;
   push3(a: number, b: number, c: number): void {
     if (this.length + 3 > this.data.length) {
-      const next = new Uint32Array(this.data.length * 2);
+      const next = new Uint32Array(Math.max(1024, this.data.length * 2));
       next.set(this.data);
       this.data = next;
     }

@@ -42,6 +42,23 @@ export function writeSmoothGrid(chunks: TestChunk[], log2 = 5): Uint8Array {
   return Uint8Array.from(out);
 }
 
+/**
+ * A blob of `count` copies of the one chunk in `blob` (as writeSmoothGrid writes it, at
+ * chunk (0, 0, 0)), in a row along x: chunks (0..count-1, 0, 0). Many large chunks
+ * without encoding each one's voxels again.
+ */
+export function repeatChunk(blob: Uint8Array, count: number): Uint8Array {
+  const chunk = blob.subarray(2);
+  const out = new Uint8Array(2 + count * chunk.length);
+  out.set(blob.subarray(0, 2));
+  for (let i = 0; i < count; i++) {
+    out.set(chunk, 2 + i * chunk.length);
+    // The position delta's x: +1 chunk after the first (the least significant byte of the interleaved x is 9 bytes in).
+    if (i > 0) out[2 + i * chunk.length + 9] = 1;
+  }
+  return out;
+}
+
 /** A chunk filled by `fill(x, y, z)` → [material, occupancy] (and optional water). */
 export function makeChunk(at: [number, number, number], fill: (x: number, y: number, z: number) => [number, number, number?], side = 32): TestChunk {
   const n = side ** 3;
