@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -113,7 +113,7 @@ test('bad input: exit code 2 and one line naming what and where, no stack trace'
   }
 });
 
-test('gltf and mesh --gltf: a failed write leaves the file that was there as it was, and a folder as output is exit 2', async () => {
+test('gltf and mesh --gltf: a failed write leaves the file that was there as it was, a folder as output is exit 2, a symlink is written through', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rbxl-cli-out-'));
   try {
     const place = join(PLACES_DIR, 'rocket-arena-2006.rbxl');
@@ -137,6 +137,13 @@ test('gltf and mesh --gltf: a failed write leaves the file that was there as it 
       // A failed write leaves nothing beside its target either.
       assert.deepEqual(readdirSync(dir), []);
     }
+    // A symlink is written through, as a redirect writes it: the link stays, its target gets the bytes.
+    const target = join(dir, 'target.glb');
+    writeFileSync(target, 'old');
+    symlinkSync(target, kept);
+    assert.equal((await cli('gltf', place, kept)).code, 0);
+    assert.ok(lstatSync(kept).isSymbolicLink());
+    assert.equal(readFileSync(target).subarray(0, 4).toString('latin1'), 'glTF');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

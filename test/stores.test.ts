@@ -216,7 +216,7 @@ test('preview store: addUploader refreshes the expiry', async () => {
   const hash = sha('refresh');
   await store.put(preview(hash, 'u1'));
   time.advance(90_000);
-  const updated = await store.addUploader(hash, 'u2');
+  const updated = await store.addUploader(hash, 'u2', undefined, true); // an upload by u2
   assert.equal(updated?.user, 'u2');
   assert.equal(updated?.expiresAt, time.now() + 100_000);
   assert.deepEqual((await store.get(hash))?.uploaders.sort(), ['u1', 'u2']);
@@ -286,7 +286,7 @@ test('preview store: concurrent addUploader and concurrent puts on two instances
   const hash = sha('shared');
   await a.put(preview(hash, 'first'));
   const users = Array.from({ length: 50 }, (_, i) => `user${i}`);
-  await Promise.all(users.map((user, i) => (i % 2 ? a : b).addUploader(hash, user)));
+  await Promise.all(users.map((user, i) => (i % 2 ? a : b).addUploader(hash, user, undefined, true)));
   const reader = previewStore(s, { cacheBytes: 0 });
   assert.deepEqual((await reader.get(hash))?.uploaders.sort(), ['first', ...users].sort());
 

@@ -211,7 +211,7 @@ for (const subject of subjects) {
   });
 }
 
-test('a user without an entry of their own may join (not forced) a preview whose only live entry is past a page of expired ones', async () => {
+test('a refresh (not forced) needs the user\'s own live entry; the sweep keeps a preview whose only live entry is past a page of expired ones', async () => {
   const time = clock();
   const objects = createDiskStore({ root: join(root, `disk-${namespaces++}`) });
   const previews = createPreviewStore({ objects, workDir: root, cacheBytes: 1 << 20, ttlSeconds: TTL_SECONDS, now: time.now });
@@ -223,8 +223,12 @@ test('a user without an entry of their own may join (not forced) a preview whose
   for (let i = 0; i < expired.length; i += 100) {
     await Promise.all(expired.slice(i, i + 100).map((user) => objects.put(previewKeys.uploader(HASH, user, time.now() - 1), JSON.stringify({ user }))));
   }
-  assert.equal((await previews.addUploader(HASH, 'joiner'))?.user, 'joiner', 'joins the live preview');
-  assert.equal(await previews.addUploader(createHash('sha256').update('nothing').digest('hex'), 'joiner'), undefined);
+  // Someone else's upload lets nobody else in: not a user who never uploaded, not one whose entry expired.
+  assert.equal(await previews.addUploader(HASH, 'joiner'), undefined);
+  assert.equal(await previews.addUploader(HASH, expired[0]!), undefined);
+  assert.equal((await previews.addUploader(HASH, live))?.user, live);
+  assert.deepEqual(await previews.sweep(), []);
+  assert.equal((await previews.getFor(HASH, live))?.user, live);
 });
 
 /** The first user id `<prefix><n>` whose key segment (its SHA-256) satisfies `accept`. */

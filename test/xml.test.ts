@@ -243,10 +243,15 @@ describe('property types', () => {
     assert.deepEqual(property('<string name="S"></string>', 'S'), { type: 'String', value: '' });
     assert.deepEqual(property('<string name="S"/>', 'S'), { type: 'String', value: '' });
     assert.deepEqual(property('<string name="S">&unknown;</string>', 'S'), { type: 'String', value: '&unknown;' });
-    // References to what is not a character stay as written: NUL, surrogates, past U+10FFFF.
+    // References to what is not a character stay as written: NUL, a surrogate on its own, past U+10FFFF.
     assert.deepEqual(
-      property('<string name="S">&#0;&#xD800;&#xdfff;&#55296;&#x110000;&#x10FFFF;&#xD7FF;&#xE000;</string>', 'S'),
-      { type: 'String', value: '&#0;&#xD800;&#xdfff;&#55296;&#x110000;\u{10FFFF}\uD7FF\uE000' },
+      property('<string name="S">&#0;&#xD800; &#xdfff;&#55296;&#x110000;&#x10FFFF;&#xD7FF;&#xE000;&#xDE00;&#xD83D;</string>', 'S'),
+      { type: 'String', value: '&#0;&#xD800; &#xdfff;&#55296;&#x110000;\u{10FFFF}\uD7FF\uE000&#xDE00;&#xD83D;' },
+    );
+    // A high and a low surrogate's references in a row are the character they make, hex or decimal.
+    assert.deepEqual(
+      property('<string name="S">a&#xD83D;&#xDE00;b &#55357;&#56832;&#xD83D;x&#xDE00;</string>', 'S'),
+      { type: 'String', value: 'a\u{1F600}b \u{1F600}&#xD83D;x&#xDE00;' },
     );
   });
 

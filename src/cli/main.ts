@@ -7,10 +7,7 @@
  * (help.ts; every command also takes --help).
  * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
-import { constants } from 'node:fs';
-import { access, readFile, rename, rm } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { lstat, readFile, rm } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
 import { stringifyDump } from '../parser/dump.js';
 import { DecodeError } from '../parser/errors.js';
@@ -101,19 +98,17 @@ async function gltf(args: string[]): Promise<number> {
 }
 
 /**
- * Writes through `write` into a new file beside `path`, then puts it in its place: a failed
- * write leaves no partial file and whatever `path` held before untouched. A file there that
- * may not be written is refused, as a shell's redirect would refuse it.
+ * Writes through `write`. A failed write removes the file only when this write created
+ * it: whatever was at `path` before (a file that may not be written, a folder) stays as it
+ * was, and what is not a regular file (a pipe, `/dev/stdout`, a symlink to one) is written
+ * as a shell's redirect would write it.
  */
 async function writeOutput<T>(path: string, write: (path: string) => Promise<T>): Promise<T> {
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const existed = await lstat(path).then(() => true, () => false);
   try {
-    await access(path, constants.W_OK).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error; });
-    const result = await write(temp);
-    await rename(temp, path);
-    return result;
+    return await write(path);
   } catch (error) {
-    await rm(temp, { force: true }).catch(() => {});
+    if (!existed) await rm(path, { force: true }).catch(() => {});
     if ((error as NodeJS.ErrnoException).code) throw new UsageError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code}`);
     throw error;
   }

@@ -15,9 +15,9 @@ export class MeshDecodeError extends Error {
   readonly what: string;
   /**
    * The cap a declared count passed, where a caller may have lowered it (the scene
-   * assembly lowers `maxTriangles` and `maxHullWork` to what is left of a place's
-   * budget): set by the union physics decoders, so such a refusal is never told
-   * apart from a malformed blob by its wording.
+   * assembly lowers `maxTriangles` to what is left of a place's hull budget): set by
+   * the union physics decoders, so such a refusal is never told apart from a malformed
+   * blob by its wording.
    */
   readonly limit?: keyof MeshLimits;
 

@@ -150,35 +150,48 @@ export function searchSurfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoi
   return { joints: found.sorted(), unsearchedParts: 0 };
 }
 
-/** The joints as the search finds them, then put in order: growable columns. */
+/** The joints as the search finds them, then put in order: typed columns grown by doubling (a joint never an object, nor 24 boxed numbers). */
 class FoundJoints {
   count = 0;
-  readonly kinds: number[] = [];
-  readonly part0: number[] = [];
-  readonly part1: number[] = [];
-  readonly frames: number[] = [];
+  #kinds = new Uint8Array(64);
+  #part0 = new Int32Array(64);
+  #part1 = new Int32Array(64);
+  #frames = new Float32Array(64 * 24);
 
   add(kind: number, part0: number, part1: number, frame: Float64Array): void {
-    this.count++;
-    this.kinds.push(kind);
-    this.part0.push(part0);
-    this.part1.push(part1);
-    for (let i = 0; i < 24; i++) this.frames.push(frame[i]!);
+    const at = this.count++;
+    if (at === this.#kinds.length) this.#grow();
+    this.#kinds[at] = kind;
+    this.#part0[at] = part0;
+    this.#part1[at] = part1;
+    this.#frames.set(frame, 24 * at); // float32: every component was rounded to one (snap32)
+  }
+
+  #grow(): void {
+    const grown = <T extends Uint8Array | Int32Array | Float32Array>(from: T, make: (length: number) => T): T => {
+      const to = make(from.length * 2);
+      to.set(from);
+      return to;
+    };
+    this.#kinds = grown(this.#kinds, (n) => new Uint8Array(n));
+    this.#part0 = grown(this.#part0, (n) => new Int32Array(n));
+    this.#part1 = grown(this.#part1, (n) => new Int32Array(n));
+    this.#frames = grown(this.#frames, (n) => new Float32Array(n));
   }
 
   /** Sorted by Part0's row, then Part1's (a pair is joined once, so no two tie). */
   sorted(): SurfaceJoints {
-    const { count, part0, part1 } = this;
-    const order = Array.from({ length: count }, (_, i) => i).sort((x, y) => part0[x]! - part0[y]! || part1[x]! - part1[y]!);
+    const count = this.count, part0 = this.#part0, part1 = this.#part1;
+    const order = Uint32Array.from({ length: count }, (_, i) => i).sort((x, y) => part0[x]! - part0[y]! || part1[x]! - part1[y]!);
     const joints: SurfaceJoints = {
       count, kinds: new Uint8Array(count), part0: new Int32Array(count), part1: new Int32Array(count), frames: new Float32Array(24 * count),
     };
     for (let to = 0; to < count; to++) {
       const from = order[to]!;
-      joints.kinds[to] = this.kinds[from]!;
+      joints.kinds[to] = this.#kinds[from]!;
       joints.part0[to] = part0[from]!;
       joints.part1[to] = part1[from]!;
-      for (let k = 0; k < 24; k++) joints.frames[24 * to + k] = this.frames[24 * from + k]!;
+      joints.frames.set(this.#frames.subarray(24 * from, 24 * from + 24), 24 * to);
     }
     return joints;
   }

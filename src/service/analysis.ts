@@ -6,6 +6,7 @@
  */
 import { createSingleFlight } from '../concurrency/index.js';
 import type { ObjectStream } from '../store/backends/types.js';
+import { StoreUnavailableError } from '../store/backends/errors.js';
 import { ofUser, type PreviewStore, type Preview, type UserPreview } from '../store/previews.js';
 import type { Holdings } from '../store/holdings.js';
 import { isDiskFull, QuotaExceededError, StorageFullError, type DiskQuota } from '../store/quota.js';
@@ -79,7 +80,10 @@ export function createAnalysisService({ previews, pool, quota, holdings }: Analy
       preview = await decodes.run(hash, () => decodeAndStore(upload));
       // Stored by this call (decodeAndStore counted it), or by a concurrent upload of the same bytes, maybe another user's.
       if (preview.user === upload.user && preview.fileName === upload.fileName) return preview;
-      preview = (await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError)) ?? preview;
+      const joined = await previews.addUploader(hash, upload.user, upload.fileName, true).catch(diskToServiceError);
+      // The analysis went from the store between the two calls: this upload is not kept, and says so (never another user's view).
+      if (joined === undefined) throw new StoreUnavailableError('the analysis of this file left the store before the upload was added to it; send the file again', 'addUploader', hash, 'server_error', 5);
+      preview = joined;
     }
     await holdings.addPreview(upload.user, hash, await previews.diskBytes(hash), preview.expiresAt).catch(diskToServiceError);
     return preview;

@@ -177,7 +177,9 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     guard(() => quota.checkRoom(1));
     // Downloads can take longer than what is left of the preview's life: keep it from being swept meanwhile.
     const refreshed = await previews.addUploader(preview.hash, user).catch(diskToServiceError);
-    if (refreshed) await holdings.addPreview(user, preview.hash, await previews.diskBytes(preview.hash), refreshed.expiresAt).catch(diskToServiceError);
+    // Their upload expired (or the preview went) since the lookup: as if the lookup had found nothing.
+    if (!refreshed) throw new ServiceError('not_found', 'preview not found');
+    await holdings.addPreview(user, preview.hash, await previews.diskBytes(preview.hash), refreshed.expiresAt).catch(diskToServiceError);
     // The downloader listens on this signal once per asset id; hundreds are normal, not a leak.
     setMaxListeners(Infinity, signal);
     const downloaded = await assets.download(preview.assets, signal, progress ? (done, total, failed) => progress.assets(done, total, failed) : undefined).catch((error: unknown) => {

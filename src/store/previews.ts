@@ -124,8 +124,9 @@ export interface PreviewStore {
   put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<UserPreview>;
   /**
    * Adds (or refreshes) a user's upload of a stored preview and returns it as they see it;
-   * undefined when there is no analysis or, unless `force`, no unexpired uploader. Lists
-   * and reads only the user's own entries (anyone else's only when they have none, without `force`).
+   * undefined when there is no analysis or, unless `force`, when the user has no unexpired
+   * entry of their own (someone else's upload lets nobody else in). Lists and reads only the
+   * user's own entries.
    */
   addUploader(hash: string, userId: string, fileName?: string, force?: boolean): Promise<UserPreview | undefined>;
   /** The picture of a preview as stored, or undefined when there is none. */
@@ -387,8 +388,8 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     if (isFresh(latestLive(seen(hash, userId)), fileName, time)) return composeFor(analysis, userId, seen(hash, userId));
     const own = await listOwn(hash, userId);
     const latest = latestLive(own);
-    // Without an entry of their own, only a preview someone else still holds may be joined.
-    if (!force && latest === undefined && !(await anyLive(hash, time))) return undefined;
+    // Only an upload adds a user (`force`); a refresh needs the user's own unexpired entry.
+    if (!force && latest === undefined) return undefined;
     const name = fileName ?? latest?.fileName;
     if (isFresh(latest, name, time)) return composeFor(analysis, userId, own);
     const entry = await writeEntry(hash, userId, name, Math.max(time + ttlMs, latest?.expiresAt ?? 0));

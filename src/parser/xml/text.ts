@@ -6,20 +6,50 @@
 import { isUtf8 } from 'node:buffer';
 import type { StringValue } from '../values.js';
 
-const ENTITY = /&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|lt|gt|amp|quot|apos);/g;
+const ENTITY = /&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|lt|gt|amp|quot|apos);/;
 const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
-function replaceEntity(whole: string, body: string): string {
-  if (body.charCodeAt(0) !== 35 /* # */) return NAMED[body]!;
-  const code = body.charCodeAt(1) === 120 || body.charCodeAt(1) === 88 ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
-  // NUL, surrogates (half a UTF-16 pair, which no JSON reader takes alone) and out-of-range
-  // code points are not characters: keep the reference as written.
-  return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : whole;
+/** The code point a numeric reference's body (`#x41`, `#65`) names; -1 for a named entity. */
+function codeOf(body: string): number {
+  if (body.charCodeAt(0) !== 35 /* # */) return -1;
+  return body.charCodeAt(1) === 120 || body.charCodeAt(1) === 88 ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
 }
 
-/** Replaces entity references; an undeclared named entity stays as written. */
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
+/** A reference right where the previous one ended. */
+const NEXT_ENTITY = new RegExp(ENTITY.source, 'y');
+
+/**
+ * Replaces entity references; an undeclared named entity stays as written. A pair of
+ * references to a high and a low surrogate (how tools that escape UTF-16 units write
+ * 😀) is the one character they make; NUL, a surrogate on its own (which no JSON reader
+ * takes) and code points past U+10FFFF are not characters, and stay as written.
+ */
 export function decodeEntities(text: string): string {
-  return text.indexOf('&') === -1 ? text : text.replace(ENTITY, replaceEntity);
+  if (text.indexOf('&') === -1) return text;
+  const entities = new RegExp(ENTITY.source, 'g');
+  let out = '';
+  let last = 0;
+  for (let match = entities.exec(text); match !== null; match = entities.exec(text)) {
+    out += text.slice(last, match.index);
+    last = entities.lastIndex;
+    const body = match[1]!;
+    const code = codeOf(body);
+    if (code === -1) { out += NAMED[body]!; continue; }
+    if (isHighSurrogate(code)) {
+      NEXT_ENTITY.lastIndex = last;
+      const next = NEXT_ENTITY.exec(text);
+      const low = next === null ? -1 : codeOf(next[1]!);
+      if (isLowSurrogate(low)) {
+        out += String.fromCharCode(code, low);
+        last = entities.lastIndex = NEXT_ENTITY.lastIndex;
+        continue;
+      }
+    }
+    out += code > 0 && code <= 0x10ffff && !isHighSurrogate(code) && !isLowSurrogate(code) ? String.fromCodePoint(code) : match[0];
+  }
+  return out + text.slice(last);
 }
 
 const WHITESPACE = /\s/;
