@@ -90,10 +90,16 @@ async function gltf(args: string[]): Promise<number> {
   const [file, out] = files as [string, string];
   const dom = decode(await readInput(file));
   const { assembleScene, writeSceneGlbFile } = await import('../scene/index.js');
-  const { bytes, stats } = await writeOutput(out, (path) => writeSceneGlbFile(assembleScene(dom), path));
+  let undecoded = 0;
+  const { bytes, stats } = await writeOutput(out, (path) => {
+    const assembly = assembleScene(dom);
+    undecoded = assembly.modelBudget.unionsUndecoded;
+    return writeSceneGlbFile(assembly, path);
+  });
   const placeholders = Object.entries(stats.placeholders).map(([reason, count]) => `${count} ${reason}`);
   const terrain = stats.terrain ? `, terrain ${stats.terrain.solid + stats.terrain.water} triangles (step ${stats.terrain.step}${stats.terrain.sampling === 'point' ? ', one voxel a sample' : ''})` : '';
-  await writeOut(`${out}: ${stats.parts} parts, ${stats.nodes} nodes${terrain}, ${bytes} bytes${placeholders.length ? `; placeholders: ${placeholders.join(', ')}` : ''}\n`);
+  const models = undecoded > 0 ? `; ${undecoded} unions' models (MeshData) past the place's limit, drawn as their hulls or boxes` : '';
+  await writeOut(`${out}: ${stats.parts} parts, ${stats.nodes} nodes${terrain}, ${bytes} bytes${placeholders.length ? `; placeholders: ${placeholders.join(', ')}` : ''}${models}\n`);
   return 0;
 }
 

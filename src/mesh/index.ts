@@ -18,8 +18,8 @@
  * module is first imported). Malformed input throws MeshDecodeError, nothing else.
  */
 import { decodeCsgk } from './csg/csgk.js';
-import { decodeCsgmdl } from './csg/csgmdl.js';
-import { decodeCsgmdl5 } from './csg/csgmdl5.js';
+import { csgmdlCounts, decodeCsgmdl } from './csg/csgmdl.js';
+import { csgmdl5Counts, decodeCsgmdl5 } from './csg/csgmdl5.js';
 import { csgphsCost, decodeCsgphs } from './csg/csgphs.js';
 import { MeshDecodeError } from './errors.js';
 import { decodeChunkedMesh } from './filemesh/chunked.js';
@@ -73,6 +73,30 @@ export function unionHullCost(bytes: Uint8Array, limits?: Partial<MeshLimits>): 
   const format = sniffMeshFormat(bytes);
   if (format.family !== 'csgphs') return null;
   return csgphsCost(bytes, format.version, resolveMeshLimits(limits)) ?? { work: 0, triangles: null };
+}
+
+/** Bytes of decoded union model geometry counted per vertex (positions and normals 12 each, colour 4, uv 8) and per index. */
+export const MODEL_BYTES_PER_VERTEX = 36;
+export const MODEL_BYTES_PER_INDEX = 4;
+
+/**
+ * What decoding union model bytes (a MeshData) would cost, from their counts alone,
+ * nothing decoded: null when they are no CSGMDL blob (no union model to decode),
+ * else the vertices and indices decoding reads and the `bytes` of geometry it
+ * allocates for them at most (36 a vertex, 4 an index: CSGMDL 5 keeps the first of
+ * its index ranges, but decodes them all). Bytes that are no mesh or union blob at
+ * all, or whose counts are malformed or past `limits`, throw MeshDecodeError as
+ * decodeMeshAsset would.
+ */
+export function unionModelCost(bytes: Uint8Array, limits?: Partial<MeshLimits>): { vertices: number; indices: number; bytes: number } | null {
+  const format = sniffMeshFormat(bytes);
+  if (format.family !== 'csgmdl') return null;
+  const caps = resolveMeshLimits(limits);
+  let counts: { vertices: number; indices: number };
+  if (format.version === 2 || format.version === 4) counts = csgmdlCounts(bytes, format.version, caps);
+  else if (format.version === 5) counts = csgmdl5Counts(bytes, caps);
+  else throw new MeshDecodeError(`CSGMDL ${format.version}`, 6, `unsupported CSGMDL version ${format.version} (known: 2, 4, 5)`);
+  return { ...counts, bytes: counts.vertices * MODEL_BYTES_PER_VERTEX + counts.indices * MODEL_BYTES_PER_INDEX };
 }
 
 function decodeFileMesh(bytes: Uint8Array, version: string, bodyStart: number, limits: MeshLimits): FileMeshAsset {

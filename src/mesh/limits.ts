@@ -54,6 +54,17 @@ export interface MeshLimits {
    * for its decode to the room left.
    */
   maxPlaceHullBytes: number;
+  /**
+   * Place-wide, as the hull caps: most bytes of union model geometry (the CSGMDL a union
+   * stores in `MeshData`) one assembly decodes, counted from each distinct blob's declared
+   * counts before it is decoded (36 bytes a vertex, 4 an index: the typed arrays decoding
+   * allocates, outside a worker's V8 heap limit) and whether or not the model is kept, so
+   * it bounds the decoding as well as what is kept. CSGMDL 5 codes an index in one byte:
+   * without it, 50 MB of MeshData in a 0.9 MB upload kept 185 MB of geometry. The memory
+   * budget sets it from the task's share (service/budget.ts); past it, the place's
+   * remaining unions draw their hulls, else a box.
+   */
+  maxPlaceModelBytes: number;
   /** Largest decompressed CSGPHS 8 payload. */
   maxDecompressedBytes: number;
   /**
@@ -87,6 +98,7 @@ export const DEFAULT_MESH_LIMITS: MeshLimits = Object.freeze({
   maxHullWork: 4 * 4096 * 4096,
   maxPlaceHullWork: 2 * 4 * 4096 * 4096,
   maxPlaceHullBytes: 64 << 20,
+  maxPlaceModelBytes: 64 << 20,
   maxDecompressedBytes: 256 << 20,
   maxExpansion: 256,
   maxChunks: 256,

@@ -27,14 +27,18 @@
  * unions hold the same bytes) and within a place-wide budget (`maxPlaceHullWork`,
  * `maxPlaceHullBytes`, src/mesh/limits.ts), checked from each blob's hull headers
  * before it is decoded: past it, the remaining unions are boxes, counted once in
- * `hullBudget.unionsBoxed` and one note.
+ * `hullBudget.unionsBoxed` and one note. Union models in `MeshData` likewise: once per
+ * distinct content, within `maxPlaceModelBytes`, checked from each blob's counts before
+ * it is decoded; past it, the remaining unions draw their hulls (else a box), counted in
+ * `modelBudget.unionsUndecoded` and one note. Unreadable union data is named in the
+ * notes for the first few distinct blobs of each kind, then counted.
  */
 import { type Dom, findService } from '../parser/dom.js';
 import type { Matrix3, Vec3 } from '../parser/values.js';
 import { BASE_PART_CLASSES, CSG_CLASSES, MATERIALS, MESH_TYPES, NORMAL_IDS, PART_TYPES } from '../project/classes.js';
 import { asCFrame } from '../project/geometry.js';
 import { createHash } from 'node:crypto';
-import { decodeMeshAsset, isMeshDecodeError, resolveMeshLimits, unionHullCost, type MeshLimits } from '../mesh/index.js';
+import { decodeMeshAsset, isMeshDecodeError, resolveMeshLimits, unionHullCost, unionModelCost, type MeshLimits } from '../mesh/index.js';
 import type { MeshGeometry } from '../geometry/mesh.js';
 import { meshObjectShape, partShape, placeholder, type PartShape, type ShapeDetail } from '../geometry/shapes.js';
 import { assetIdOf, finiteOr, finiteVec3, partColor, partColumns, sharedStringOf, stringBytes, type PartColumns } from './columns.js';
@@ -57,8 +61,8 @@ export interface AssembleOptions {
   /** Tessellation of balls and cylinders (default 24 segments, 12 rings; the picture uses fewer). */
   detail?: ShapeDetail;
   /**
-   * What union data is decoded under, the place-wide hull caps included (`maxPlaceHullWork`,
-   * `maxPlaceHullBytes`): the memory budget's in the service, the defaults otherwise.
+   * What union data is decoded under, the place-wide caps included (`maxPlaceHullWork`,
+   * `maxPlaceHullBytes`, `maxPlaceModelBytes`): the memory budget's in the service, the defaults otherwise.
    */
   limits?: Partial<MeshLimits>;
 }
@@ -77,6 +81,22 @@ export interface HullBudget {
 
 /** The placeholder reason of a union whose hulls the place's budget left undrawn. */
 export const HULLS_OVER_BUDGET = 'union hulls past the place\'s limit';
+
+/** What the union models (`MeshData`) of one assembly cost, against `maxPlaceModelBytes`. */
+export interface ModelBudget {
+  /** Distinct MeshData blobs decoded (by content). */
+  decoded: number;
+  /** Bytes of model geometry decoded, as each blob's counts declared before decoding (36 a vertex, 4 an index), kept or not. */
+  bytes: number;
+  /** Unions whose MeshData was not decoded because the place's models passed the cap (drawn as their hulls, else a box). */
+  unionsUndecoded: number;
+}
+
+/** The placeholder reason of a union whose model the place's budget left undecoded and that has no hulls to draw. */
+export const MODELS_OVER_BUDGET = 'union models past the place\'s limit';
+
+/** Unreadable union data named in the notes, per kind (MeshData, PhysicalConfigData); past it, counted in one more note. */
+export const UNREADABLE_NOTES = 10;
 
 /** Bits of `SceneParts.flags`. */
 export const NEON = 1;
@@ -149,6 +169,7 @@ export interface SceneAssembly {
   /** Things left out or approximated, for the report and the glb's extras. */
   notes: string[];
   hullBudget: HullBudget;
+  modelBudget: ModelBudget;
 }
 
 const IDENTITY: Matrix3 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
@@ -189,13 +210,22 @@ export function assembleScene(dom: Dom, options: AssembleOptions = {}): SceneAss
     if (shape.kind === 'placeholder') placeholders[shape.reason!] = (placeholders[shape.reason!] ?? 0) + 1;
   }
   const hullBudget = builder.hullBudget(placeholders[HULLS_OVER_BUDGET] ?? 0);
-  // First, so a glb's notes (it keeps the first 100) always have it.
-  const budgetNote = hullBudget.unionsBoxed === 0 ? [] : [
-    `${hullBudget.unionsBoxed} unions drawn as boxes: the place's union hulls pass the limit on computing and keeping them ` +
-    `(maxPlaceHullWork ${builder.limits.maxPlaceHullWork}, maxPlaceHullBytes ${builder.limits.maxPlaceHullBytes})`,
-  ];
+  const modelBudget = builder.modelBudget();
+  // First, so a glb's notes (it keeps the first 100) always have them.
+  const budgetNotes: string[] = [];
+  if (hullBudget.unionsBoxed > 0) {
+    budgetNotes.push(`${hullBudget.unionsBoxed} unions drawn as boxes: the place's union hulls pass the limit on computing and keeping them ` +
+      `(maxPlaceHullWork ${builder.limits.maxPlaceHullWork}, maxPlaceHullBytes ${builder.limits.maxPlaceHullBytes})`);
+  }
+  if (modelBudget.unionsUndecoded > 0) {
+    budgetNotes.push(`${modelBudget.unionsUndecoded} unions' models (MeshData) not decoded: the place's union models pass the limit on decoding them ` +
+      `(maxPlaceModelBytes ${builder.limits.maxPlaceModelBytes}); they are drawn as their hulls, else as boxes`);
+  }
   const terrain = readSceneTerrain(dom, notes, options.terrain);
-  return { dom, parts: trim(parts), shapes: builder.shapes, looks, terrain, placeholders, notes: [...budgetNote, ...builder.notes, ...notes], hullBudget };
+  return {
+    dom, parts: trim(parts), shapes: builder.shapes, looks, terrain, placeholders,
+    notes: [...budgetNotes, ...builder.unionNotes(), ...notes], hullBudget, modelBudget,
+  };
 }
 
 function addPart(dom: Dom, row: number, c: PartColumns, parts: SceneParts, shapes: ShapeTable, looks: Map<number, PartLook>): void {
@@ -319,11 +349,12 @@ const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
  */
 class ShapeTable {
   readonly shapes: SceneShape[] = [];
-  /** Union data that could not be read, once per distinct blob. */
-  readonly notes: string[] = [];
+  /** Union data that could not be read, once per distinct blob, the first UNREADABLE_NOTES of each kind. */
+  readonly #notes: string[] = [];
+  /** Distinct unreadable blobs, by kind. */
+  #unreadableModels = 0;
+  #unreadableHulls = 0;
   readonly #index = new Map<string, number>();
-  /** Keys of MeshData blobs already found unreadable. */
-  readonly #bad = new Set<string>();
   readonly #stretched = new Map<string, number>();
   /** The caps union data is decoded under, the place-wide hull caps included. */
   readonly limits: MeshLimits;
@@ -335,6 +366,13 @@ class ShapeTable {
   #hullBytes = 0;
   /** Set once a blob did not fit what was left of the place's hull budget. */
   #hullBudgetSpent = false;
+  /** What a MeshData blob gave (a shape index, NO_MODEL or MODELS_OVER_BUDGET), by its bytes' SHA-256. */
+  readonly #modelsByContent = new Map<string, number | string>();
+  #modelsDecoded = 0;
+  #modelBytes = 0;
+  #unionsUndecoded = 0;
+  /** Set once a blob did not fit what was left of the place's model budget. */
+  #modelBudgetSpent = false;
 
   constructor(readonly dom: Dom, readonly options: AssembleOptions) {
     this.limits = resolveMeshLimits(options.limits);
@@ -342,6 +380,17 @@ class ShapeTable {
 
   hullBudget(unionsBoxed: number): HullBudget {
     return { decoded: this.#hullsDecoded, work: this.#hullWork, bytes: this.#hullBytes, unionsBoxed };
+  }
+
+  modelBudget(): ModelBudget {
+    return { decoded: this.#modelsDecoded, bytes: this.#modelBytes, unionsUndecoded: this.#unionsUndecoded };
+  }
+
+  /** The notes on unreadable union data: the first few distinct blobs of each kind, then how many more. */
+  unionNotes(): string[] {
+    const more = (count: number, what: string) => (count > UNREADABLE_NOTES
+      ? [`${count - UNREADABLE_NOTES} more distinct ${what} blobs are unreadable (the first ${UNREADABLE_NOTES} are named above)`] : []);
+    return [...this.#notes, ...more(this.#unreadableModels, 'MeshData'), ...more(this.#unreadableHulls, 'PhysicalConfigData')];
   }
 
   #add(shape: SceneShape): number {
@@ -430,37 +479,66 @@ class ShapeTable {
       if (index !== undefined) return { shape: index, fit: unionFit(this.shapes[index]!, size, initialSize) };
     }
     const inline = this.#meshData(row, c);
-    if (inline !== undefined) return { shape: inline, fit: unionFit(this.shapes[inline]!, size, initialSize) };
+    if (typeof inline === 'number') return { shape: inline, fit: unionFit(this.shapes[inline]!, size, initialSize) };
+    if (inline === MODELS_OVER_BUDGET) this.#unionsUndecoded++;
     const hulls = this.#hulls(c.physicalConfigData?.get(at));
     if (typeof hulls === 'number') return { shape: hulls, fit: unionFit(this.shapes[hulls]!, size, initialSize) };
     if (hulls === 'block') return this.#fromPartShape(partShape('Block', size));
+    // No hulls to fall back on: the box is the model budget's.
+    if (inline === MODELS_OVER_BUDGET && hulls === NO_HULLS) return this.placeholder(size, MODELS_OVER_BUDGET);
     return this.placeholder(size, hulls);
   }
 
-  /** The render model a union stores itself (older places): CSGMDL in `MeshData`. */
-  #meshData(row: number, c: PartColumns): number | undefined {
-    if (!c.meshData) return undefined;
+  /**
+   * The render model a union stores itself (older places): CSGMDL in `MeshData`, decoded
+   * once per distinct content (its bytes' SHA-256). A shape index, else NO_MODEL or
+   * MODELS_OVER_BUDGET.
+   */
+  #meshData(row: number, c: PartColumns): number | string {
+    if (!c.meshData) return NO_MODEL;
     const bytes = stringBytes(this.dom, row, 'MeshData');
-    if (!bytes || bytes.length < 8) return undefined;
-    const key = `meshdata:${bytes.length}:${fnv1a(bytes)}`;
-    const known = this.#index.get(key);
-    if (known !== undefined) return known;
-    if (this.#bad.has(key)) return undefined;
+    if (!bytes || bytes.length < 8) return NO_MODEL;
+    const key = `meshdata:${createHash('sha256').update(bytes).digest('hex')}`;
+    let result = this.#modelsByContent.get(key);
+    if (result === undefined) {
+      result = this.#decodeModel(bytes, key);
+      this.#modelsByContent.set(key, result);
+    }
+    return result;
+  }
+
+  /**
+   * Decodes one distinct MeshData blob within what is left of the place's model budget,
+   * checked from its counts first and charged whether or not a model comes out; a blob
+   * that does not fit spends the budget: no MeshData is decoded from then on.
+   */
+  #decodeModel(bytes: Uint8Array, key: string): number | string {
+    if (this.#modelBudgetSpent) return MODELS_OVER_BUDGET;
+    const caps = this.limits;
     try {
-      const asset = decodeMeshAsset(bytes);
+      const cost = unionModelCost(bytes, caps);
+      // No union model (a mesh file, CSGK, hulls): nothing to decode.
+      if (cost === null) return NO_MODEL;
+      if (cost.bytes > caps.maxPlaceModelBytes - this.#modelBytes) {
+        this.#modelBudgetSpent = true;
+        return MODELS_OVER_BUDGET;
+      }
+      this.#modelBytes += cost.bytes;
+      this.#modelsDecoded++;
+      const asset = decodeMeshAsset(bytes, caps);
       if (asset.kind === 'union_graphics' && asset.geometry.indices.length > 0) return this.#add(shapeOf(key, asset.geometry, 'union', { source: 'MeshData' }));
+      return NO_MODEL;
     } catch (error) {
       if (!isMeshDecodeError(error)) throw error;
-      this.notes.push(`a union's MeshData is unreadable (${error.message}); its hulls are drawn`);
+      if (++this.#unreadableModels <= UNREADABLE_NOTES) this.#notes.push(`a union's MeshData is unreadable (${error.message}); its hulls are drawn`);
+      return NO_MODEL;
     }
-    this.#bad.add(key);
-    return undefined;
   }
 
   /** Hull geometry from a PhysicalConfigData SharedString: a shape index, or a string: 'block' (a plain box), or why there is none. */
   #hulls(value: unknown): number | string {
     const shared = sharedStringOf(this.dom, value as number);
-    if (!shared || shared.bytes.length === 0) return 'union without hulls or model';
+    if (!shared || shared.bytes.length === 0) return NO_HULLS;
     let result = this.#hullsByIndex.get(shared.index);
     if (result !== undefined) return result;
     // By content: a place repeating one union's physics under many SharedStrings decodes it once.
@@ -489,7 +567,7 @@ class ShapeTable {
       if (!isMeshDecodeError(error)) throw error;
       return this.#unreadable(error);
     }
-    if (cost === null) return 'union without hulls or model';
+    if (cost === null) return NO_HULLS;
     const roomBytes = caps.maxPlaceHullBytes - this.#hullBytes;
     if (cost.work > caps.maxPlaceHullWork - this.#hullWork) return this.#overBudget();
     if (cost.triangles !== null && cost.triangles * FLAT_BYTES_PER_TRIANGLE > roomBytes) return this.#overBudget();
@@ -500,7 +578,7 @@ class ShapeTable {
     try {
       const asset = decodeMeshAsset(bytes, { ...caps, maxTriangles });
       if (asset.kind === 'union_physics' && asset.block) return 'block';
-      if (asset.kind !== 'union_physics' || !asset.geometry) return 'union without hulls or model';
+      if (asset.kind !== 'union_physics' || !asset.geometry) return NO_HULLS;
       const geometry = flatShaded(asset.geometry.positions, asset.geometry.indices);
       const kept = geometry.positions.byteLength + (geometry.normals?.byteLength ?? 0) + geometry.indices.byteLength;
       if (kept > roomBytes) return this.#overBudget();
@@ -520,16 +598,15 @@ class ShapeTable {
   }
 
   #unreadable(error: Error): string {
-    this.notes.push(`a union's PhysicalConfigData is unreadable: ${error.message}`);
+    if (++this.#unreadableHulls <= UNREADABLE_NOTES) this.#notes.push(`a union's PhysicalConfigData is unreadable: ${error.message}`);
     return 'union hulls unreadable';
   }
 }
 
-function fnv1a(bytes: Uint8Array): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
-  return (h >>> 0).toString(16);
-}
+/** A union's MeshData holds no model to draw (none, unreadable, or no union model). */
+const NO_MODEL = 'no model';
+/** The placeholder reason of a union with neither a model nor hulls. */
+const NO_HULLS = 'union without hulls or model';
 
 function newParts(capacity: number): SceneParts {
   return {

@@ -4,8 +4,8 @@
  * (`sceneGlb`, `writeSceneGlbFile`) or drawn as the preview picture (`mapPicture`).
  */
 export {
-  assembleScene, NEON, DOUBLE_SIDED, VERTEX_COLORS, HULLS_OVER_BUDGET,
-  type SceneAssembly, type HullBudget, type SceneAssets, type SceneParts, type SceneDecal, type SceneSurface, type PartLook, type MeshLookup, type AssembleOptions,
+  assembleScene, NEON, DOUBLE_SIDED, VERTEX_COLORS, HULLS_OVER_BUDGET, MODELS_OVER_BUDGET, UNREADABLE_NOTES,
+  type SceneAssembly, type HullBudget, type ModelBudget, type SceneAssets, type SceneParts, type SceneDecal, type SceneSurface, type PartLook, type MeshLookup, type AssembleOptions,
 } from './assemble.js';
 export type { SceneShape, ShapeKind } from './shapes.js';
 export { terrainBlobs, terrainRow, readTerrainGrid, readSceneTerrain, type TerrainBlobs, type SceneTerrain } from './terrain.js';

@@ -4,7 +4,7 @@
  */
 import type { Dom } from '../parser/dom.js';
 import { createRenderScene, EMISSIVE, renderPicture, type Picture, type PictureOptions, type RenderScene } from '../render/index.js';
-import { assembleScene, NEON, type AssembleOptions, type HullBudget, type SceneAssembly } from './assemble.js';
+import { assembleScene, NEON, type AssembleOptions, type HullBudget, type ModelBudget, type SceneAssembly } from './assemble.js';
 
 /** Curved shapes in the picture: a ball is a few pixels across at most, so a coarse one looks the same. */
 export const PICTURE_DETAIL = { segments: 12, rings: 6 } as const;
@@ -50,11 +50,12 @@ export function renderInput(assembly: SceneAssembly): RenderScene {
 /**
  * The analysis's picture of a decoded map (nothing downloaded: meshes are their boxes);
  * `terrain` is the grid the report already read, `limits` what union data is decoded
- * under (the place-wide hull caps included). `hullBudget` says what the unions' hulls
- * cost and how many were drawn as boxes past the caps.
+ * under (the place-wide caps included). `hullBudget` says what the unions' hulls
+ * cost and how many were drawn as boxes past the caps, `modelBudget` the same of their
+ * models (MeshData).
  */
-export function mapPicture(dom: Dom, options: PictureOptions & Pick<AssembleOptions, 'terrain' | 'limits'> = {}): Picture & { hullBudget: HullBudget } {
+export function mapPicture(dom: Dom, options: PictureOptions & Pick<AssembleOptions, 'terrain' | 'limits'> = {}): Picture & { hullBudget: HullBudget; modelBudget: ModelBudget } {
   const { terrain, limits, ...picture } = options;
   const assembly = assembleScene(dom, { detail: PICTURE_DETAIL, terrain, ...(limits ? { limits } : {}) });
-  return { ...renderPicture(renderInput(assembly), picture), hullBudget: assembly.hullBudget };
+  return { ...renderPicture(renderInput(assembly), picture), hullBudget: assembly.hullBudget, modelBudget: assembly.modelBudget };
 }

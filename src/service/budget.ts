@@ -14,6 +14,7 @@
  *     instances       <= 60% of the heap / 1 KiB  (decode ~200 B and project document ~830 B per part, measured)
  *     document bytes  <= the task's share  (the project document as written, streamed)
  *     hull bytes      <= 20% of the task  (union hull geometry the picture and scene.glb keep, place-wide)
+ *     model bytes     <= 20% of the task  (union model geometry, MeshData, they decode, place-wide)
  *
  * A task that outgrows its worker's heap anyway ends that worker only; its request
  * gets 413 `map_too_large`.
@@ -48,9 +49,9 @@ export interface TaskLimits {
   maxDocumentBytes: number;
   /**
    * Mesh sizes a conversion may decode (its Draco decoder's heap is outside the worker's V8 limits),
-   * and the union hull geometry one scene assembly may keep (typed arrays, outside them too).
+   * and the union hull and model geometry one scene assembly may keep (typed arrays, outside them too).
    */
-  mesh: Pick<MeshLimits, 'maxVertices' | 'maxTriangles' | 'maxPlaceHullBytes'>;
+  mesh: Pick<MeshLimits, 'maxVertices' | 'maxTriangles' | 'maxPlaceHullBytes' | 'maxPlaceModelBytes'>;
 }
 
 /**
@@ -109,6 +110,7 @@ export function memoryBudget({ maxMemoryMb, workers, previewCacheBytes }: Budget
         maxVertices: Math.min(DEFAULT_MESH_LIMITS.maxVertices, Math.floor(taskBytes / BYTES_PER_MESH_VERTEX)),
         maxTriangles: Math.min(DEFAULT_MESH_LIMITS.maxTriangles, Math.floor(taskBytes / BYTES_PER_MESH_VERTEX)),
         maxPlaceHullBytes: Math.min(DEFAULT_MESH_LIMITS.maxPlaceHullBytes, Math.floor(taskBytes * 0.2)),
+        maxPlaceModelBytes: Math.min(DEFAULT_MESH_LIMITS.maxPlaceModelBytes, Math.floor(taskBytes * 0.2)),
       },
     },
     resourceLimits: { maxOldGenerationSizeMb: heapMb - youngMb, maxYoungGenerationSizeMb: youngMb },

@@ -28,8 +28,8 @@ export interface TaskLimits {
   decode: Partial<DecodeLimits>;
   maxDocumentBytes: number;
   /**
-   * What a mesh conversion may decode, and the scene assembly's union hulls (the picture's
-   * and scene.glb's, place-wide caps included): the budget's share; the defaults when absent.
+   * What a mesh conversion may decode, and the scene assembly's union hulls and models (the
+   * picture's and scene.glb's, place-wide caps included): the budget's share; the defaults when absent.
    */
   mesh?: Partial<MeshLimits>;
 }
@@ -161,7 +161,8 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
 /** The map's picture; a failure to draw is a warning, never a failed analysis. */
 function drawPicture(dom: ReturnType<typeof decode>, terrain: ReturnType<typeof readTerrainGrid> | undefined, limits: Partial<MeshLimits> | undefined, warnings: string[]): AnalyzePicture | null {
   try {
-    const { png, width, height, parts, hullBudget } = mapPicture(dom, { terrain, ...(limits ? { limits } : {}) });
+    const { png, width, height, parts, hullBudget, modelBudget } = mapPicture(dom, { terrain, ...(limits ? { limits } : {}) });
+    if (modelBudget.unionsUndecoded > 0) warnings.push(`picture: ${modelBudget.unionsUndecoded} unions' models (MeshData) not decoded, drawn as their hulls or boxes (the place's union models pass the limit on decoding them; scene.glb draws them the same way)`);
     if (hullBudget.unionsBoxed > 0) warnings.push(`picture: ${hullBudget.unionsBoxed} unions drawn as boxes (the place's union hulls pass the limit on computing and keeping them; scene.glb draws them the same way)`);
     if (parts.unfinished > 0) warnings.push(`picture: ${parts.unfinished} parts not drawn (the picture's drawing budget was spent; the import is not affected)`);
     return { png, width, height };

@@ -8,7 +8,7 @@
  */
 import { checkIndices } from '../geometry.js';
 import type { MeshLimits } from '../limits.js';
-import { checkCount, fail, left, meshReader, take, u32, u32Array, type MeshReader } from '../reader.js';
+import { checkCount, fail, left, meshReader, take, u32, u32Array } from '../reader.js';
 import type { UnionGraphicsAsset } from '../types.js';
 import { clearByte, deobfuscate } from './obfuscation.js';
 
@@ -16,7 +16,7 @@ const MAGIC_BYTES = 10;
 const VERTEX_BYTES = 84;
 
 export function decodeCsgmdl(bytes: Uint8Array, version: number, limits: MeshLimits): UnionGraphicsAsset {
-  checkSize(meshReader(bytes, `CSGMDL ${version}`), limits);
+  csgmdlCounts(bytes, version, limits);
   const clear = deobfuscate(bytes);
   const r = meshReader(clear, `CSGMDL ${version}`, MAGIC_BYTES);
   const hashAt = take(r, 32, 'hash');
@@ -64,9 +64,11 @@ export function decodeCsgmdl(bytes: Uint8Array, version: number, limits: MeshLim
 
 /**
  * Reads the counts through the obfuscation and checks the blob holds what they
- * declare before the whole of it is copied into clear.
+ * declare before the whole of it is copied into clear: the vertices and indices
+ * decoding it would read (what the scene assembly's place-wide budget counts).
  */
-function checkSize(r: MeshReader, limits: MeshLimits): void {
+export function csgmdlCounts(bytes: Uint8Array, version: number, limits: MeshLimits): { vertices: number; indices: number } {
+  const r = meshReader(bytes, `CSGMDL ${version}`);
   const at = MAGIC_BYTES + 32;
   const clearU32 = (offset: number): number => {
     if (offset + 4 > r.end) fail(r, `unexpected end of data at byte ${offset}`, Math.min(offset, r.end));
@@ -79,6 +81,7 @@ function checkSize(r: MeshReader, limits: MeshLimits): void {
   const indexCountAt = at + 8 + vertexCount * stride;
   const indexCount = clearU32(indexCountAt);
   if (indexCountAt + 4 + indexCount * 4 > r.end) fail(r, `index count ${indexCount} needs ${indexCount * 4} bytes, only ${r.end - indexCountAt - 4} left`, indexCountAt);
+  return { vertices: vertexCount, indices: indexCount };
 }
 
 /** The hash as stored: 16 hexadecimal characters in every known file (else the bytes in hex). */

@@ -46,6 +46,38 @@ export function decodeCsgmdl5(bytes: Uint8Array, limits: MeshLimits): UnionGraph
   };
 }
 
+/**
+ * The vertices and indices decoding would read, from the counts alone (every array
+ * stepped over, nothing allocated; the same checks as decoding up to the index data):
+ * what the scene assembly's place-wide budget counts before it decodes a blob.
+ */
+export function csgmdl5Counts(bytes: Uint8Array, limits: MeshLimits): { vertices: number; indices: number } {
+  const r = meshReader(bytes, 'CSGMDL 5', MAGIC_BYTES);
+  const vertexCount = u16(r, 'position count');
+  checkCount(r, vertexCount, 12, 'position', limits.maxVertices);
+  take(r, vertexCount * 12, 'positions');
+  skipQuantized(r, vertexCount, 'normal');
+  take(r, sameCount(r, vertexCount, 'colour') * 4, 'colours');
+  take(r, sameCount(r, vertexCount, 'normal id'), 'normal ids');
+  take(r, sameCount(r, vertexCount, 'uv') * 8, 'uvs');
+  skipQuantized(r, vertexCount, 'tangent');
+  const countAt = r.pos;
+  const count = u32(r, 'index count');
+  if (count > limits.maxTriangles * 3) fail(r, `index count ${count} exceeds the limit of ${limits.maxTriangles * 3}`, countAt);
+  const size = u32(r, 'index data size');
+  take(r, size, 'index data');
+  if (count > size) fail(r, `index count ${count} needs at least ${count} bytes of index data, there are ${size}`, countAt);
+  return { vertices: vertexCount, indices: count };
+}
+
+function skipQuantized(r: MeshReader, vertexCount: number, what: string): void {
+  const count = sameCount(r, vertexCount, what);
+  const sizeAt = r.pos;
+  const size = u32(r, `${what} size`);
+  if (size !== count * 6) fail(r, `${what} size ${size} is not 6 bytes for each of ${count}`, sizeAt);
+  take(r, size, `${what}s`);
+}
+
 /** A u16 count that must be 0 or the position count. */
 function sameCount(r: MeshReader, vertexCount: number, what: string): number {
   const at = r.pos;
