@@ -72,7 +72,9 @@ test('unionModelCost reads CSGMDL 2, 4 and 5 counts without decoding, and what d
   const cube = ribbon(40, 60);
   for (const blob of [writeCsgmdl(cube, 2), writeCsgmdl(cube, 4), writeCsgmdl5(cube)]) {
     const cost = unionModelCost(blob)!;
-    assert.deepEqual(cost, { vertices: 40, indices: 180, bytes: 40 * 36 + 180 * 4 });
+    // CSGMDL 2 and 4 are decoded from a clear copy of the whole blob: it counts too.
+    const copied = blob[6] === 0x35 ? 0 : blob.length;
+    assert.deepEqual(cost, { vertices: 40, indices: 180, bytes: 40 * 36 + 180 * 4 + copied });
     const { geometry } = decodeMeshAsset(blob) as { geometry: { positions: Float32Array; normals?: Float32Array; uvs?: Float32Array; colors?: Uint8Array; indices: Uint32Array } };
     const kept = geometry.positions.byteLength + (geometry.normals?.byteLength ?? 0) + (geometry.uvs?.byteLength ?? 0) + (geometry.colors?.byteLength ?? 0) + geometry.indices.byteLength;
     assert.ok(kept <= cost.bytes, `${kept} <= ${cost.bytes}`);
@@ -171,6 +173,28 @@ test('a blob that decodes to no model still spends what its counts declare', () 
   const assembly = assembleScene(decode(modelPlace(blobs)), { limits: { maxPlaceModelBytes: 3 * each } });
   assert.deepEqual(assembly.modelBudget, { decoded: 3, bytes: 3 * each, unionsUndecoded: 7 });
   assert.equal(modelShapes(assembly).length, 0);
+});
+
+test('a CSGMDL 2 or 4 blob padded past its model is charged the copy it is decoded from', () => {
+  // An empty model and 1 MiB after it: no vertex, no index, but decoding copies the whole blob into clear first.
+  for (const version of [2, 4] as const) {
+    const padded = new Uint8Array(writeCsgmdl({ ...ribbon(3, 0), faces: new Uint32Array(0) }, version).length + (1 << 20));
+    padded.set(writeCsgmdl({ ...ribbon(3, 0), faces: new Uint32Array(0) }, version));
+    assert.ok(unionModelCost(padded)!.bytes >= padded.length, `CSGMDL ${version}`);
+  }
+});
+
+test('once the model budget is spent, MeshData that holds no model or cannot be read is still said as such', () => {
+  const heavy = writeCsgmdl5(ribbon(1000, 4000));
+  const csgk = new TextEncoder().encode('CSGK' + 'a'.repeat(60));
+  const junk = new TextEncoder().encode('not a union at all, just text');
+  const blobs = [heavy, csgk, csgk.map((b, i) => (i === 10 ? 98 : b)), junk];
+  const assembly = assembleScene(decode(modelPlace(blobs)), { limits: { maxPlaceModelBytes: 1000 } });
+  // Only the heavy model is past the budget; the CSGK keys hold no model; the junk is unreadable.
+  assert.equal(assembly.modelBudget.unionsUndecoded, 1);
+  assert.equal(assembly.placeholders[MODELS_OVER_BUDGET], 1);
+  assert.equal(assembly.placeholders['union without hulls or model'], 3);
+  assert.equal(assembly.notes.filter((note) => /MeshData is unreadable/.test(note)).length, 1);
 });
 
 test('unreadable union data is named for the first distinct blobs, then counted', () => {

@@ -84,7 +84,8 @@ export const MODEL_BYTES_PER_INDEX = 4;
  * nothing decoded: null when they are no CSGMDL blob (no union model to decode),
  * else the vertices and indices decoding reads and the `bytes` of geometry it
  * allocates for them at most (36 a vertex, 4 an index: CSGMDL 5 keeps the first of
- * its index ranges, but decodes them all). Bytes that are no mesh or union blob at
+ * its index ranges, but decodes them all; CSGMDL 2 and 4 add the whole blob, which
+ * they are decoded from a clear copy of, whatever follows the model in it). Bytes that are no mesh or union blob at
  * all, or whose counts are malformed or past `limits`, throw MeshDecodeError as
  * decodeMeshAsset would.
  */
@@ -93,10 +94,17 @@ export function unionModelCost(bytes: Uint8Array, limits?: Partial<MeshLimits>):
   if (format.family !== 'csgmdl') return null;
   const caps = resolveMeshLimits(limits);
   let counts: { vertices: number; indices: number };
-  if (format.version === 2 || format.version === 4) counts = csgmdlCounts(bytes, format.version, caps);
-  else if (format.version === 5) counts = csgmdl5Counts(bytes, caps);
-  else throw new MeshDecodeError(`CSGMDL ${format.version}`, 6, `unsupported CSGMDL version ${format.version} (known: 2, 4, 5)`);
-  return { ...counts, bytes: counts.vertices * MODEL_BYTES_PER_VERTEX + counts.indices * MODEL_BYTES_PER_INDEX };
+  // Versions 2 and 4 are decoded from a clear copy of the whole blob, whatever follows the model in it.
+  let copied = 0;
+  if (format.version === 2 || format.version === 4) {
+    counts = csgmdlCounts(bytes, format.version, caps);
+    copied = bytes.length;
+  } else if (format.version === 5) {
+    counts = csgmdl5Counts(bytes, caps);
+  } else {
+    throw new MeshDecodeError(`CSGMDL ${format.version}`, 6, `unsupported CSGMDL version ${format.version} (known: 2, 4, 5)`);
+  }
+  return { ...counts, bytes: counts.vertices * MODEL_BYTES_PER_VERTEX + counts.indices * MODEL_BYTES_PER_INDEX + copied };
 }
 
 function decodeFileMesh(bytes: Uint8Array, version: string, bodyStart: number, limits: MeshLimits): FileMeshAsset {

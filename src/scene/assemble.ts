@@ -513,12 +513,13 @@ class ShapeTable {
    * that does not fit spends the budget: no MeshData is decoded from then on.
    */
   #decodeModel(bytes: Uint8Array, key: string): number | string {
-    if (this.#modelBudgetSpent) return MODELS_OVER_BUDGET;
     const caps = this.limits;
     try {
+      // Counts first, whatever is left of the budget: what holds no union model (a mesh
+      // file, CSGK, hulls) or cannot be read is said as such, not as over the budget.
       const cost = unionModelCost(bytes, caps);
-      // No union model (a mesh file, CSGK, hulls): nothing to decode.
       if (cost === null) return NO_MODEL;
+      if (this.#modelBudgetSpent) return MODELS_OVER_BUDGET;
       if (cost.bytes > caps.maxPlaceModelBytes - this.#modelBytes) {
         this.#modelBudgetSpent = true;
         return MODELS_OVER_BUDGET;
