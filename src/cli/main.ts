@@ -7,7 +7,7 @@
  * (help.ts; every command also takes --help).
  * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
-import { lstat, readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
 import { stringifyDump } from '../parser/dump.js';
 import { DecodeError } from '../parser/errors.js';
@@ -133,7 +133,6 @@ async function mesh(args: string[]): Promise<number> {
       process.stderr.write(`rbxl-import: not converted (${converted.reason}): ${terminalLine(converted.message)}\n`);
       return 2;
     }
-    const { writeFile } = await import('node:fs/promises');
     await writeOutput(out, (path) => writeFile(path, converted.glb));
     const { format, vertices, triangles, bones } = converted.info;
     await writeOut(`${out}: ${format}, ${vertices} vertices, ${triangles} triangles${bones ? `, ${bones} bones` : ''}, ${converted.glb.length} bytes\n`);

@@ -82,19 +82,18 @@ export const MODEL_BYTES_PER_INDEX = 4;
 /**
  * What decoding union model bytes (a MeshData) would cost, from their counts alone,
  * nothing decoded: null when they are no CSGMDL blob (no union model to decode),
- * else the vertices and indices decoding reads and the `bytes` of geometry it
- * allocates for them at most (36 a vertex, 4 an index: CSGMDL 5 keeps the first of
- * its index ranges, but decodes them all; CSGMDL 2 and 4 add the whole blob, which
- * they are decoded from a clear copy of, whatever follows the model in it). Bytes that are no mesh or union blob at
- * all, or whose counts are malformed or past `limits`, throw MeshDecodeError as
- * decodeMeshAsset would.
+ * else the vertices and indices decoding reads and the `bytes` it allocates for them
+ * at most (36 a vertex, 4 an index: CSGMDL 5 keeps the first of its index ranges but
+ * decodes them all; CSGMDL 2 and 4 add the whole blob, which they are decoded from a
+ * clear copy of, whatever follows the model in it). Bytes that are no mesh or union
+ * blob at all, or whose counts are malformed or past `limits`, throw MeshDecodeError
+ * as decodeMeshAsset would.
  */
 export function unionModelCost(bytes: Uint8Array, limits?: Partial<MeshLimits>): { vertices: number; indices: number; bytes: number } | null {
   const format = sniffMeshFormat(bytes);
   if (format.family !== 'csgmdl') return null;
   const caps = resolveMeshLimits(limits);
   let counts: { vertices: number; indices: number };
-  // Versions 2 and 4 are decoded from a clear copy of the whole blob, whatever follows the model in it.
   let copied = 0;
   if (format.version === 2 || format.version === 4) {
     counts = csgmdlCounts(bytes, format.version, caps);
