@@ -231,6 +231,27 @@ test('a refresh (not forced) needs the user\'s own live entry; the sweep keeps a
   assert.equal((await previews.getFor(HASH, live))?.user, live);
 });
 
+test('an instance remembers a bounded number of users\' entries: past the bound a user\'s ownership is asked of the store again, and answered the same', async () => {
+  const time = clock();
+  const { instance, addOthers, workDir } = await setUp(subjects[0]!, time);
+  await addOthers(4);
+  const { objects, calls } = instance();
+  const previews = createPreviewStore({ objects, workDir, cacheBytes: 1 << 20, ttlSeconds: TTL_SECONDS, now: time.now, knownUsers: 4 });
+  const lookups = async (user: string): Promise<number> => {
+    calls.length = 0;
+    assert.equal((await previews.getFor(HASH, user))?.fileName, `${user}.rbxl`);
+    return calls.filter((call) => call.startsWith('list ')).length;
+  };
+  assert.equal(await lookups('first'), 1, 'not known yet: the store is asked');
+  assert.equal(await lookups('first'), 0, 'remembered');
+  for (const user of ['other0', 'other1', 'other2']) await lookups(user);
+  assert.equal(await lookups('first'), 0, 'four users: within the bound');
+  assert.equal(await lookups('other3'), 1);
+  // A fifth user of the preview passes the bound: what was remembered of it goes.
+  assert.equal(await lookups('first'), 1, 'forgotten past the bound, asked again');
+  assert.equal(await previews.getFor(HASH, 'stranger'), undefined);
+});
+
 /** The first user id `<prefix><n>` whose key segment (its SHA-256) satisfies `accept`. */
 function nameWhere(accept: (key: string) => boolean, prefix: string): string {
   for (let n = 0; ; n++) if (accept(userKey(`${prefix}${n}`))) return `${prefix}${n}`;

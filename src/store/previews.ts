@@ -98,6 +98,8 @@ export interface PreviewStoreOptions {
   ttlSeconds: number;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
+  /** Users' uploader entries remembered per instance, all previews together (KNOWN_USERS); for tests. */
+  knownUsers?: number;
 }
 
 /** A local file of a preview's map, for a worker; `release` when done with it. */
@@ -174,6 +176,16 @@ interface Uploader {
  */
 export const HEAP_BYTES_PER_JSON_BYTE = 3.2;
 
+/**
+ * Users whose uploader entries an instance remembers, all previews together: what it
+ * remembers answers a user's ownership without asking the store, and a miss asks the
+ * store about that user alone, so the bound costs lookups, never answers. Each user of
+ * a preview counts one (a preview none, beside its users): without the bound, one file
+ * uploaded under ever more user ids grew the main thread without end (a few hundred
+ * bytes a user). A preview with more users than the whole bound is not remembered.
+ */
+export const KNOWN_USERS = 50_000;
+
 const heapBytes = (jsonBytes: number): number => Math.max(1, Math.ceil(jsonBytes * HEAP_BYTES_PER_JSON_BYTE));
 
 export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
@@ -188,7 +200,11 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
    * Uploader entries this instance has seen, per hash and then per user: a hit answers that
    * user's ownership until the entry's expiry; a miss asks the store about that user only.
    */
-  const known = new LRUCache<string, Map<string, Uploader[]>>({ max: cacheBytes > 0 ? 50_000 : 1 });
+  const known = new LRUCache<string, Map<string, Uploader[]>>({
+    max: cacheBytes > 0 ? 50_000 : 1,
+    maxSize: options.knownUsers ?? KNOWN_USERS,
+    sizeCalculation: (users) => Math.max(1, users.size),
+  });
 
   const checkHash = (hash: string): string => {
     if (!HASH.test(hash)) throw new RangeError(`not a SHA-256 preview hash: ${JSON.stringify(hash)}`);
@@ -235,8 +251,11 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
   /** Sets what this instance knows of `user`'s entries for `hash` (a listing of their prefix is the store's answer). */
   function learn(hash: string, user: string, entries: Uploader[]): void {
     let users = known.get(hash);
-    if (users === undefined) known.set(hash, (users = new Map()));
+    const added = users === undefined || !users.has(user);
+    users ??= new Map();
     users.set(user, entries);
+    // Counted again with its new user (a set of the same Map would keep its old size); past the bound the cache drops it.
+    if (added) { known.delete(hash); known.set(hash, users); }
   }
 
   /**
