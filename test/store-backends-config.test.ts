@@ -22,6 +22,14 @@ test('without STORE_URL the store is the local disk under DATA_DIR/objects', () 
   assert.deepEqual(storeConfigFromEnv({}, DATA), { kind: 'disk', root: '/srv/rbxl/objects' });
   assert.deepEqual(storeConfigFromEnv({ STORE_URL: '  ' }, DATA), defaultStoreConfig(DATA));
   assert.equal(describeStore(defaultStoreConfig(DATA)), 'disk:/srv/rbxl/objects');
+  // The AWS variables may be there for other software; they do not ask for an S3 store.
+  assert.deepEqual(storeConfigFromEnv({ AWS_REGION: 'eu-central-1', AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE', S3_ENDPOINT: ' ' }, DATA), defaultStoreConfig(DATA));
+});
+
+test('an S3 variable without STORE_URL stops the start rather than running each instance on its own disk', () => {
+  assert.throws(() => storeConfigFromEnv({ S3_ENDPOINT: 'http://minio.internal:9000' }, DATA),
+    (error: unknown) => error instanceof StoreConfigError && error.message === 'S3_ENDPOINT is set but STORE_URL is not: set STORE_URL=s3://BUCKET[/PREFIX] to use an S3 store, or unset it for the local disk');
+  assert.throws(() => storeConfigFromEnv({ S3_FORCE_PATH_STYLE: '1', S3_PART_SIZE: '8388608', STORE_URL: '' }, DATA), /^StoreConfigError: S3_FORCE_PATH_STYLE, S3_PART_SIZE are set but STORE_URL is not/);
 });
 
 test('STORE_URL=s3://BUCKET/PREFIX with S3_ENDPOINT, path style and the standard AWS variables', () => {

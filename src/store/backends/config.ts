@@ -47,6 +47,8 @@ export class StoreConfigError extends Error {
 }
 
 const MIN_PART_SIZE = 5 * 1024 * 1024;
+/** The variables that only configure an S3 store (the AWS_* ones may be set for other software). */
+const S3_VARIABLES = ['S3_ENDPOINT', 'S3_FORCE_PATH_STYLE', 'S3_CONDITIONAL_WRITES', 'S3_TIMEOUT_MS', 'S3_MAX_ATTEMPTS', 'S3_PART_SIZE'];
 const BUCKET = /^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$/;
 
 export function defaultStoreConfig(dataDir: string): DiskStoreConfig {
@@ -68,7 +70,15 @@ export function storeConfigFromEnv(env: NodeJS.ProcessEnv, dataDir: string): Sto
   };
 
   const url = text('STORE_URL');
-  if (url === undefined) return defaultStoreConfig(dataDir);
+  if (url === undefined) {
+    // An S3 setting without STORE_URL is a store left unnamed: running on the local disk instead
+    // would give each instance of a fleet its own previews and projects, silently.
+    const set = S3_VARIABLES.filter((name) => text(name) !== undefined);
+    if (set.length > 0) {
+      throw new StoreConfigError(`${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} set but STORE_URL is not: set STORE_URL=s3://BUCKET[/PREFIX] to use an S3 store, or unset ${set.length === 1 ? 'it' : 'them'} for the local disk`);
+    }
+    return defaultStoreConfig(dataDir);
+  }
   const match = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(url);
   if (match === null) throw new StoreConfigError(`STORE_URL must be s3://BUCKET or s3://BUCKET/PREFIX (or unset for the local disk), got ${JSON.stringify(url)}`);
   const bucket = match[1]!;
