@@ -78,6 +78,17 @@ describe('large text values in XML', () => {
   });
 });
 
+describe('legacy content ids', () => {
+  it('reads <binary> and <hash> as an empty content id, as rbx-dom\'s spec says', () => {
+    for (const tag of ['binary', 'hash']) {
+      assert.deepEqual(property(`<Content name="Texture"><${tag}>AAAA</${tag}></Content>`, 'Texture'), { type: 'String', value: '' });
+      assert.deepEqual(property(`<ContentId name="MeshId"><${tag}/></ContentId>`, 'MeshId'), { type: 'String', value: '' });
+    }
+    // Still skipped: what no Roblox version wrote.
+    assert.equal(property('<Content name="Texture"><other>x</other></Content>', 'Texture'), undefined);
+  });
+});
+
 describe('number lists in XML', () => {
   it('refuses a sequence past maxSequenceLength before splitting all of it', () => {
     // 6 million numbers (in CDATA, which the parser reads as one slice): split whole, they took the heap past 96 MB.
