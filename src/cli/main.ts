@@ -7,6 +7,7 @@
  * (help.ts; every command also takes --help).
  * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
+import { readFileSync } from 'node:fs';
 import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
 import { stringifyDump } from '../parser/dump.js';
@@ -109,13 +110,14 @@ async function gltf(args: string[]): Promise<number> {
  * was, and what is not a regular file (a pipe, `/dev/stdout`, a symlink to one) is written
  * as a shell's redirect would write it.
  */
-async function writeOutput<T>(path: string, write: (path: string) => Promise<T>): Promise<T> {
+async function writeOutput<T>(out: string, write: (path: string | Buffer) => Promise<T>): Promise<T> {
+  const path = fsPath(out);
   const existed = await lstat(path).then(() => true, () => false);
   try {
     return await write(path);
   } catch (error) {
     if (!existed) await rm(path, { force: true }).catch(() => {});
-    if ((error as NodeJS.ErrnoException).code) throw new UsageError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code}`);
+    if ((error as NodeJS.ErrnoException).code) throw new UsageError(`cannot write ${out}: ${(error as NodeJS.ErrnoException).code}`);
     throw error;
   }
 }
@@ -156,10 +158,43 @@ async function mesh(args: string[]): Promise<number> {
 
 async function readInput(file: string): Promise<Uint8Array> {
   try {
-    return await readFile(file);
+    return await readFile(fsPath(file));
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+}
+
+/**
+ * The path an argument names. Node decodes arguments as UTF-8, a byte that is not
+ * becoming U+FFFD, so a file named in another encoding could not be read and
+ * `gltf MAP $'out\xff.glb'` wrote `out\uFFFD.glb`. Such an argument is opened by its
+ * bytes from /proc/self/cmdline (Linux); two arguments that read alike are refused,
+ * rather than one written over the other.
+ */
+function fsPath(arg: string): string | Buffer {
+  if (!arg.includes('\uFFFD')) return arg;
+  const raw = rawArguments().filter((bytes) => bytes.toString('utf8') === arg && !bytes.equals(Buffer.from(arg)));
+  if (raw.length > 1 && raw.some((bytes) => !bytes.equals(raw[0]!))) {
+    throw new UsageError(`two arguments read as ${arg} (bytes that are not UTF-8); rename one`);
+  }
+  return raw[0] ?? arg;
+}
+
+/** The command's arguments as bytes, the last process.argv.length - 2 of /proc/self/cmdline ([] elsewhere). */
+function rawArguments(): Buffer[] {
+  let cmdline: Buffer;
+  try {
+    cmdline = readFileSync('/proc/self/cmdline');
+  } catch {
+    return [];
+  }
+  const all: Buffer[] = [];
+  for (let start = 0; start < cmdline.length;) {
+    const end = cmdline.indexOf(0, start);
+    all.push(cmdline.subarray(start, end === -1 ? cmdline.length : end));
+    start = end === -1 ? cmdline.length : end + 1;
+  }
+  return all.slice(Math.max(0, all.length - (process.argv.length - 2)));
 }
 
 function writeOut(text: string | Uint8Array): Promise<void> {

@@ -111,7 +111,7 @@ export function glbBytes(doc: GltfDocument): Uint8Array {
 }
 
 /** Streams the GLB to a file, piece by piece; resolves with its length. */
-export async function writeGlbFile(doc: GltfDocument, path: string): Promise<number> {
+export async function writeGlbFile(doc: GltfDocument, path: string | Buffer): Promise<number> {
   const { byteLength, pieces } = glbPieces(doc);
   const stream = createWriteStream(path);
   try {

@@ -87,7 +87,7 @@ export class GlbTooLargeError extends Error {
  * `maxBytes`, a larger GLB is refused (GlbTooLargeError) before anything is written.
  */
 export async function writeSceneGlbFile(
-  assembly: SceneAssembly, path: string, options: SceneGlbOptions & { maxBytes?: number } = {},
+  assembly: SceneAssembly, path: string | Buffer, options: SceneGlbOptions & { maxBytes?: number } = {},
 ): Promise<{ bytes: number; stats: SceneGlbStats }> {
   const { doc, stats } = sceneDocument(assembly, options);
   if (options.maxBytes !== undefined) {

@@ -25,7 +25,8 @@ function contentPart(ctx: DecodeContext, children: XmlNode[]): ContentPart {
   }
   const tag = tagOf(child)!;
   switch (tag) {
-    case 'null': return { kind: 'none' };
+    // Older files wrote <binary> and <hash>; rbx-dom's spec reads them as an empty content id.
+    case 'null': case 'binary': case 'hash': return { kind: 'none' };
     case 'url': return { kind: 'url', text: stringText(ctx, childrenOf(child, tag)) };
     case 'uri': return { kind: 'uri', text: stringText(ctx, childrenOf(child, tag)) };
     case 'Object': case 'object': case 'Ref': case 'ref':

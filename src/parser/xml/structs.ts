@@ -92,17 +92,19 @@ const color3uint8: Decoder = (children, ctx) => ({ type: 'Color3uint8', value: p
 function floatList(ctx: DecodeContext, children: XmlNode[], width: number, what: string): number[] {
   const text = textOf(children).trim();
   if (text === '') return [];
-  const parts = text.split(/\s+/);
-  if (parts.length % width !== 0) fail(ctx, `${what} has ${parts.length} numbers, not a multiple of ${width}`);
-  if (parts.length / width > ctx.limits.maxSequenceLength) {
+  // Split no further than the cap: 12 MB of "0 " was split into 6 million strings (250 MB) before it was refused.
+  const maxNumbers = ctx.limits.maxSequenceLength * width;
+  const parts = text.split(/\s+/, maxNumbers + 1);
+  if (parts.length > maxNumbers) {
     fail(ctx, `${what} has more than ${ctx.limits.maxSequenceLength} keypoints (maxSequenceLength)`, 'maxSequenceLength');
   }
+  if (parts.length % width !== 0) fail(ctx, `${what} has ${parts.length} numbers, not a multiple of ${width}`);
   return parts.map((part) => float32(ctx, part));
 }
 
 const numberRange: Decoder = (children, ctx) => {
   const text = textOf(children).trim();
-  const parts = text.split(/\s+/);
+  const parts = text.split(/\s+/, 3); // two numbers; a third says there are more
   if (parts.length !== 2) fail(ctx, `${JSON.stringify(text.slice(0, 40))} is not a NumberRange (two numbers)`);
   return { type: 'NumberRange', value: [float32(ctx, parts[0]!), float32(ctx, parts[1]!)] };
 };

@@ -7,6 +7,7 @@
  * value is used, so DOCTYPE entities are never expanded), untrimmed text (string
  * values keep their whitespace), CDATA kept apart from text (it is not entity-decoded)
  * and start/end positions (for error offsets and to see unclosed elements).
+ * The elements whose text can be large are stop nodes (RAW_TEXT_TAGS).
  */
 import { XMLParser } from 'fast-xml-parser';
 import { DecodeError } from '../errors.js';
@@ -22,6 +23,14 @@ export const CDATA = '#cdata';
 const POSITION = XMLParser.getMetaDataSymbol() as unknown as symbol;
 
 interface Position { startIndex?: number; endIndex?: number }
+
+/**
+ * Property types whose text can be megabytes (strings, script sources, base64) are read
+ * as one raw slice (fast-xml-parser's stop nodes): the parser builds other text a
+ * character at a time, a V8 rope node of about 40 bytes per character, so a 20 MB file
+ * holding 15 MB of base64 took 800 MB. textOf reads the slice (rawText).
+ */
+const RAW_TEXT_TAGS = ['string', 'ProtectedString', 'BinaryString', 'SharedString'];
 
 /** Parses the document into its top-level nodes, counting Items against maxInstances as they open. */
 export function parseTree(text: string, limits: DecodeLimits, byteOffset: (charIndex: number) => number): XmlNode[] {
@@ -40,6 +49,7 @@ export function parseTree(text: string, limits: DecodeLimits, byteOffset: (charI
     captureMetaData: true,
     maxNestedTags: limits.maxXmlDepth,
     jPath: false,
+    stopNodes: RAW_TEXT_TAGS.map((tag) => `..${tag}`),
     updateTag(tagName) {
       if (tagName === 'Item' && ++items > limits.maxInstances) {
         throw new DecodeError(`more than ${limits.maxInstances} Item elements (maxInstances)`, { chunk: 'xml', limit: 'maxInstances' });
@@ -104,15 +114,55 @@ export function textOf(children: XmlNode[]): string {
   if (children.length === 1) {
     const only = children[0]!;
     const text = only[TEXT];
-    if (typeof text === 'string') return decodeEntities(text);
+    if (typeof text === 'string') return characterData(text);
   }
   let out = '';
   for (const child of children) {
     const text = child[TEXT];
-    if (typeof text === 'string') out += decodeEntities(text);
+    if (typeof text === 'string') out += characterData(text);
     else if (CDATA in child) out += cdataOf(child);
   }
   return out;
+}
+
+/** The parser ends a text run at every '<', so a text with one is a stop node's raw slice. */
+const characterData = (text: string): string => (text.indexOf('<') === -1 ? decodeEntities(text) : rawText(text));
+
+/**
+ * A stop node's content read as the parser reads an element's: CDATA verbatim, text
+ * entity-decoded (a comment is dropped and the text around it is one run, a processing
+ * instruction ends a run). An element inside a text value is not something Roblox writes,
+ * and the reference decoder refuses it too. The parser has checked that each section closes.
+ */
+function rawText(raw: string): string {
+  let out = '';
+  let run = '';
+  let at = 0;
+  for (let lt = raw.indexOf('<'); lt !== -1; lt = raw.indexOf('<', at)) {
+    run += raw.slice(at, lt);
+    if (raw.startsWith('<!--', lt)) {
+      at = sectionEnd(raw, '-->', lt + 4);
+      continue;
+    }
+    out += decodeEntities(run);
+    run = '';
+    if (raw.startsWith('<![CDATA[', lt)) {
+      at = sectionEnd(raw, ']]>', lt + 9);
+      out += raw.slice(lt + 9, at - 3);
+    } else if (raw.startsWith('<?', lt)) {
+      at = sectionEnd(raw, '?>', lt + 2);
+    } else {
+      throw new DecodeError('malformed XML: a text value holds an element', { chunk: 'xml' });
+    }
+  }
+  return out + decodeEntities(run + raw.slice(at));
+}
+
+/** The index after `close`, searched from `from`. */
+function sectionEnd(raw: string, close: string, from: number): number {
+  const end = raw.indexOf(close, from);
+  if (end === -1) throw new DecodeError('malformed XML: a section is not closed', { chunk: 'xml' });
+  return end + close.length;
 }
 
 function cdataOf(node: XmlNode): string {
