@@ -1,0 +1,43 @@
+/**
+ * Hostile requests against a real server on loopback, found by driving one: deletes of
+ * one project sent at once, and what a delete gives back to the disk's count.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PLACES_DIR } from './support/paths.js';
+import { HEALTH, analyze, as, create, startService, type Service } from './support/service.js';
+
+const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
+
+async function usedBytes(service: Service): Promise<number> {
+  const health = await fetch(service.url + HEALTH).then((r) => r.json() as Promise<{ storage: { used_bytes: number } }>);
+  return health.storage.used_bytes;
+}
+
+test('deletes of one project sent at once: one 204, the rest 404, and the disk\'s count gets the project and its scene back once', async () => {
+  // No sweep during the test: it would count the disk again and hide what the deletes did to the count.
+  const service = await startService({ sweepIntervalMs: 3_600_000 });
+  try {
+    const { preview_hash } = await analyze(service, PLACE, 'arena.rbxl', as('dora'));
+    const before = await usedBytes(service);
+    for (let round = 0; round < 2; round++) {
+      const { project_id: id } = await create(service, { preview_hash }, as('dora'));
+      const scene = await fetch(`${service.url}/api-rbxl/projects/${id}/scene.glb`, { headers: as('dora') });
+      assert.equal(scene.status, 200);
+      assert.ok((await scene.arrayBuffer()).byteLength > 0);
+      assert.ok(await usedBytes(service) > before, 'the project and its scene are counted');
+      const answers = await Promise.all(Array.from({ length: 5 }, () => fetch(`${service.url}/api-rbxl/projects/${id}`, { method: 'DELETE', headers: as('dora') })));
+      const statuses = answers.map((answer) => answer.status).sort();
+      assert.deepEqual(statuses, [204, 404, 404, 404, 404]);
+      for (const answer of answers) {
+        const text = await answer.text();
+        if (answer.status === 404) assert.equal(JSON.parse(text).error.code, 'not_found');
+      }
+      assert.equal(await usedBytes(service), before, 'what the project took is given back once, its scene included');
+    }
+  } finally {
+    await service.close();
+  }
+});
