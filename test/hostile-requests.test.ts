@@ -1,13 +1,16 @@
 /**
  * Hostile requests against a real server on loopback, found by driving one: deletes of
- * one project sent at once, and what a delete gives back to the disk's count.
+ * one project sent at once, and what a delete gives back to the disk's count; uploads
+ * arriving at once, each admitted from its Content-Length against the same room.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PLACES_DIR } from './support/paths.js';
-import { HEALTH, analyze, as, create, startService, type Service } from './support/service.js';
+import {
+  HEALTH, analyze, as, create, expectError, multipartBody, openUpload, startService, upload, uploadsIn, waitUntil, type Service,
+} from './support/service.js';
 
 const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
 
@@ -36,6 +39,33 @@ test('deletes of one project sent at once: one 204, the rest 404, and the disk\'
         if (answer.status === 404) assert.equal(JSON.parse(text).error.code, 'not_found');
       }
       assert.equal(await usedBytes(service), before, 'what the project took is given back once, its scene included');
+    }
+  } finally {
+    await service.close();
+  }
+});
+
+test('uploads arriving at once share the disk\'s room: one that does not fit beside those still arriving is 507, and the room comes back when one ends', async () => {
+  const service = await startService({ maxDataBytes: 4_000_000, sweepIntervalMs: 3_600_000 });
+  try {
+    const boundary = 'room-boundary-3f9a';
+    // Each declares 3 MB of the 4 MB: alone it fits; beside another still arriving it does not.
+    const junk = Buffer.alloc(3_000_000, 7);
+    const body = multipartBody(boundary, [{ name: 'file', fileName: 'junk.rbxl', data: junk }]);
+    const first = openUpload(service, boundary, body, as('erin'));
+    first.on('error', () => {});
+    first.write(body.subarray(0, 2_000_000));
+    await waitUntil(async () => (await uploadsIn(service)).length === 1, 'the first upload to arrive');
+    const refused = await upload(service, junk, 'junk.rbxl', as('finn'));
+    assert.equal(refused.headers.get('retry-after'), '60');
+    await expectError(refused, 507, 'storage_full');
+    assert.equal((await uploadsIn(service)).length, 1, 'the refused upload wrote nothing');
+    // The first goes away: its room comes back, and an upload that ends in a refusal (not a place) gives it back too.
+    first.destroy();
+    await waitUntil(async () => (await uploadsIn(service)).length === 0, 'the first upload\'s temp file to go');
+    for (const user of ['finn', 'gus']) {
+      const answer = await upload(service, junk, 'junk.rbxl', as(user));
+      await expectError(answer, 422, 'not_a_place');
     }
   } finally {
     await service.close();
