@@ -1,15 +1,21 @@
 /**
  * Hostile requests against a real server on loopback, found by driving one: deletes of
  * one project sent at once, and what a delete gives back to the disk's count; uploads
- * arriving at once, each admitted from its Content-Length against the same room.
+ * arriving at once, each admitted from its Content-Length against the same room; a
+ * disk that fills up under an upload.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startServer } from '../src/http/server.js';
+import { isDiskFull } from '../src/store/quota.js';
 import { PLACES_DIR } from './support/paths.js';
 import {
-  HEALTH, analyze, as, create, expectError, multipartBody, openUpload, startService, upload, uploadsIn, waitUntil, type Service,
+  HEALTH, analyze, as, assertErrorBody, create, expectError, multipartBody, openUpload, serviceOf, startService, upload, uploadsIn, waitUntil, type Service,
 } from './support/service.js';
 
 const PLACE = readFileSync(join(PLACES_DIR, 'rocket-arena-2006.rbxl'));
@@ -69,5 +75,63 @@ test('uploads arriving at once share the disk\'s room: one that does not fit bes
     }
   } finally {
     await service.close();
+  }
+});
+
+/** Writes zeros to `path` until its file system has no room left. */
+async function fillUp(path: string): Promise<void> {
+  const block = Buffer.alloc(64 * 1024);
+  for (;;) {
+    try {
+      await appendFile(path, block);
+    } catch (error) {
+      if (isDiskFull(error)) return;
+      throw error;
+    }
+  }
+}
+
+test('a disk that fills up while an upload is written to it: 507 storage_full with Retry-After, not a 500, and no temp file stays', async (t) => {
+  const mountPoint = await mkdtemp(join(tmpdir(), 'rbxl-full-disk-'));
+  try {
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mountPoint], { stdio: 'ignore' });
+    } catch {
+      t.skip('needs a small file system of its own (root, to mount a tmpfs)');
+      return;
+    }
+    try {
+      const dataDir = join(mountPoint, 'data');
+      const server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, assetApiKey: null, assetUrlTemplate: null });
+      const service = serviceOf(server, dataDir);
+      try {
+        const boundary = 'full-disk-boundary-77e0';
+        const body = multipartBody(boundary, [{ name: 'file', fileName: 'big.rbxl', data: Buffer.alloc(1_000_000, 1) }]);
+        const request = openUpload(service, boundary, body, as('hal'));
+        request.on('error', () => {}); // the server may close once it has answered
+        const answered = new Promise<{ status: number; text: string; retryAfter: string | undefined }>((resolve) => {
+          request.on('response', (response) => {
+            let text = '';
+            response.on('data', (chunk: Buffer) => { text += chunk.toString('utf8'); });
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, text, retryAfter: response.headers['retry-after'] }));
+          });
+        });
+        request.write(body.subarray(0, 100_000));
+        await waitUntil(async () => (await uploadsIn(service)).length === 1, 'the upload to arrive');
+        // Something else on the machine takes the rest of the file system meanwhile.
+        await fillUp(join(mountPoint, 'filler'));
+        request.end(body.subarray(100_000));
+        const answer = await answered;
+        assertErrorBody(answer.status, answer.text, 507, 'storage_full');
+        assert.equal(answer.retryAfter, '60');
+        await waitUntil(async () => (await uploadsIn(service)).length === 0, 'the partial upload to be removed');
+      } finally {
+        await server.close(2_000);
+      }
+    } finally {
+      execFileSync('umount', [mountPoint]);
+    }
+  } finally {
+    await rm(mountPoint, { recursive: true, force: true });
   }
 });
