@@ -315,7 +315,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   /**
    * Deletes of one project run one at a time here, each checking ownership inside: of
    * two sent at once the second finds nothing (404), as it would sent after, and the
-   * disk's count gives the project's bytes back once (five at once once took five times
+   * disk's count gives the project's bytes back once (five sent at once took five times
    * its bytes off, so the disk limit let that much more in until the next recount).
    */
   function remove(user: string, id: string): Promise<void> {
