@@ -156,11 +156,14 @@ describe('every request gets an answer where the server can give one', () => {
   const post = (lengthHeaders: string): string =>
     `POST ${ANALYZE} HTTP/1.1\r\nHost: x\r\nX-User-Id: ann\r\nContent-Type: multipart/form-data; boundary=b\r\n${lengthHeaders}\r\n`;
 
-  test('Content-Length of 1e9 or more is 413, not digits or negative is 400: JSON answers, connection closed', async () => {
+  test('Content-Length of 1e9 or more is 413, not digits, negative or padded past 9 digits is 400: JSON answers, connection closed', async () => {
     for (const [header, status, code] of [
       ['Content-Length: 1000000000\r\n', 413, 'payload_too_large'],
       ['Content-Length: 99999999999999999999\r\n', 413, 'payload_too_large'],
       ['Content-Length: abc\r\n', 400, 'bad_content_length'],
+      // Under 1e9 but longer than uWS reads: not too large, a length it cannot take.
+      ['Content-Length: 0000000002\r\n', 400, 'bad_content_length'],
+      ['Content-Length: 00000000001000000000\r\n', 413, 'payload_too_large'],
       ['Content-Length: -5\r\n', 400, 'bad_content_length'],
       ['Content-Length: 5\r\nContent-Length: 6\r\n', 400, 'bad_content_length'],
     ] as const) {

@@ -20,6 +20,8 @@ export interface RouteOptions {
 
 /** uWS parses Content-Length itself and closes the connection after the handler when it is not 1 to 9 digits. */
 const UWS_CONTENT_LENGTH = /^\d{1,9}$/;
+/** Under 1e9 however many leading zeros pad it: too long for uWS, but not too large. */
+const BELOW_1E9 = /^0*\d{1,9}$/;
 
 export function route(ctx: HttpContext, handler: RouteHandler, options: RouteOptions = {}): (res: HttpResponse, req: HttpRequest) => void {
   const auth = options.auth ?? true;
@@ -46,7 +48,7 @@ export function route(ctx: HttpContext, handler: RouteHandler, options: RouteOpt
 /**
  * Refuses Content-Length values uWS cannot frame a body by (it would close the
  * connection without an answer): sent twice with different values, not digits, or
- * 1e9 or more.
+ * 1e9 or more (or padded with zeros past 9 digits).
  */
 function checkFraming(exchange: Exchange, req: HttpRequest): void {
   const lengths: string[] = [];
@@ -57,9 +59,11 @@ function checkFraming(exchange: Exchange, req: HttpRequest): void {
   const length = req.getHeader('content-length');
   if (!UWS_CONTENT_LENGTH.test(length)) {
     exchange.flushBeforeClose = true;
-    throw /^\d+$/.test(length)
-      ? new HttpError(413, 'payload_too_large', `Content-Length ${length} is larger than this service reads (at most 999999999 bytes)`)
-      : badRequest('bad_content_length', 'Content-Length must be a non-negative decimal number');
+    if (!/^\d+$/.test(length)) throw badRequest('bad_content_length', 'Content-Length must be a non-negative decimal number');
+    // `0000000002` was answered 413, "larger than this service reads": the refusal is its length, not its value.
+    throw BELOW_1E9.test(length)
+      ? badRequest('bad_content_length', 'Content-Length must have at most 9 digits, leading zeros included')
+      : new HttpError(413, 'payload_too_large', `Content-Length ${length} is larger than this service reads (at most 999999999 bytes)`);
   }
   if (lengths.some((value) => value.trim() !== length)) {
     exchange.closeAfterAnswer = true;

@@ -51,8 +51,10 @@ export interface Service {
   /**
    * Whether an upload of `declaredBytes` may start (checked from its Content-Length,
    * before any of it is read): the memory budget's file size, the disk, the user's share.
+   * The disk's room for it is held until the returned function is called (when the
+   * upload is stored or given up on), so uploads arriving at once cannot share it.
    */
-  admitUpload(user: string, declaredBytes: number): void;
+  admitUpload(user: string, declaredBytes: number): () => void;
   /** Whether the user's share has room for an upload of `declaredBytes` (a listing of the store: run it while the upload arrives). */
   checkShare(user: string, declaredBytes: number): Promise<void>;
   /** What /health reports; the store's reachability is asked at most every ~2 s. */
@@ -237,7 +239,9 @@ export async function createService(config: Config): Promise<Service> {
       if (declaredBytes > budget.task.maxFileBytes + 64 * 1024) {
         throw new ServiceError('map_too_large', `the upload is ${declaredBytes} bytes; a map may have at most ${budget.task.maxFileBytes} here (MAX_MEMORY_MB)`);
       }
-      guard(() => quota.checkRoom(declaredBytes));
+      let release: () => void = () => undefined;
+      guard(() => { release = quota.reserve(declaredBytes); });
+      return release;
     },
     async checkShare(user, declaredBytes) {
       // The count of previews is checked once the upload's hash is known: the same bytes again cost nothing.

@@ -118,6 +118,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
   // A user's scenes are checked against their share and counted one at a time: two
   // built at once must not both pass a check that has room for one.
   const sceneShares = createKeyedLock();
+  const deletes = createKeyedLock();
   /** Scenes refused for their owner's share, with their size (this instance's memory; a few thousand at most). */
   const shareRefusedScenes = new LRUCache<string, number>({ max: 4096 });
   const sceneOverShare = (): ServiceError =>
@@ -311,14 +312,26 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     return meta;
   }
 
-  async function remove(user: string, id: string): Promise<void> {
+  /**
+   * Deletes of one project run one at a time here, each checking ownership inside: of
+   * two sent at once the second finds nothing (404), as it would sent after, and the
+   * disk's count gives the project's bytes back once (five sent at once took five times
+   * its bytes off, so the disk limit let that much more in until the next recount).
+   */
+  function remove(user: string, id: string): Promise<void> {
+    return deletes(id, () => removeOwned(user, id));
+  }
+
+  async function removeOwned(user: string, id: string): Promise<void> {
     const meta = await owned(user, id);
+    // The scene was counted when it was built (buildScene), beside the document's bytes in the sidecar.
+    const scene = await objects.head(projectKeys.scene(id));
     // The share's entry first: a failure between the two leaves a project uncounted, never a count without a project.
     await holdings.removeProject(user, id);
     await projects.delete(id);
     // Its entry's retries stop once it is gone (a delete that failed leaves them counting a project that stays).
     retrying.get(id)?.abort();
-    quota.add(-(meta.bytes ?? 0));
+    quota.add(-((meta.bytes ?? 0) + (scene?.size ?? 0)));
     // Once more, for an entry another instance's retry wrote after the first removal (it
     // checks for the project after writing, so one written after this sees it gone). The
     // project is gone either way: a failure here leaves an orphan entry, which the next

@@ -40,6 +40,12 @@ export interface DiskQuota {
   room(): number;
   /** Throws StorageFullError unless `bytes` more fit. */
   checkRoom(bytes: number): void;
+  /**
+   * Holds room for `bytes` that are about to arrive (an upload, from its Content-Length)
+   * until the returned function is called (once is enough; more is harmless); throws
+   * StorageFullError unless they fit beside what is already held.
+   */
+  reserve(bytes: number): () => void;
   /** Records bytes written (or, negative, removed) since the last count. */
   add(bytes: number): void;
   state(): StorageState;
@@ -51,6 +57,12 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
   let free = Number.MAX_SAFE_INTEGER;
   /** Free space kept on the file system whatever MAX_DATA_BYTES says: 1% of it, at most 1 GiB. */
   let floor = 0;
+  /**
+   * Room held for uploads still arriving. Each was checked from its Content-Length alone,
+   * so five at once each found the same room and wrote five times what it had. A recount
+   * meanwhile also sees their partial files: counted twice for a while, never not at all.
+   */
+  let reserved = 0;
 
   async function measure(): Promise<void> {
     try {
@@ -68,17 +80,29 @@ export function createDiskQuota(options: DiskQuotaOptions): DiskQuota {
     used = await directoryBytes(options.dataDir);
   }
 
-  const room = (): number => Math.max(0, Math.min(maxBytes - used, free - floor));
+  const room = (): number => Math.max(0, Math.min(maxBytes - used, free - floor) - reserved);
+
+  function checkRoom(bytes: number): void {
+    if (bytes > room()) {
+      // The figures are the operator's (in /health), not the user's.
+      throw new StorageFullError('the service is out of storage space for now; try again later');
+    }
+  }
 
   return {
     start: recount,
     recount,
     room,
-    checkRoom(bytes) {
-      if (bytes > room()) {
-        // The figures are the operator's (in /health), not the user's.
-        throw new StorageFullError('the service is out of storage space for now; try again later');
-      }
+    checkRoom,
+    reserve(bytes) {
+      checkRoom(bytes);
+      reserved += bytes;
+      let held = true;
+      return () => {
+        if (!held) return;
+        held = false;
+        reserved -= bytes;
+      };
     },
     add(bytes) {
       used = Math.max(0, used + bytes);

@@ -36,7 +36,8 @@ export function analyzeRoute(ctx: HttpContext): RouteHandler {
     if (lengthHeader === '') throw new HttpError(411, 'length_required', 'send the upload with a Content-Length header');
     const declared = Number(lengthHeader); // digits: the route wrapper checked the framing
     if (declared > maxUploadBytes + FRAMING_BYTES) throw tooLarge(maxUploadBytes);
-    ctx.service.admitUpload(exchange.user!, declared);
+    // The disk's room for the upload is held from here until it is stored or given up on (the finally below).
+    const releaseRoom = ctx.service.admitUpload(exchange.user!, declared);
     // The user's share is a listing of the store: it runs while the body arrives (uWS wants the body read from this tick on).
     const share = ctx.service.checkShare(exchange.user!, declared);
     share.catch(() => undefined); // awaited below; a refusal also ends the upload early
@@ -60,6 +61,7 @@ export function analyzeRoute(ctx: HttpContext): RouteHandler {
       // A reused analysis carries this uploader's own file name, never an earlier uploader's.
       answer = { preview_hash: preview.hash, report: { ...preview.report, file_name: fileName } };
     } finally {
+      releaseRoom(); // a stored preview is in the disk's count by now
       await held.sink?.abort(); // removes the temp file unless the store took it
     }
     sendJson(exchange, 200, answer);
