@@ -410,6 +410,14 @@ describe('import page', () => {
     assert.equal(await page.isVisible('#report'), false);
     await shot(page, '6-error');
 
+    // A map cut short (a copy or download that stopped) is said as such, not as some other file.
+    const truncated = join(scratch, 'cut-short.rbxl');
+    await writeFile(truncated, (await readFile(WITH_SCRIPTS)).subarray(0, 12_000));
+    await analyse(page, truncated);
+    assert.match((await page.textContent('#error .failure-message')) ?? '', /^This map file is cut short/);
+    assert.match((await page.textContent('#error .failure-action')) ?? '', /not copied or downloaded completely/);
+    assert.match((await page.textContent('#error pre')) ?? '', /but the file has \d+ left/, 'the decoder\'s words stay behind Details');
+
     const analyzeCalls = () => session.requests.filter((request) => request.url().endsWith('/import/rbxl/analyze')).length;
     const before = analyzeCalls();
     const empty = join(scratch, 'empty.rbxl');
