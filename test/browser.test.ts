@@ -211,6 +211,15 @@ describe('import page', () => {
 
     // Create: a real progress bar, fed by the service while the slow host answers.
     await page.fill('#title', 'Civil war size');
+    // Leaving the page while the create runs would stop it (the service ends a create whose
+    // request closes): the browser asks first, then, and only then.
+    const asksBeforeLeaving = () => page.evaluate(() => {
+      const event = new Event('beforeunload', { cancelable: true });
+      window.dispatchEvent(event);
+      return event.defaultPrevented;
+    });
+    assert.equal(await asksBeforeLeaving(), false, 'nothing runs yet: leaving loses nothing');
+    let askedMidway = false;
     const seen: string[] = [];
     const watcher = setInterval(() => {
       page.evaluate(() => [document.querySelector('#create-bar')?.getAttribute('value') ?? '', document.querySelector('#create-status')?.textContent ?? ''])
@@ -218,11 +227,12 @@ describe('import page', () => {
     }, 60);
     let shotTaken = false;
     const midway = page.waitForFunction(() => /Downloading assets: [1-9]/.test(document.querySelector('#create-status')?.textContent ?? ''), undefined, { timeout: 60_000 })
-      .then(async () => { await shot(page, '3-create-progress'); shotTaken = true; });
+      .then(async () => { askedMidway = await asksBeforeLeaving(); await shot(page, '3-create-progress'); shotTaken = true; });
     await Promise.all([page.waitForURL('**/api-rbxl/projects/*/page', { timeout: 120_000 }), page.click('#create')]);
     clearInterval(watcher);
     await midway.catch(() => undefined);
     assert.ok(shotTaken, `the page showed assets downloading (${seen.slice(0, 5).join(' ; ')})`);
+    assert.ok(askedMidway, 'while the create runs, leaving the page asks first');
     const values = seen.map((entry) => Number(entry.split('|')[0])).filter((value) => value > 0);
     assert.ok(values.length >= 3, `the bar moved (${seen.join(' ; ')})`);
     assert.deepEqual(values, [...values].sort((a, b) => a - b), 'the bar never goes back');
