@@ -16,6 +16,15 @@ const createForm = $('create-form');
 const PROGRESS_POLL_MS = 250;
 
 let analysis = null; // { preview_hash, report, name } of the current file
+// While an upload or a create runs, leaving the page (reload, back, closing the tab) ends it:
+// the service stops a create whose request closes, so the project would silently not be made.
+// The browser asks first.
+let running = false;
+window.addEventListener('beforeunload', (event) => {
+  if (!running) return;
+  event.preventDefault();
+  event.returnValue = true; // older browsers ask only when this is set
+});
 const session = await openSession({ onChange: () => hideFailure() });
 describeLimit();
 document.body.dataset.ready = 'true';
@@ -41,6 +50,7 @@ analyzeForm.addEventListener('submit', async (event) => {
     return showFailure('Sign in first: the service needs to know whose map this is. Use the development sign-in above.');
   }
   busy(true);
+  running = true;
   $('upload').hidden = false;
   showUploadProgress(0, file.size);
   setStatus(`Uploading ${file.name}…`);
@@ -55,6 +65,7 @@ analyzeForm.addEventListener('submit', async (event) => {
     setStatus('');
     showFailure(error, 'analyze', session);
   } finally {
+    running = false;
     busy(false);
   }
 });
@@ -64,6 +75,7 @@ createForm.addEventListener('submit', async (event) => {
   if (!analysis) return;
   hideFailure();
   busy(true);
+  running = true;
   const scriptsMode = $('script-decision').hidden
     ? 'disabled'
     : createForm.querySelector('input[name="scripts_mode"]:checked')?.value ?? 'disabled';
@@ -72,9 +84,11 @@ createForm.addEventListener('submit', async (event) => {
   try {
     const created = await session.client().create(analysis.preview_hash, { title: $('title').value.trim(), scriptsMode, createId });
     progress.finish(created);
+    running = false; // the project exists: going to it loses nothing
     setStatus(`Created project ${created.project_id}; opening it…`);
     window.location.assign(new URL(created.redirect, `${baseUrl}/`).href);
   } catch (error) {
+    running = false;
     progress.stop();
     setStatus('');
     showFailure(error, 'create', session);

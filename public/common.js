@@ -6,7 +6,7 @@ import {
   authHeaders, createClient, developmentToken, isDevelopmentHost, userIdFromToken, describeFailure, describeAssetReason, decideScripts,
 } from '../client/index.js';
 
-export { describeAssetReason, decideScripts };
+export { describeAssetReason, decideScripts, describeFailure };
 
 const TOKEN_KEY = 'rbxl-import.token';
 // This file lives at <base>/api-rbxl/static/common.js; the client wants <base>.

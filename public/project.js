@@ -5,7 +5,7 @@
 // is public; what it shows is read with the owner's credentials.
 import {
   $, el, importPageUrl, number, plural, isNumber, formatBytes, openSession, showFailure, hideFailure, arrivalElement,
-  decideScripts, describeAssetReason, riskSummaryElement, scriptFactsText, riskListElement, findingTableElement,
+  decideScripts, describeAssetReason, describeFailure, riskSummaryElement, scriptFactsText, riskListElement, findingTableElement,
 } from './common.js';
 
 // /api-rbxl/projects/{id}/page
@@ -83,6 +83,7 @@ async function showScene() {
   section.hidden = false;
   section.dataset.state = 'loading';
   $('scene-download').hidden = true;
+  $('scene-missing').replaceChildren();
   status.textContent = 'Building the 3D view of the map…';
   const canvas = el('canvas', { id: 'viewer', attrs: { 'aria-label': '3D view of the map: drag to turn, right-drag to move, scroll to zoom' } });
   $('scene-slot').replaceChildren(canvas);
@@ -93,17 +94,53 @@ async function showScene() {
     sceneShown = await viewer.showScene(canvas, bytes);
     section.dataset.nodes = String(sceneShown.nodes);
     section.dataset.state = 'shown';
-    status.textContent = `${plural(sceneShown.nodes, 'node')} (${formatBytes(bytes.byteLength)}). Drag to turn, right-drag to move, scroll to zoom. `
-      + 'Meshes that could not be downloaded or converted stand as grey boxes of their size.';
+    status.textContent = `${sceneSentence(sceneShown, summary)} Drag to turn, right-drag to move, scroll to zoom.`;
+    $('scene-missing').replaceChildren(...notDrawnElements(sceneShown, summary));
     const link = $('scene-download');
     link.href = URL.createObjectURL(new Blob([bytes], { type: 'model/gltf-binary' }));
     link.download = `${fileStem(summary?.title) || projectId}.glb`;
+    link.textContent = `Download scene.glb (${formatBytes(bytes.byteLength)})`;
     link.hidden = false;
   } catch (error) {
     section.dataset.state = 'failed';
     canvas.remove();
-    status.textContent = `The 3D view could not be shown: ${error?.message ?? error}`;
+    // In words, as every other failure: the client's message carries the raw JSON answer.
+    const failure = describeFailure(error, 'scene');
+    status.textContent = `The 3D view could not be shown. ${failure.message} ${failure.action}`.trim();
   }
+}
+
+/** What the view shows, in words: the Workspace's parts (a map's storage is not drawn). */
+function sceneSentence(shown, project) {
+  const parts = shown.parts ?? shown.nodes;
+  const stored = project?.report?.imported?.parts_in_storage;
+  const storage = isNumber(stored) && stored > 0
+    ? ` The ${plural(stored, 'part')} kept in storage (templates the scripts copy into the game) ${stored === 1 ? 'is' : 'are'} in the project but not drawn: the view shows the Workspace.`
+    : '';
+  return `${parts === 0 ? 'No parts in the Workspace.' : `The ${plural(parts, 'part')} in the Workspace.`}${storage}`;
+}
+
+/**
+ * What the view could not draw, as a list: parts standing as grey boxes (by reason, from
+ * scene.glb's `placeholders`), images not downloaded (their decals and textures are left
+ * out), and the file's own notes. Empty when everything was drawn.
+ */
+function notDrawnElements(shown, project) {
+  const items = [];
+  const boxes = Object.entries(shown.placeholders).filter(([, n]) => isNumber(n) && n > 0);
+  const boxed = boxes.reduce((total, [, n]) => total + n, 0);
+  if (boxed > 0) {
+    const stand = boxed === 1 ? 'stands as a grey box of its size' : 'stand as grey boxes of their size';
+    items.push(el('li', { text: `${plural(boxed, 'part')} ${stand} instead of a mesh or union: ${boxes.map(([reason, n]) => `${reason} (${number(n)})`).join(', ')}.` }));
+  }
+  const images = Array.isArray(project?.assets) ? project.assets.filter((asset) => !asset.ok && asset.kind === 'image').length : 0;
+  if (images > 0) {
+    items.push(el('li', { text: `${plural(images, 'image')} could not be downloaded (see Assets below): decals and textures showing ${images === 1 ? 'it are' : 'them are'} left out, and parts using ${images === 1 ? 'it' : 'them'} as their texture are drawn in plain colour.` }));
+  }
+  for (const note of shown.notes.slice(0, 20)) items.push(el('li', { className: 'hint', text: note }));
+  if (shown.notes.length > 20) items.push(el('li', { className: 'hint', text: `and ${plural(shown.notes.length - 20, 'more note')}` }));
+  if (!items.length) return [];
+  return [el('p', { text: 'Not drawn as in Roblox:' }), el('ul', {}, ...items)];
 }
 
 // ---------------------------------------------------------------------------------------

@@ -63,12 +63,12 @@ describe('import page', () => {
   }
 
   /** A fresh page (optionally holding a token already) on `path`; anything not bound for the service is refused and recorded. */
-  async function open(t: TestContext, token: string | null, path = '/api-rbxl/'): Promise<Session | null> {
+  async function open(t: TestContext, token: string | null, path = '/api-rbxl/', viewport = VIEWPORT): Promise<Session | null> {
     if (!browser || !service) {
       t.skip('chromium not installed');
       return null;
     }
-    const context = await browser.newContext({ viewport: VIEWPORT });
+    const context = await browser.newContext({ viewport });
     t.after(() => context.close());
     if (token !== null) await context.addInitScript((value) => localStorage.setItem('rbxl-import.token', value), token);
     const page = await context.newPage();
@@ -211,6 +211,15 @@ describe('import page', () => {
 
     // Create: a real progress bar, fed by the service while the slow host answers.
     await page.fill('#title', 'Civil war size');
+    // Leaving the page while the create runs would stop it (the service ends a create whose
+    // request closes): the browser asks first, then, and only then.
+    const asksBeforeLeaving = () => page.evaluate(() => {
+      const event = new Event('beforeunload', { cancelable: true });
+      window.dispatchEvent(event);
+      return event.defaultPrevented;
+    });
+    assert.equal(await asksBeforeLeaving(), false, 'nothing runs yet: leaving loses nothing');
+    let askedMidway = false;
     const seen: string[] = [];
     const watcher = setInterval(() => {
       page.evaluate(() => [document.querySelector('#create-bar')?.getAttribute('value') ?? '', document.querySelector('#create-status')?.textContent ?? ''])
@@ -218,11 +227,12 @@ describe('import page', () => {
     }, 60);
     let shotTaken = false;
     const midway = page.waitForFunction(() => /Downloading assets: [1-9]/.test(document.querySelector('#create-status')?.textContent ?? ''), undefined, { timeout: 60_000 })
-      .then(async () => { await shot(page, '3-create-progress'); shotTaken = true; });
+      .then(async () => { askedMidway = await asksBeforeLeaving(); await shot(page, '3-create-progress'); shotTaken = true; });
     await Promise.all([page.waitForURL('**/api-rbxl/projects/*/page', { timeout: 120_000 }), page.click('#create')]);
     clearInterval(watcher);
     await midway.catch(() => undefined);
     assert.ok(shotTaken, `the page showed assets downloading (${seen.slice(0, 5).join(' ; ')})`);
+    assert.ok(askedMidway, 'while the create runs, leaving the page asks first');
     const values = seen.map((entry) => Number(entry.split('|')[0])).filter((value) => value > 0);
     assert.ok(values.length >= 3, `the bar moved (${seen.join(' ; ')})`);
     assert.deepEqual(values, [...values].sort((a, b) => a - b), 'the bar never goes back');
@@ -289,6 +299,12 @@ describe('import page', () => {
     assert.equal(Number(await owner.page.getAttribute('#scene-view', 'data-nodes')), nodes, 'every node of scene.glb is in the viewer\'s scene');
     await assertCanvasDrawn(owner.page);
     await owner.page.locator('#viewer').screenshot({ path: join(SCREENSHOTS, 'viewer-rocket-arena.png') });
+    // In words: parts, not glTF nodes; what is in storage; what the failed images leave out.
+    const sceneStatus = (await owner.page.textContent('#scene-status')) ?? '';
+    assert.match(sceneStatus, /^The 1,790 parts in the Workspace\. The 1 part kept in storage .* is in the project but not drawn/);
+    assert.doesNotMatch(sceneStatus, /node|grey box/, 'no glTF words, and no boxes where the map has no meshes');
+    const failedImages = (await owner.page.textContent('#project-assets-failed')) ?? '';
+    assert.match((await owner.page.textContent('#scene-missing')) ?? '', new RegExp(`^Not drawn as in Roblox:${failedImages} images could not be downloaded .*decals and textures showing them are left out`));
     assert.ok(await owner.page.isVisible('#scene-download'));
     assertStayedOnService(owner);
 
@@ -317,6 +333,79 @@ describe('import page', () => {
     assertStayedOnService(session);
   });
 
+  test('a phone-width window: a long title wraps, the 3D view frames the map and not its baseplate, and a failed view is said in words', async (t) => {
+    // 25 red towers on a grey 2,048-stud baseplate, and one part in storage: the view framed
+    // the whole baseplate, the towers a dot of a few pixels in its middle.
+    const part = (name: string, [x, y, z]: number[], [sx, sy, sz]: number[], rgb: number) => `<Item class="Part" referent="${name}"><Properties>`
+      + `<string name="Name">${name}</string><bool name="Anchored">true</bool><Color3uint8 name="Color3uint8">${rgb}</Color3uint8>`
+      + `<CoordinateFrame name="CFrame"><X>${x}</X><Y>${y}</Y><Z>${z}</Z><R00>1</R00><R01>0</R01><R02>0</R02><R10>0</R10><R11>1</R11><R12>0</R12><R20>0</R20><R21>0</R21><R22>1</R22></CoordinateFrame>`
+      + `<Vector3 name="size"><X>${sx}</X><Y>${sy}</Y><Z>${sz}</Z></Vector3></Properties></Item>`;
+    let towers = '';
+    for (let i = 0; i < 25; i++) {
+      const [a, b] = [Math.floor(i / 5), i % 5];
+      towers += part(`Tower${i}`, [a * 12 - 24, 4 + a + b, b * 12 - 24], [6, 8 + 2 * (a + b), 6], 0xffc81e1e);
+    }
+    const town = join(scratch, 'baseplate-town.rbxlx');
+    await writeFile(town, '<roblox version="4"><Item class="Workspace" referent="W"><Properties><string name="Name">Workspace</string></Properties>'
+      + `${part('Baseplate', [0, -0.5, 0], [2048, 1, 2048], 0xff635f62)}${towers}`
+      // A mesh whose asset the host does not have (odd ids answer 404): a grey box, said below the view.
+      + part('Statue', [0, 2, 0], [2, 2, 2], 0xff635f62).replace('class="Part"', 'class="MeshPart"').replace('<Properties>', '<Properties><Content name="MeshId"><url>rbxassetid://7</url></Content>')
+      + '</Item>'
+      + `<Item class="ReplicatedStorage" referent="S"><Properties><string name="Name">ReplicatedStorage</string></Properties>${part('Template', [0, 0, 0], [2, 2, 2], 0xff635f62)}</Item></roblox>`);
+
+    const phone = { width: 390, height: 844 };
+    const session = await open(t, tokenFor({ id: 'phone-user' }), '/api-rbxl/', phone);
+    if (!session) return;
+    const { page } = session;
+    await analyse(page, town);
+    assert.equal(await page.isVisible('#error'), false, (await page.textContent('#error')) ?? '');
+    const title = `${'W'.repeat(60)} ${'Extraordinarily-long-project-title-'.repeat(4)}`.slice(0, 200);
+    await page.fill('#title', title);
+    await Promise.all([page.waitForURL('**/api-rbxl/projects/*/page'), page.click('#create')]);
+    await page.waitForSelector('#scene-view[data-state="shown"], #scene-view[data-state="failed"]', { timeout: 120_000 });
+    assert.equal(await page.getAttribute('#scene-view', 'data-state'), 'shown', (await page.textContent('#scene-status')) ?? '');
+    await shot(page, '8-project-phone', true);
+    assert.equal(await page.textContent('#project-title'), title);
+    const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    assert.ok(widths[0]! <= widths[1]!, `nothing runs off a 390 px window (the page is ${widths[0]} px wide)`);
+
+    // The towers fill the view, as in the analysis's picture, and none is cut off at its edge.
+    const red = await page.evaluate(() => {
+      const canvas = document.getElementById('viewer') as HTMLCanvasElement;
+      const copy = document.createElement('canvas');
+      copy.width = canvas.width; copy.height = canvas.height;
+      const context = copy.getContext('2d')!;
+      context.drawImage(canvas, 0, 0);
+      const data = context.getImageData(0, 0, copy.width, copy.height).data;
+      let count = 0, edge = 0;
+      for (let y = 0; y < copy.height; y++) {
+        for (let x = 0; x < copy.width; x++) {
+          const i = (y * copy.width + x) * 4;
+          if (!(data[i]! > 60 && data[i]! > 2.5 * data[i + 1]! && data[i]! > 2.5 * data[i + 2]!)) continue;
+          count++;
+          if (x < 2 || y < 2 || x >= copy.width - 2 || y >= copy.height - 2) edge++;
+        }
+      }
+      return { share: count / (copy.width * copy.height), edge };
+    });
+    await page.locator('#viewer').screenshot({ path: join(SCREENSHOTS, 'viewer-baseplate-town.png') });
+    assert.ok(red.share > 0.05, `the towers cover ${(red.share * 100).toFixed(2)}% of the view`);
+    assert.equal(red.edge, 0, 'no tower is cut off at the view\'s edge');
+    assert.match((await page.textContent('#scene-status')) ?? '', /^The 27 parts in the Workspace\. The 1 part kept in storage/);
+    assert.equal(await page.textContent('#scene-missing'), 'Not drawn as in Roblox:1 part stands as a grey box of its size instead of a mesh or union: mesh not downloaded (1).');
+    assertStayedOnService(session);
+
+    // A scene.glb the service refuses: a sentence, not the client's raw JSON.
+    await page.route('**/scene.glb', (route) => route.fulfill({
+      status: 507, contentType: 'application/json', body: JSON.stringify({ error: { code: 'storage_full', message: 'the data directory is full' } }),
+    }));
+    await page.reload();
+    await page.waitForSelector('#scene-view[data-state="failed"]');
+    const failed = (await page.textContent('#scene-status')) ?? '';
+    assert.match(failed, /^The 3D view could not be shown\. The service has run out of room to store maps\. Try again later/);
+    assert.doesNotMatch(failed, /[{}]|507/);
+  });
+
   test('errors are sentences with what to do and the raw answer behind Details; empty and too large files never leave the page', async (t) => {
     const session = await open(t, tokenFor({ id: 703 }));
     if (!session) return;
@@ -330,6 +419,14 @@ describe('import page', () => {
     assert.match((await page.textContent('#error pre')) ?? '', /^analyze failed \(422\): \{.*"error"/);
     assert.equal(await page.isVisible('#report'), false);
     await shot(page, '6-error');
+
+    // A map cut short (a copy or download that stopped) is said as such, not as some other file.
+    const truncated = join(scratch, 'cut-short.rbxl');
+    await writeFile(truncated, (await readFile(WITH_SCRIPTS)).subarray(0, 12_000));
+    await analyse(page, truncated);
+    assert.match((await page.textContent('#error .failure-message')) ?? '', /^This map file is cut short/);
+    assert.match((await page.textContent('#error .failure-action')) ?? '', /not copied or downloaded completely/);
+    assert.match((await page.textContent('#error pre')) ?? '', /but the file has \d+ left/, 'the decoder\'s words stay behind Details');
 
     const analyzeCalls = () => session.requests.filter((request) => request.url().endsWith('/import/rbxl/analyze')).length;
     const before = analyzeCalls();

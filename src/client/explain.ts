@@ -33,10 +33,17 @@ const BY_CODE: Record<string, Advice> = {
     action: 'Sign in again with an id of at most 256 letters, digits, punctuation and spaces, in plain ASCII.',
   }),
   // The decoder's own words (chunk, byte offset) stay in the details: they help a developer, not a first try.
-  not_a_place: {
-    message: 'This file is not a Roblox map the importer can read.',
-    action: 'Choose a .rbxl, .rbxlx, .rbxm or .rbxmx file saved by Roblox Studio. If Studio opens it, save it again from Studio and upload that copy.',
-  },
+  // A map that stops early is named as such: "not a Roblox map" sent people looking for another file
+  // when theirs was only copied or downloaded in part.
+  not_a_place: (detail) => TRUNCATED.test(detail)
+    ? {
+      message: 'This map file is cut short: it ends before the map does.',
+      action: 'It was probably not copied or downloaded completely. Copy it again, or save it again from Roblox Studio, and upload that copy.',
+    }
+    : {
+      message: 'This file is not a Roblox map the importer can read.',
+      action: 'Choose a .rbxl, .rbxlx, .rbxm or .rbxmx file saved by Roblox Studio. If Studio opens it, save it again from Studio and upload that copy.',
+    },
   map_too_large: (detail) => ({
     message: `This map is larger than this service can take (${detail}).`,
     action: 'Remove what the game does not need (unused models, terrain far from play) and save a smaller copy, or ask the operator to raise MAX_MEMORY_MB.',
@@ -64,6 +71,9 @@ const BY_CODE: Record<string, Advice> = {
   create_id_in_use: { message: 'A project is already being created under the same progress id.', action: 'Wait for it to finish, or reload the page.' },
   internal: { message: 'The service failed on its side.', action: 'Try again; if it happens again, tell the operator (the service logged the error).' },
 };
+
+/** The decoder's messages for a file that stops early (src/parser/header.ts, chunk.ts, xml/). */
+const TRUNCATED = /\bfile ends (?:without|inside)\b|but the file has \d+ left|\bdocument ends before\b/;
 
 const MALFORMED_UPLOAD = new Set(['malformed_multipart', 'invalid_boundary', 'header_too_large', 'too_many_parts', 'field_too_large', 'bad_content_length']);
 const BAD_CREATE = new Set(['invalid_json', 'invalid_body', 'missing_preview_hash', 'invalid_preview_hash', 'invalid_title', 'invalid_scripts_mode', 'invalid_create_id']);
