@@ -137,7 +137,8 @@ function showAnalysis(name, report) {
   $('map-arrives').replaceChildren(...(arrives ? [arrives] : []));
   const downloads = session.config.asset_downloads;
   $('asset-note').hidden = !(downloads === 'off' && report.assets_total > 0);
-  $('asset-note').textContent = 'This service has no asset key (ASSET_API_KEY), so none of the assets will be downloaded; the project is still created.';
+  // The map itself arrives whole ("Nothing is left out" above); this is about the files it names.
+  $('asset-note').textContent = `This service is not set up to download assets, so the ${report.assets_total === 1 ? 'mesh, image or sound file the map names is' : `${number(report.assets_total)} mesh, image and sound files the map names are`} not copied into the project: it names them by their ids, and is still created. (For the operator: ASSET_API_KEY.)`;
   showPicture(report);
   showDecision(report);
   syncSkipNote();
