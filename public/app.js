@@ -101,7 +101,11 @@ function refuse(file) {
   if (file.size === 0) return `${file.name} is empty (0 bytes): choose the map file Roblox Studio saved.`;
   const limit = session.config.max_upload_bytes;
   if (isNumber(limit) && file.size > limit) {
-    return `${file.name} is ${formatBytes(file.size)}, larger than the ${formatBytes(limit)} this service accepts: save a smaller copy of the map, or ask the operator to raise the limit.`;
+    // Just over the limit both round alike ("4.0 MB, larger than the 4.0 MB"): then in bytes.
+    const [size, most] = formatBytes(file.size) === formatBytes(limit)
+      ? [`${number(file.size)} bytes`, `${number(limit)} bytes`]
+      : [formatBytes(file.size), formatBytes(limit)];
+    return `${file.name} is ${size}, larger than the ${most} this service accepts: save a smaller copy of the map, or ask the operator to raise the limit.`;
   }
   return null;
 }

@@ -438,7 +438,12 @@ describe('import page', () => {
     const large = join(scratch, 'large.rbxl');
     await writeFile(large, Buffer.alloc(MAX_UPLOAD_BYTES + 1));
     await page.setInputFiles('#file', large);
-    assert.match((await page.textContent('#error .failure-message')) ?? '', /larger than the 4\.0 MB this service accepts/);
+    // One byte over: both sizes would read 4.0 MB, so they are given in bytes.
+    assert.match((await page.textContent('#error .failure-message')) ?? '', /large\.rbxl is 4,194,305 bytes, larger than the 4,194,304 bytes this service accepts/);
+    const larger = join(scratch, 'larger.rbxl');
+    await writeFile(larger, Buffer.alloc(MAX_UPLOAD_BYTES * 2));
+    await page.setInputFiles('#file', larger);
+    assert.match((await page.textContent('#error .failure-message')) ?? '', /larger\.rbxl is 8\.0 MB, larger than the 4\.0 MB this service accepts/);
     assert.match((await page.textContent('#file-hint')) ?? '', /up to 4\.0 MB/, 'the page learnt the limit from the service');
     assert.equal(analyzeCalls(), before, 'nothing was uploaded');
     await shot(page, '7-refused-before-upload');
