@@ -68,6 +68,10 @@ analyzeForm.addEventListener('submit', async (event) => {
     running = false;
     busy(false);
   }
+  // The button that had focus was disabled while the upload ran, which dropped focus to the
+  // page: keyboard and screen reader users go on at the analysis, or back at the button.
+  if (analysis) $('map-name').focus({ preventScroll: true });
+  else $('analyze').focus();
 });
 
 createForm.addEventListener('submit', async (event) => {

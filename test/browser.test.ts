@@ -179,6 +179,8 @@ describe('import page', () => {
     const { page } = session;
     await analyse(page, bigPlace!.path);
     assert.equal(await page.isVisible('#error'), false, (await page.textContent('#error')) ?? '');
+    // Keyboard and screen reader users go on at the analysis (the button they pressed was disabled meanwhile).
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'map-name');
     await shot(page, '2-analysis-first-screen');
     await shot(page, '2-analysis-whole-page', true);
 
@@ -425,6 +427,7 @@ describe('import page', () => {
     await writeFile(truncated, (await readFile(WITH_SCRIPTS)).subarray(0, 12_000));
     await analyse(page, truncated);
     assert.match((await page.textContent('#error .failure-message')) ?? '', /^This map file is cut short/);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'analyze', 'focus is back on the button, for another try');
     assert.match((await page.textContent('#error .failure-action')) ?? '', /not copied or downloaded completely/);
     assert.match((await page.textContent('#error pre')) ?? '', /but the file has \d+ left/, 'the decoder\'s words stay behind Details');
 
