@@ -85,7 +85,7 @@ describe('gateway mode, as the Docker image runs', () => {
     assert.equal(created.assets_failed, ids.length - served.length);
 
     // Every id was asked for once, and the stored project already holds each outcome.
-    assert.deepEqual(new Set(assets.requests.map((request) => request.id)), new Set(ids));
+    assert.deepEqual(assets.requests.map((request) => request.id).sort(), [...ids].sort());
     const doc = await getJson(service, `/api-rbxl/projects/${created.project_id as string}`, { 'X-User-Id': '77' });
     assert.equal(doc.status, 200, doc.text);
     const outcomes = doc.body.assets as { id: string; ok: boolean; reason?: string }[];

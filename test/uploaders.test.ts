@@ -252,6 +252,39 @@ test('an instance remembers a bounded number of users\' entries: past the bound 
   assert.equal(await previews.getFor(HASH, 'stranger'), undefined);
 });
 
+test('an upload past the bound, or a refresh while other users push the preview out, is answered from the entry it wrote', async () => {
+  const time = clock();
+  const { instance, workDir } = await setUp(subjects[0]!, time);
+  const { objects } = instance();
+  let meanwhile: (() => Promise<unknown>) | undefined;
+  const hooked = new Proxy(objects, {
+    get(target, property, receiver) {
+      if (property !== 'delete') return Reflect.get(target, property, receiver) as unknown;
+      return async (key: string) => {
+        await meanwhile?.();
+        return target.delete(key);
+      };
+    },
+  });
+  const previews = createPreviewStore({ objects: hooked, workDir, cacheBytes: 1 << 20, ttlSeconds: TTL_SECONDS, now: time.now, knownUsers: 2 });
+  // The store's analysis of the same bytes again (its map gone, say): a second user known here, then a third's put.
+  assert.equal((await previews.getFor(HASH, 'first'))?.user, 'first');
+  assert.equal(await previews.getFor(HASH, 'second'), undefined);
+  await writeFile(join(workDir, 'again'), 'the same map');
+  const third = await previews.put(newPreview('third', 'third.rbxl'), join(workDir, 'again'));
+  assert.deepEqual([third?.user, third?.fileName], ['third', 'third.rbxl']);
+  // A refresh drops the entry it supersedes; meanwhile two users of another file fill the bound.
+  time.advance(TTL_SECONDS * 1000 * 0.6);
+  const other = createHash('sha256').update('another map').digest('hex');
+  meanwhile = async () => {
+    meanwhile = undefined;
+    for (const user of ['x', 'y']) await previews.getFor(other, user);
+  };
+  const refreshed = await previews.addUploader(HASH, 'first');
+  assert.deepEqual([refreshed?.user, refreshed?.fileName], ['first', 'first.rbxl']);
+  assert.equal(meanwhile, undefined, 'the superseded entry was deleted');
+});
+
 /** The first user id `<prefix><n>` whose key segment (its SHA-256) satisfies `accept`. */
 function nameWhere(accept: (key: string) => boolean, prefix: string): string {
   for (let n = 0; ; n++) if (accept(userKey(`${prefix}${n}`))) return `${prefix}${n}`;

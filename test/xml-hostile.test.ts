@@ -75,6 +75,18 @@ describe('large text values in XML', () => {
     }
     // An unclosed section inside a text value is malformed too.
     decodeError(model('<string name="S"><![CDATA[x</string>'));
+    assert.doesNotMatch(decodeError(model('<string name="S"><![CDATA[x</string>')).message, /truncated/);
+  });
+
+  it('says a document cut inside a text value is truncated, as one cut anywhere else', () => {
+    const whole = model('<ProtectedString name="Source"><![CDATA[print(1)]]></ProtectedString><string name="Name">a&amp;b</string><BinaryString name="B">QUJD</BinaryString>');
+    const text = new TextDecoder().decode(whole);
+    for (const at of ['print(', ']]></Pro', '</ProtectedStr', 'a&am', '</string', 'QU', '</Bina']) {
+      const cut = whole.subarray(0, text.indexOf(at) + at.length);
+      const error = decodeError(cut);
+      assert.match(error.message, /^the document ends before <\/roblox>: it is truncated \(/, at);
+      assert.equal(error.offset, cut.length, at);
+    }
   });
 });
 

@@ -173,11 +173,12 @@ async function readInput(file: string): Promise<Uint8Array> {
  */
 function fsPath(arg: string): string | Buffer {
   if (!arg.includes('\uFFFD')) return arg;
-  const raw = rawArguments().filter((bytes) => bytes.toString('utf8') === arg && !bytes.equals(Buffer.from(arg)));
-  if (raw.length > 1 && raw.some((bytes) => !bytes.equals(raw[0]!))) {
+  // A U+FFFD typed as such reads alike too (its bytes are the string's): `gltf $'a\xff' a\uFFFD` wrote over a\xff.
+  const alike = rawArguments().filter((bytes) => bytes.toString('utf8') === arg);
+  if (alike.some((bytes) => !bytes.equals(alike[0]!))) {
     throw new UsageError(`two arguments read as ${arg} (bytes that are not UTF-8); rename one`);
   }
-  return raw[0] ?? arg;
+  return alike[0] ?? arg;
 }
 
 /** The command's arguments as bytes, the last process.argv.length - 2 of /proc/self/cmdline ([] elsewhere). */

@@ -343,22 +343,34 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     return (await objects.head(previewKeys.place(hash))) !== undefined;
   }
 
-  async function writeEntry(hash: string, user: string, fileName: string | undefined, expiresAt: number): Promise<Uploader> {
+  /**
+   * Writes a new entry of `user`'s; resolves with it and their entries as now known. The
+   * caller answers from those, not from `known`: past KNOWN_USERS the cache may already
+   * have dropped them (the preview's new user pushed it past the bound, or other users
+   * since), and the upload that wrote them was answered as not kept.
+   */
+  async function writeEntry(hash: string, user: string, fileName: string | undefined, expiresAt: number): Promise<{ entry: Uploader; entries: Uploader[] }> {
     const key = previewKeys.uploader(hash, user, expiresAt);
     const body = JSON.stringify({ user, ...(fileName === undefined ? {} : { file_name: fileName }), uploaded_at: now() });
     // A new key per upload: a plain put never overwrites another uploader's entry.
     await objects.put(key, body);
     const entry = { user, fileName, expiresAt, key };
-    learn(hash, user, [...seen(hash, user), entry]);
-    return entry;
+    const entries = [...seen(hash, user), entry];
+    learn(hash, user, entries);
+    return { entry, entries };
   }
 
-  /** Entries of `user` that a newer one supersedes: removed so listings stay short (the sweep would take them at expiry anyway). */
-  async function dropSuperseded(hash: string, user: string, keep: Uploader): Promise<void> {
-    const stale = seen(hash, user).filter((entry) => entry.key !== keep.key && entry.expiresAt <= keep.expiresAt);
-    if (stale.length === 0) return;
-    learn(hash, user, seen(hash, user).filter((entry) => !stale.includes(entry)));
+  /**
+   * Entries of `user` that a newer one supersedes: removed so listings stay short (the sweep
+   * would take them at expiry anyway). Resolves with the entries kept.
+   */
+  async function dropSuperseded(hash: string, user: string, keep: Uploader, entries: Uploader[]): Promise<Uploader[]> {
+    const stale = entries.filter((entry) => entry.key !== keep.key && entry.expiresAt <= keep.expiresAt);
+    if (stale.length === 0) return entries;
+    const kept = entries.filter((entry) => !stale.includes(entry));
+    learn(hash, user, kept);
     await Promise.all(stale.map((entry) => objects.delete(entry.key).catch(() => {})));
+    return kept;
   }
 
   async function put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<UserPreview> {
@@ -394,8 +406,8 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     }
     if (written.written) analyses?.set(hash, analysis, { size: heapBytes(Buffer.byteLength(json)) });
     const expiresAt = preview.expiresAt ?? now() + ttlMs;
-    await writeEntry(hash, preview.user, preview.fileName, expiresAt);
-    return composeFor(stored, preview.user, seen(hash, preview.user))!;
+    const { entries } = await writeEntry(hash, preview.user, preview.fileName, expiresAt);
+    return composeFor(stored, preview.user, entries)!;
   }
 
   async function addUploader(hash: string, userId: string, fileName?: string, force = false): Promise<UserPreview | undefined> {
@@ -411,9 +423,8 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     if (!force && latest === undefined) return undefined;
     const name = fileName ?? latest?.fileName;
     if (isFresh(latest, name, time)) return composeFor(analysis, userId, own);
-    const entry = await writeEntry(hash, userId, name, Math.max(time + ttlMs, latest?.expiresAt ?? 0));
-    await dropSuperseded(hash, userId, entry);
-    return composeFor(analysis, userId, seen(hash, userId));
+    const { entry, entries } = await writeEntry(hash, userId, name, Math.max(time + ttlMs, latest?.expiresAt ?? 0));
+    return composeFor(analysis, userId, await dropSuperseded(hash, userId, entry, entries));
   }
 
   /** An entry good for more than half the TTL, with the name asked for (any, when none is), needs no new object. */

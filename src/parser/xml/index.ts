@@ -15,7 +15,7 @@ import { fail, warn, warningLines, type DecodeContext, type WarningLog } from '.
 import { decodeProperties } from './properties.js';
 import { readSharedStrings } from './references.js';
 import { stringText } from './scalars.js';
-import { attributeOf, childrenOf, isClosed, parseTree, startIndexOf, tagOf, type XmlNode } from './tree.js';
+import { attributeOf, childrenOf, isClosed, parseTree, startIndexOf, tagOf, truncatedError, type XmlNode } from './tree.js';
 
 /** The DOM of an XML file; `xmlReferents[referent]` is the Item's referent attribute ('' when it had none). */
 export type XmlDom = Dom & { readonly xmlReferents: string[] };
@@ -41,7 +41,7 @@ function decodeDocument(bytes: Uint8Array, limits: DecodeLimits): XmlDom {
   const log: WarningLog = new Map();
   const { text, bomBytes } = decodeUtf8(bytes, log);
   const byteOffset = (charIndex: number): number => bomBytes + Buffer.byteLength(text.slice(0, charIndex), 'utf8');
-  const root = findRoot(parseTree(text, limits, byteOffset), bytes.length, byteOffset);
+  const root = findRoot(parseTree(text, limits, byteOffset, bytes.length), bytes.length, byteOffset);
 
   const ctx: DecodeContext = {
     limits, referents: new Map(), sharedStringKeys: new Map(), warnings: log, skipped: new SkipLog(), byteOffset,
@@ -134,7 +134,7 @@ function findRoot(nodes: XmlNode[], fileLength: number, byteOffset: (charIndex: 
     root = node;
   }
   if (!root) throw new DecodeError('the document has no <roblox> element', { chunk: 'xml', offset: 0 });
-  if (!isClosed(root)) throw new DecodeError('the document ends before </roblox>: it is truncated', { chunk: 'xml', offset: fileLength });
+  if (!isClosed(root)) throw truncatedError(fileLength);
   return root;
 }
 

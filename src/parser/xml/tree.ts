@@ -32,8 +32,19 @@ interface Position { startIndex?: number; endIndex?: number }
  */
 const RAW_TEXT_TAGS = ['string', 'ProtectedString', 'BinaryString', 'SharedString'];
 
+/**
+ * What the parser says when a stop node runs to the end of the text: its end tag, or a
+ * section inside it, was never found.
+ */
+const STOP_NODE_UNENDED = new RegExp(`^(?:Unexpected end of (?:${RAW_TEXT_TAGS.join('|')})|(?:${RAW_TEXT_TAGS.join('|')}) is not closed|StopNode is not closed\\.)$`);
+
+/** A document cut short, wherever the cut fell (files are most often cut inside a large value). */
+export function truncatedError(fileLength: number): DecodeError {
+  return new DecodeError('the document ends before </roblox>: it is truncated', { chunk: 'xml', offset: fileLength });
+}
+
 /** Parses the document into its top-level nodes, counting Items against maxInstances as they open. */
-export function parseTree(text: string, limits: DecodeLimits, byteOffset: (charIndex: number) => number): XmlNode[] {
+export function parseTree(text: string, limits: DecodeLimits, byteOffset: (charIndex: number) => number, fileLength: number): XmlNode[] {
   let items = 0;
   const parser = new XMLParser({
     preserveOrder: true,
@@ -65,6 +76,8 @@ export function parseTree(text: string, limits: DecodeLimits, byteOffset: (charI
     if (message.includes('Maximum nested tags')) {
       throw new DecodeError(`elements nest deeper than ${limits.maxXmlDepth} levels (maxXmlDepth)`, { chunk: 'xml', limit: 'maxXmlDepth' });
     }
+    // A cut inside a stop node is the parser's error, not an unclosed element findRoot sees: said the same way.
+    if (STOP_NODE_UNENDED.test(message) && !text.trimEnd().endsWith('</roblox>')) throw truncatedError(fileLength);
     throw parserError(message, text, byteOffset);
   }
 }
