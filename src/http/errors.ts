@@ -3,9 +3,8 @@
  * for the person using the client. The body is always {"error": {"code", "message"}}.
  * `toHttpError` is the one place where what the service refuses becomes a status.
  */
-import { isServiceError, ServiceError, type ServiceErrorKind } from '../service/errors.js';
+import { asServiceError, isServiceError, type ServiceErrorKind } from '../service/errors.js';
 import { isStoreUnavailable } from '../store/backends/errors.js';
-import { isDiskFull } from '../store/quota.js';
 import { PoolBusyError } from '../workers/pool.js';
 
 export class HttpError extends Error {
@@ -57,10 +56,10 @@ export function toHttpError(error: unknown): HttpError | null {
       : new HttpError(503, 'store_unavailable', 'the storage is unavailable; retry shortly', retryAfter);
   }
   // A disk that filled up while a request wrote to it directly (an upload's temp file) is as full as one found full before.
-  if (isDiskFull(error)) return toHttpError(new ServiceError('storage_full', 'the disk is full'));
-  if (isServiceError(error)) {
-    const [status, headers] = SERVICE_STATUS[error.kind];
-    return new HttpError(status, error.kind, error.message, headers);
+  const refusal = asServiceError(error);
+  if (isServiceError(refusal)) {
+    const [status, headers] = SERVICE_STATUS[refusal.kind];
+    return new HttpError(status, refusal.kind, refusal.message, headers);
   }
   return null;
 }

@@ -9,9 +9,9 @@ import type { ObjectStream } from '../store/backends/types.js';
 import { StoreUnavailableError } from '../store/backends/errors.js';
 import { ofUser, type PreviewStore, type Preview, type UserPreview } from '../store/previews.js';
 import type { Holdings } from '../store/holdings.js';
-import { isDiskFull, QuotaExceededError, StorageFullError, type DiskQuota } from '../store/quota.js';
+import type { DiskQuota } from '../store/quota.js';
 import { PoolBusyError, type WorkerPool } from '../workers/pool.js';
-import { ServiceError } from './errors.js';
+import { asServiceError, ServiceError } from './errors.js';
 
 export interface UploadedFile {
   path: string;
@@ -109,19 +109,12 @@ export function guard(check: () => void): void {
   try {
     check();
   } catch (error) {
-    throw diskToServiceErrorSync(error);
+    throw asServiceError(error);
   }
 }
 
-function diskToServiceErrorSync(error: unknown): unknown {
-  if (error instanceof QuotaExceededError) return new ServiceError('quota_exceeded', error.message);
-  if (error instanceof StorageFullError) return new ServiceError('storage_full', error.message);
-  if (isDiskFull(error)) return new ServiceError('storage_full', 'the disk is full');
-  return error;
-}
-
 export function diskToServiceError(error: unknown): never {
-  throw diskToServiceErrorSync(error);
+  throw asServiceError(error);
 }
 
 export function busyToServiceError(error: unknown): never {

@@ -3,6 +3,8 @@
  * HTTP layer maps each kind to a status in one place (http/errors.ts). The service
  * itself knows nothing of HTTP.
  */
+import { isDiskFull, QuotaExceededError, StorageFullError } from '../store/quota.js';
+
 export type ServiceErrorKind =
   /** The upload is not a place file (its message names chunk and byte offset). */
   | 'not_a_place'
@@ -25,3 +27,15 @@ export class ServiceError extends Error {
 }
 
 export const isServiceError = (error: unknown): error is ServiceError => error instanceof ServiceError;
+
+/**
+ * The refusal a store-level error stands for: the user's share (QuotaExceededError), the
+ * disk found full (StorageFullError), or a write that filled it (ENOSPC, EDQUOT: an
+ * upload's temp file), which is as full as one found full before. Anything else is returned as it is.
+ */
+export function asServiceError(error: unknown): unknown {
+  if (error instanceof QuotaExceededError) return new ServiceError('quota_exceeded', error.message);
+  if (error instanceof StorageFullError) return new ServiceError('storage_full', error.message);
+  if (isDiskFull(error)) return new ServiceError('storage_full', 'the disk is full');
+  return error;
+}
