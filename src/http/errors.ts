@@ -55,7 +55,7 @@ export function toHttpError(error: unknown): HttpError | null {
       ? new HttpError(507, 'storage_full', 'the storage is full', retryAfter)
       : new HttpError(503, 'store_unavailable', 'the storage is unavailable; retry shortly', retryAfter);
   }
-  // A disk that filled up while a request wrote to it directly (an upload's temp file) is as full as one found full before.
+  // The service's refusals, and the store-level ones it stands for (a share used up, a disk found full or filled by a write).
   const refusal = asServiceError(error);
   if (isServiceError(refusal)) {
     const [status, headers] = SERVICE_STATUS[refusal.kind];
