@@ -85,7 +85,8 @@ async function showScene() {
   $('scene-download').hidden = true;
   $('scene-missing').replaceChildren();
   status.textContent = 'Building the 3D view of the map…';
-  const canvas = el('canvas', { id: 'viewer', attrs: { 'aria-label': '3D view of the map: drag to turn, right-drag to move, scroll to zoom' } });
+  // Focusable, so the arrow keys move the view (Shift and an arrow turns it) without a mouse.
+  const canvas = el('canvas', { id: 'viewer', attrs: { tabindex: '0', 'aria-label': '3D view of the map: drag or Shift and the arrow keys to turn, right-drag or the arrow keys to move, scroll to zoom' } });
   $('scene-slot').replaceChildren(canvas);
   try {
     const bytes = await session.client().download(`/api-rbxl/projects/${encodeURIComponent(projectId)}/scene.glb`);
@@ -94,7 +95,7 @@ async function showScene() {
     sceneShown = await viewer.showScene(canvas, bytes);
     section.dataset.nodes = String(sceneShown.nodes);
     section.dataset.state = 'shown';
-    status.textContent = `${sceneSentence(sceneShown, summary)} Drag to turn, right-drag to move, scroll to zoom.`;
+    status.textContent = `${sceneSentence(sceneShown, summary)} Drag to turn, right-drag to move, scroll to zoom; on the view, the arrow keys move it and Shift and an arrow turns it.`;
     $('scene-missing').replaceChildren(...notDrawnElements(sceneShown, summary));
     const link = $('scene-download');
     link.href = URL.createObjectURL(new Blob([bytes], { type: 'model/gltf-binary' }));

@@ -50,6 +50,7 @@ export async function showScene(canvas, bytes) {
   const centre = frame.getCenter(new Vector3());
   const controls = new OrbitControls(camera, canvas);
   controls.target.copy(centre);
+  controls.listenToKeyEvents(canvas); // the canvas takes focus (tabindex): keys act only while it has it
   controls.update();
 
   const resize = () => {

@@ -108,6 +108,18 @@ describe('import page', () => {
   }
 
   /** The 3D view's canvas holds a drawing: many colours, not one flat fill of its background. */
+  /** The view's pixels, small, as text: to tell whether it changed. */
+  async function canvasPixels(page: Page): Promise<string> {
+    return page.evaluate(() => {
+      const canvas = document.getElementById('viewer') as HTMLCanvasElement;
+      const copy = document.createElement('canvas');
+      copy.width = 64; copy.height = 36;
+      const context = copy.getContext('2d')!;
+      context.drawImage(canvas, 0, 0, 64, 36);
+      return Array.from(context.getImageData(0, 0, 64, 36).data).join(',');
+    });
+  }
+
   async function assertCanvasDrawn(page: Page): Promise<void> {
     const seen = await page.evaluate(() => {
       const canvas = document.getElementById('viewer') as HTMLCanvasElement;
@@ -300,6 +312,15 @@ describe('import page', () => {
     assert.equal(nodes, 1790, 'the arena\'s 1,790 parts');
     assert.equal(Number(await owner.page.getAttribute('#scene-view', 'data-nodes')), nodes, 'every node of scene.glb is in the viewer\'s scene');
     await assertCanvasDrawn(owner.page);
+    // Without a mouse: the view takes focus, the arrow keys move it and Shift and an arrow turns it.
+    const before = await canvasPixels(owner.page);
+    await owner.page.focus('#viewer');
+    for (let i = 0; i < 8; i++) await owner.page.keyboard.press('Shift+ArrowLeft');
+    const turned = await canvasPixels(owner.page);
+    for (let i = 0; i < 8; i++) await owner.page.keyboard.press('ArrowUp');
+    const moved = await canvasPixels(owner.page);
+    assert.notEqual(turned, before, 'Shift and the arrow keys turn the view');
+    assert.notEqual(moved, turned, 'the arrow keys move the view');
     await owner.page.locator('#viewer').screenshot({ path: join(SCREENSHOTS, 'viewer-rocket-arena.png') });
     // In words: parts, not glTF nodes; what is in storage; what the failed images leave out.
     const sceneStatus = (await owner.page.textContent('#scene-status')) ?? '';
