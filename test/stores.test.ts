@@ -356,6 +356,49 @@ test('project store: commit takes the document, then the summary, then the sidec
   assert.equal(await store.delete(id), false);
 });
 
+test('project store: a sweep after any write of a create leaves the project whole, its map linked from a preview uploaded long ago included', async () => {
+  const s = await stores();
+  const store = projectStore(s);
+  const hash = sha('old upload');
+  const previews = previewStore(s);
+  await writeFile(join(s.uploads, 'up'), 'the map');
+  await previews.put(preview(hash, 'ann'), join(s.uploads, 'up'));
+  // The preview was uploaded 20 minutes ago: its map's file (linked, not copied, into the project) says so.
+  const placePath = s.objects.localPath!(`previews/${hash}/place`);
+  const old = new Date(Date.now() - 20 * 60 * 1000);
+  await utimes(placePath, old, old);
+  // The other instance's sweep (or this one's next), run after each write of the create.
+  const sweeper = createProjectStore({ objects: s.objects, workDir: s.uploads });
+  const sweepAfter = <T>(write: Promise<T>): Promise<T> => write.then(async (result) => {
+    await sweeper.sweep({ staleMs: 10 * 60 * 1000, createdBefore: 0 });
+    return result;
+  });
+  const hooked = new Proxy(s.objects, {
+    get(target, name, receiver) {
+      if (name === 'put') return (...args: Parameters<ObjectStore['put']>) => sweepAfter(target.put(...args));
+      if (name === 'putFile') return (...args: Parameters<ObjectStore['putFile']>) => sweepAfter(target.putFile(...args));
+      return Reflect.get(target, name, receiver) as unknown;
+    },
+  });
+  const creating = createProjectStore({ objects: hooked, workDir: s.uploads });
+  const { id, tempPath } = await creating.prepare();
+  await writeFile(tempPath, '{"doc":1}');
+  await creating.keepScene(id, placePath, { 1: sha('mesh') });
+  await creating.commit(id, tempPath, { owner: 'ann', assets: [], bytes: 9, createdAt: Date.now() }, '{"summary":1}');
+  assert.deepEqual(
+    await keys(s.objects, `projects/${id}/`),
+    ['document.json', 'meta.json', 'place', 'scene-assets.json', 'summary.json'].map((name) => `projects/${id}/${name}`),
+    'nothing of the project was swept as a leftover',
+  );
+  assert.equal(await readFile(s.objects.localPath!(`projects/${id}/place`), 'utf8'), 'the map');
+  // A create cut short after keeping its scene is still a leftover, once stale.
+  const cut = await store.prepare();
+  await store.keepScene(cut.id, placePath, {});
+  await store.sweep({ staleMs: 0, createdBefore: 0, now: Date.now() + 1000 });
+  assert.deepEqual(await keys(s.objects, `projects/${cut.id}/`), []);
+  assert.equal(await readFile(placePath, 'utf8'), 'the map', 'the preview keeps its map');
+});
+
 test('project store: malformed ids never reach the store', async () => {
   const s = await stores();
   await writeFile(join(s.dataDir, 'secret.json'), '{"owner":"x"}');

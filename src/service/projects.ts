@@ -149,11 +149,9 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
 
   /** What scene.glb needs later, kept with the project (before its sidecar): the map and which bytes each asset id gave. */
   async function keepScene(id: string, placePath: string, outcomes: AssetOutcome[]): Promise<void> {
-    // The preview's map on disk is only ever replaced whole: the project may share its file.
-    await objects.putFile(projectKeys.place(id), placePath, { linkSource: true });
     const table: Record<string, string> = {};
     for (const o of outcomes) if (o.ok && (CONVERTED_KINDS.has(o.kind) || o.kind === 'image')) table[o.id] = o.sha256;
-    await objects.put(projectKeys.sceneAssets(id), JSON.stringify(table));
+    await projects.keepScene(id, placePath, table);
   }
   async function create(request: CreateRequest): Promise<CreatedProject | null> {
     const preview = await previews.getFor(request.previewHash, request.user);
