@@ -12,6 +12,7 @@ import {
   type NewPreview,
 } from '../src/store/index.js';
 import { createDiskStore, listAll, type ObjectStore } from '../src/store/backends/index.js';
+import { createLocalMirror } from '../src/store/mirror.js';
 import type { Report } from '../src/project/report.js';
 
 const root = await mkdtemp(join(tmpdir(), 'rbxl-stores-'));
@@ -409,4 +410,37 @@ test('project store: malformed ids never reach the store', async () => {
     assert.equal(await store.openDocument(bad), undefined);
   }
   await assert.rejects(store.save({ owner: '' }), TypeError);
+});
+
+// ---- local mirror (S3 mode) ----
+
+test('local mirror: a sweep leaves the copies a task holds, kept from an earlier task however old, and prunes them once released', async () => {
+  const s = await stores();
+  // The disk store without its local files stands for S3: the mirror copies.
+  const remote = new Proxy(s.objects, { get: (target, name, receiver) => (name === 'localPath' ? undefined : Reflect.get(target, name, receiver) as unknown) });
+  const key = `assets/sha256/ab/ab${'0'.repeat(62)}`;
+  await s.objects.put(key, 'mesh bytes');
+  const mirror = createLocalMirror(remote, join(s.dataDir, 'mirror'));
+  const path = mirror.pathOf(key);
+  const tenMinutes = 10 * 60 * 1000;
+  // An earlier create fetched it 20 minutes ago; its copy stays.
+  (await mirror.fetch([key]))();
+  const old = new Date(Date.now() - 2 * tenMinutes);
+  await utimes(path, old, old);
+  // This create finds the copy (nothing fetched again), and the sweep runs while its worker reads it.
+  const [release] = await Promise.all([mirror.fetch([key]), mirror.prune(tenMinutes)]);
+  await mirror.prune(tenMinutes);
+  assert.equal(await readFile(path, 'utf8'), 'mesh bytes', 'a held copy stays');
+  // Two tasks hold it: one done is not both.
+  const second = await mirror.fetch([key]);
+  release();
+  await mirror.prune(tenMinutes);
+  assert.equal(await readFile(path, 'utf8'), 'mesh bytes');
+  second();
+  await mirror.prune(tenMinutes);
+  await assert.rejects(stat(path), { code: 'ENOENT' }, 'released, a stale copy goes');
+  // Fetched again, it is copied anew.
+  const again = await mirror.fetch([key]);
+  assert.equal(await readFile(path, 'utf8'), 'mesh bytes');
+  again();
 });

@@ -134,9 +134,19 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     const sha256s = [...new Set(outcomes.flatMap((o) => (o.ok && CONVERTED_KINDS.has(o.kind) ? [o.sha256] : [])))];
     if (sha256s.length === 0) return outcomes;
     const keys = conversionKeys(sha256s);
-    await mirror.fetch(keys.read);
+    // The copies stay until the records are read back (a sweep meanwhile leaves them).
+    const release = await mirror.fetch(keys.read);
+    try {
+      return await converted(outcomes, sha256s, keys.written);
+    } finally {
+      release();
+    }
+  }
+
+  /** The conversion itself, on the copies `convert` holds. */
+  async function converted(outcomes: AssetOutcome[], sha256s: string[], written: string[]): Promise<AssetOutcome[]> {
     const result = await pool.convert({ dataDir: mirror.root, sha256s }).catch(busyToServiceError);
-    await mirror.push(keys.written);
+    await mirror.push(written);
     // A batch refused part-way (past TASK_TIMEOUT_MS, or out of memory) still wrote the records of the meshes it finished (a few small files).
     const finished = result.ok ? result.records : finishedConversions(mirror.root, sha256s);
     const records = new Map(finished.map((record) => [record.sha256, conversionOf(record)]));
@@ -367,7 +377,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     if (refusedBytes !== undefined && (await holdings.room(meta.owner).catch(() => Infinity)) < refusedBytes) throw sceneOverShare();
     const entries = Object.entries(table).filter(([, sha]) => typeof sha === 'string' && isSha256(sha));
     const keys = conversionKeys([...new Set(entries.map(([, sha]) => sha))]);
-    await mirror.fetch([projectKeys.place(id), ...keys.read]);
+    const release = await mirror.fetch([projectKeys.place(id), ...keys.read]);
     const temp = join(workDir, `${id}.${randomBytes(6).toString('hex')}.scene.tmp`);
     try {
       const built = await pool.scene({
@@ -404,6 +414,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
         await countIfKept(meta.owner, id, (meta.bytes ?? 0) + built.bytes).catch((error: unknown) => onUncounted?.(id, error));
       });
     } finally {
+      release();
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
     }
