@@ -11,7 +11,7 @@ import {
   writeFileAtomic,
   type NewPreview,
 } from '../src/store/index.js';
-import { createDiskStore, listAll, type ObjectStore } from '../src/store/backends/index.js';
+import { createDiskStore, listAll, StoreUnavailableError, type ObjectStore } from '../src/store/backends/index.js';
 import { createLocalMirror } from '../src/store/mirror.js';
 import type { Report } from '../src/project/report.js';
 
@@ -210,12 +210,64 @@ test('preview store: previews expire by the injected clock and sweep removes the
   assert.equal(await store.get(fresh), undefined);
 });
 
+test('preview store: an upload of the same bytes at any step of the sweep removing them is kept whole or refused, never answered over a removed map', async () => {
+  const outcomes: string[] = [];
+  for (let step = 0; ; step++) {
+    const s = await stores();
+    const time = clock();
+    const hash = sha('swept while uploaded');
+    const first = previewStore(s, { ttlSeconds: 100, now: time.now });
+    await writeFile(join(s.uploads, 'ann'), 'the map');
+    await first.put(preview(hash, 'ann'), join(s.uploads, 'ann'));
+    time.advance(100_000); // ann's upload has expired: the preview is the sweep's to remove
+    // Bob uploads the same bytes on another instance, as the analysis service does, at the sweep's `step`th store call.
+    const bob = previewStore(s, { ttlSeconds: 100, now: time.now });
+    const upload = async (): Promise<string> => {
+      try {
+        if (await bob.hasAnalysis(hash) && (await bob.addUploader(hash, 'bob', 'bob.rbxl', true)) !== undefined) return 'joined';
+        await writeFile(join(s.uploads, 'bob'), 'the map');
+        await bob.put(preview(hash, 'bob', { fileName: 'bob.rbxl' }), join(s.uploads, 'bob'));
+        return 'stored';
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) return 'refused'; // to be sent again
+        throw error;
+      }
+    };
+    let calls = 0;
+    let uploaded: Promise<string> | undefined;
+    const hooked = new Proxy(s.objects, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function' || !['head', 'get', 'put', 'delete', 'list'].includes(String(name))) return value;
+        return async (...args: unknown[]) => {
+          if (calls++ === step) await (uploaded = upload());
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    const sweeper = createPreviewStore({ objects: hooked, workDir: s.uploads, cacheBytes: 1 << 20, ttlSeconds: 100, now: time.now });
+    await sweeper.sweep();
+    let outcome = await (uploaded ?? upload());
+    outcomes.push(outcome);
+    // A refusal is told to send the file again, which then works.
+    if (outcome === 'refused') outcome = `refused, then ${await upload()}`;
+    const found = await bob.getFor(hash, 'bob');
+    assert.equal(found?.fileName, 'bob.rbxl', `step ${step}: ${outcome}, then not found`);
+    const place = await bob.openPlace(hash);
+    assert.ok(place !== undefined, `step ${step}: ${outcome}, and the map is gone`);
+    assert.equal(await readFile(place.path, 'utf8'), 'the map');
+    if (uploaded === undefined) break; // the upload came after the sweep's last call
+  }
+  assert.ok(outcomes.length > 5, outcomes.join());
+});
+
 test('preview store: addUploader refreshes the expiry', async () => {
   const s = await stores();
   const time = clock();
   const store = previewStore(s, { ttlSeconds: 100, now: time.now });
   const hash = sha('refresh');
-  await store.put(preview(hash, 'u1'));
+  await writeFile(join(s.uploads, 'refresh'), 'refresh'); // an upload is added to a preview whose map is stored
+  await store.put(preview(hash, 'u1'), join(s.uploads, 'refresh'));
   time.advance(90_000);
   const updated = await store.addUploader(hash, 'u2', undefined, true); // an upload by u2
   assert.equal(updated?.user, 'u2');
@@ -226,7 +278,7 @@ test('preview store: addUploader refreshes the expiry', async () => {
   assert.deepEqual((await store.get(hash))?.uploaders, ['u2'], 'u1 expired on its own');
   assert.equal(await store.getFor(hash, 'u1'), undefined);
   assert.deepEqual(await store.sweep(), []);
-  assert.deepEqual(await previewKeys(s.objects, hash), ['analysis.json', 'uploaders/1'], 'the expired entry went, the preview stayed');
+  assert.deepEqual(await previewKeys(s.objects, hash), ['analysis.json', 'place', 'uploaders/1'], 'the expired entry went, the preview stayed');
 });
 
 test('preview store: sweep clears leftovers of interrupted puts once stale, never a put in flight', async () => {
