@@ -210,55 +210,89 @@ test('preview store: previews expire by the injected clock and sweep removes the
   assert.equal(await store.get(fresh), undefined);
 });
 
-test('preview store: an upload of the same bytes at any step of the sweep removing them is kept whole or refused, never answered over a removed map', async () => {
-  const outcomes: string[] = [];
-  for (let step = 0; ; step++) {
-    const s = await stores();
-    const time = clock();
-    const hash = sha('swept while uploaded');
-    const first = previewStore(s, { ttlSeconds: 100, now: time.now });
-    await writeFile(join(s.uploads, 'ann'), 'the map');
-    await first.put(preview(hash, 'ann'), join(s.uploads, 'ann'));
-    time.advance(100_000); // ann's upload has expired: the preview is the sweep's to remove
-    // Bob uploads the same bytes on another instance, as the analysis service does, at the sweep's `step`th store call.
-    const bob = previewStore(s, { ttlSeconds: 100, now: time.now });
-    const upload = async (): Promise<string> => {
-      try {
-        if (await bob.hasAnalysis(hash) && (await bob.addUploader(hash, 'bob', 'bob.rbxl', true)) !== undefined) return 'joined';
-        await writeFile(join(s.uploads, 'bob'), 'the map');
-        await bob.put(preview(hash, 'bob', { fileName: 'bob.rbxl' }), join(s.uploads, 'bob'));
-        return 'stored';
-      } catch (error) {
-        if (error instanceof StoreUnavailableError) return 'refused'; // to be sent again
-        throw error;
-      }
-    };
+/**
+ * A preview whose only upload has expired, swept by stores (instances) that run one
+ * another: `plan[i]` says at which store calls of the i-th sweeper the next one sweeps
+ * (two sweeps at once, as where the lease overlaps) and at which bob uploads the same
+ * bytes, as the analysis service does. Resolves with what the upload got, once all is done.
+ */
+async function sweptWhileUploaded(plan: readonly { sweep?: number; upload?: number }[]): Promise<{ outcome: string; reached: boolean; bob: ReturnType<typeof previewStore> }> {
+  const s = await stores();
+  const time = clock();
+  const hash = sha('swept while uploaded');
+  const first = previewStore(s, { ttlSeconds: 100, now: time.now });
+  await writeFile(join(s.uploads, 'ann'), 'the map');
+  await first.put(preview(hash, 'ann'), join(s.uploads, 'ann'));
+  time.advance(100_000); // ann's upload has expired: the preview is the sweep's to remove
+  // Uploaded long ago by the wall clock too: a sweep that finds no entry left takes them as leftovers.
+  const old = new Date(Date.now() - 20 * 60 * 1000);
+  for (const name of ['place', 'analysis.json']) await utimes(s.objects.localPath!(`previews/${hash}/${name}`), old, old);
+  const bob = previewStore(s, { ttlSeconds: 100, now: time.now });
+  const upload = async (): Promise<string> => {
+    try {
+      if (await bob.hasAnalysis(hash) && (await bob.addUploader(hash, 'bob', 'bob.rbxl', true)) !== undefined) return 'joined';
+      await writeFile(join(s.uploads, 'bob'), 'the map');
+      await bob.put(preview(hash, 'bob', { fileName: 'bob.rbxl' }), join(s.uploads, 'bob'));
+      return 'stored';
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) return 'refused'; // to be sent again
+      throw error;
+    }
+  };
+  let uploaded: Promise<string> | undefined;
+  const sweeper = (depth: number): ReturnType<typeof previewStore> => {
     let calls = 0;
-    let uploaded: Promise<string> | undefined;
     const hooked = new Proxy(s.objects, {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver) as unknown;
         if (typeof value !== 'function' || !['head', 'get', 'put', 'delete', 'list'].includes(String(name))) return value;
         return async (...args: unknown[]) => {
-          if (calls++ === step) await (uploaded = upload());
+          const call = calls++;
+          if (call === plan[depth]?.sweep) await sweeper(depth + 1).sweep();
+          if (call === plan[depth]?.upload) await (uploaded = upload());
           return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         };
       },
     });
-    const sweeper = createPreviewStore({ objects: hooked, workDir: s.uploads, cacheBytes: 1 << 20, ttlSeconds: 100, now: time.now });
-    await sweeper.sweep();
-    let outcome = await (uploaded ?? upload());
-    outcomes.push(outcome);
-    // A refusal is told to send the file again, which then works.
-    if (outcome === 'refused') outcome = `refused, then ${await upload()}`;
-    const found = await bob.getFor(hash, 'bob');
-    assert.equal(found?.fileName, 'bob.rbxl', `step ${step}: ${outcome}, then not found`);
-    const place = await bob.openPlace(hash);
-    assert.ok(place !== undefined, `step ${step}: ${outcome}, and the map is gone`);
-    assert.equal(await readFile(place.path, 'utf8'), 'the map');
-    if (uploaded === undefined) break; // the upload came after the sweep's last call
+    return createPreviewStore({ objects: hooked, workDir: s.uploads, cacheBytes: 1 << 20, ttlSeconds: 100, now: time.now });
+  };
+  await sweeper(0).sweep();
+  const reached = uploaded !== undefined;
+  let outcome = await (uploaded ?? upload());
+  // A refusal is told to send the file again, which then works.
+  if (outcome === 'refused') outcome = `refused, then ${await upload()}`;
+  return { outcome, reached, bob };
+}
+
+async function assertWhole({ outcome, bob }: { outcome: string; bob: ReturnType<typeof previewStore> }, what: string): Promise<void> {
+  const hash = sha('swept while uploaded');
+  assert.equal((await bob.getFor(hash, 'bob'))?.fileName, 'bob.rbxl', `${what}: ${outcome}, then not found`);
+  const place = await bob.openPlace(hash);
+  assert.ok(place !== undefined, `${what}: ${outcome}, and the map is gone`);
+  assert.equal(await readFile(place.path, 'utf8'), 'the map');
+}
+
+test('preview store: an upload of the same bytes at any step of the sweep removing them is kept whole or refused, never answered over a removed map', async () => {
+  const outcomes: string[] = [];
+  for (let step = 0; ; step++) {
+    const raced = await sweptWhileUploaded([{ upload: step }]);
+    await assertWhole(raced, `step ${step}`);
+    outcomes.push(raced.outcome);
+    if (!raced.reached) break; // the upload came after the sweep's last call
   }
   assert.ok(outcomes.length > 5, outcomes.join());
+  assert.ok(outcomes.some((outcome) => outcome.startsWith('refused')), outcomes.join());
+});
+
+test('preview store: the same with two sweeps at once (a lease overlapping), the upload during the second or after it, during the first', async () => {
+  for (let second = 0; second < 8; second++) {
+    for (let step = 0; step < 10; step++) {
+      const during = await sweptWhileUploaded([{ sweep: second }, { upload: step }]);
+      await assertWhole(during, `second sweep at ${second}, upload at its ${step}`);
+      const after = await sweptWhileUploaded([{ sweep: second, upload: second + step }]);
+      await assertWhole(after, `second sweep at ${second}, upload at the first's ${second + step}`);
+    }
+  }
 });
 
 test('preview store: addUploader refreshes the expiry', async () => {

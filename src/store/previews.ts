@@ -6,7 +6,7 @@
  *   analysis.json             the analysis of those bytes: nothing per user, written once
  *   picture.png               the analysis's picture of the map, when one was drawn
  *   uploaders/<user>.<expiry> one object per upload: who may use the preview, until when
- *   sweeping                  while a sweep removes the preview (`sweepOne`, `settled`)
+ *   sweeping.<sweeper>        while a sweep removes the preview (`sweepOne`, `settled`)
  * Every instance answers from the same objects: ownership is a listing of the user's
  * entries, expiry is in each entry's key, so an expired preview is gone for all at once.
  * A request lists and reads only its own user's entries (`getFor`, `addUploader`), so what
@@ -379,16 +379,15 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
   async function put(preview: NewPreview, uploadedTempPath?: string, picture?: Uint8Array): Promise<UserPreview> {
     const hash = checkHash(preview.hash);
     // The map first, the analysis next, the uploaders last: an entry always finds both.
-    let placeWritten = false;
     if (uploadedTempPath !== undefined) {
       try {
-        placeWritten = (await objects.putFile(previewKeys.place(hash), uploadedTempPath, { ifNoneMatch: '*', moveSource: true })).written;
+        await objects.putFile(previewKeys.place(hash), uploadedTempPath, { ifNoneMatch: '*', moveSource: true });
       } finally {
         await rm(uploadedTempPath, { force: true });
       }
     }
     // The same bytes draw the same picture: whoever stores it first, it is the one.
-    const pictureWritten = picture !== undefined && (await objects.put(previewKeys.picture(hash), picture, { ifNoneMatch: '*' })).written;
+    if (picture !== undefined) await objects.put(previewKeys.picture(hash), picture, { ifNoneMatch: '*' });
     const analysis: PreviewAnalysis = {
       hash, report: preview.report, assets: preview.assets, fileSize: preview.fileSize, format: preview.format,
       ...(preview.scriptCodes === undefined ? {} : { scriptCodes: preview.scriptCodes }),
@@ -411,11 +410,12 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     if (written.written) analyses?.set(hash, analysis, { size: heapBytes(Buffer.byteLength(json)) });
     const expiresAt = preview.expiresAt ?? now() + ttlMs;
     const { entries } = await writeEntry(hash, preview.user, preview.fileName, expiresAt);
-    // Found stored rather than written (the same bytes, uploaded before): a sweep may be taking them.
+    // Stored before (the same bytes, uploaded earlier) or just now, a sweep may be taking them: one
+    // that listed them before, running beside another (a lease overlapping), deletes even what was written since.
     const relied = [
-      ...(written.written ? [] : [previewKeys.analysis(hash)]),
-      ...(uploadedTempPath === undefined || placeWritten ? [] : [previewKeys.place(hash)]),
-      ...(picture === undefined || pictureWritten ? [] : [previewKeys.picture(hash)]),
+      previewKeys.analysis(hash),
+      ...(uploadedTempPath === undefined ? [] : [previewKeys.place(hash)]),
+      ...(picture === undefined ? [] : [previewKeys.picture(hash)]),
     ];
     if (!(await settled(hash, relied, 'put'))) {
       analyses?.delete(hash);
@@ -449,8 +449,8 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
   }
 
   /**
-   * Whether the objects an upload found stored (`keys`: analysis, map, picture; what it wrote
-   * itself cannot be taken) are there for good, once it has written its entry; throws
+   * Whether the objects an upload relies on (`keys`: analysis, map, picture) are there for
+   * good, once it has written its entry; throws
    * StoreUnavailableError while a sweep is removing the preview. A sweep marks a preview
    * before its last look for live entries, and an upload looks for the mark after writing
    * its entry, so one of the two sees the other: no mark means any sweep that missed the
@@ -459,9 +459,9 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
    * 200, whose create then answered 404.
    */
   async function settled(hash: string, keys: readonly string[], operation: string): Promise<boolean> {
-    if (keys.length === 0) return true;
-    const mark = await objects.head(previewKeys.sweeping(hash));
-    if (mark !== undefined && mark.lastModified >= Date.now() - SWEEP_MARK_STALE_MS) {
+    let marked = false;
+    for await (const mark of listAll(objects, previewKeys.sweepingMarks(hash))) marked ||= mark.lastModified >= Date.now() - SWEEP_MARK_STALE_MS;
+    if (marked) {
       analyses?.delete(hash);
       throw new StoreUnavailableError('this file\'s stored map is being removed (it had expired) as the upload was added to it; send the file again', operation, hash, 'server_error', 5);
     }
@@ -552,17 +552,17 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
         await objects.delete(info.key);
       }
     }
-    const markKey = previewKeys.sweeping(hash);
-    const mark = group.find((info) => info.key === markKey);
+    const isMark = (info: ObjectInfo): boolean => info.key.startsWith(previewKeys.sweepingMarks(hash));
     // A mark this old is a sweeper's that died mid-way.
-    if (mark !== undefined && mark.lastModified < Date.now() - SWEEP_MARK_STALE_MS) await objects.delete(markKey);
+    for (const mark of group.filter(isMark)) if (mark.lastModified < Date.now() - SWEEP_MARK_STALE_MS) await objects.delete(mark.key);
     if (live > 0) return false;
-    const rest = group.filter((info) => parseUploaderKey(info.key) === undefined && info.key !== markKey);
+    const rest = group.filter((info) => parseUploaderKey(info.key) === undefined && !isMark(info));
     if (rest.length === 0) return false;
     // With no entry ever written, objects younger than the cutoff belong to a put in progress.
     if (expired === 0 && rest.some((info) => info.lastModified >= wallCutoff)) return false;
     // Marked before the last look for entries: an upload of the same bytes writes its entry
     // and then looks for the mark (`settled`), so either this look sees its entry or it sees the mark.
+    const markKey = previewKeys.sweeping(hash, randomBytes(8).toString('hex'));
     await objects.put(markKey, '');
     try {
       if (await anyLive(hash, time)) return false;
