@@ -11,7 +11,8 @@ import {
   writeFileAtomic,
   type NewPreview,
 } from '../src/store/index.js';
-import { createDiskStore, listAll, type ObjectStore } from '../src/store/backends/index.js';
+import { createDiskStore, listAll, StoreUnavailableError, type ObjectStore } from '../src/store/backends/index.js';
+import { createLocalMirror } from '../src/store/mirror.js';
 import type { Report } from '../src/project/report.js';
 
 const root = await mkdtemp(join(tmpdir(), 'rbxl-stores-'));
@@ -209,12 +210,98 @@ test('preview store: previews expire by the injected clock and sweep removes the
   assert.equal(await store.get(fresh), undefined);
 });
 
+/**
+ * A preview whose only upload has expired, swept by stores (instances) that run one
+ * another: `plan[i]` says at which store calls of the i-th sweeper the next one sweeps
+ * (two sweeps at once, as where the lease overlaps) and at which bob uploads the same
+ * bytes, as the analysis service does. Resolves with what the upload got, once all is done.
+ */
+async function sweptWhileUploaded(plan: readonly { sweep?: number; upload?: number }[]): Promise<{ outcome: string; reached: boolean; bob: ReturnType<typeof previewStore> }> {
+  const s = await stores();
+  const time = clock();
+  const hash = sha('swept while uploaded');
+  const first = previewStore(s, { ttlSeconds: 100, now: time.now });
+  await writeFile(join(s.uploads, 'ann'), 'the map');
+  await first.put(preview(hash, 'ann'), join(s.uploads, 'ann'));
+  time.advance(100_000); // ann's upload has expired: the preview is the sweep's to remove
+  // Uploaded long ago by the wall clock too: a sweep that finds no entry left takes them as leftovers.
+  const old = new Date(Date.now() - 20 * 60 * 1000);
+  for (const name of ['place', 'analysis.json']) await utimes(s.objects.localPath!(`previews/${hash}/${name}`), old, old);
+  const bob = previewStore(s, { ttlSeconds: 100, now: time.now });
+  const upload = async (): Promise<string> => {
+    try {
+      if (await bob.hasAnalysis(hash) && (await bob.addUploader(hash, 'bob', 'bob.rbxl', true)) !== undefined) return 'joined';
+      await writeFile(join(s.uploads, 'bob'), 'the map');
+      await bob.put(preview(hash, 'bob', { fileName: 'bob.rbxl' }), join(s.uploads, 'bob'));
+      return 'stored';
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) return 'refused'; // to be sent again
+      throw error;
+    }
+  };
+  let uploaded: Promise<string> | undefined;
+  const sweeper = (depth: number): ReturnType<typeof previewStore> => {
+    let calls = 0;
+    const hooked = new Proxy(s.objects, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function' || !['head', 'get', 'put', 'delete', 'list'].includes(String(name))) return value;
+        return async (...args: unknown[]) => {
+          const call = calls++;
+          if (call === plan[depth]?.sweep) await sweeper(depth + 1).sweep();
+          if (call === plan[depth]?.upload) await (uploaded = upload());
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    return createPreviewStore({ objects: hooked, workDir: s.uploads, cacheBytes: 1 << 20, ttlSeconds: 100, now: time.now });
+  };
+  await sweeper(0).sweep();
+  const reached = uploaded !== undefined;
+  let outcome = await (uploaded ?? upload());
+  // A refusal is told to send the file again, which then works.
+  if (outcome === 'refused') outcome = `refused, then ${await upload()}`;
+  return { outcome, reached, bob };
+}
+
+async function assertWhole({ outcome, bob }: { outcome: string; bob: ReturnType<typeof previewStore> }, what: string): Promise<void> {
+  const hash = sha('swept while uploaded');
+  assert.equal((await bob.getFor(hash, 'bob'))?.fileName, 'bob.rbxl', `${what}: ${outcome}, then not found`);
+  const place = await bob.openPlace(hash);
+  assert.ok(place !== undefined, `${what}: ${outcome}, and the map is gone`);
+  assert.equal(await readFile(place.path, 'utf8'), 'the map');
+}
+
+test('preview store: an upload of the same bytes at any step of the sweep removing them is kept whole or refused, never answered over a removed map', async () => {
+  const outcomes: string[] = [];
+  for (let step = 0; ; step++) {
+    const raced = await sweptWhileUploaded([{ upload: step }]);
+    await assertWhole(raced, `step ${step}`);
+    outcomes.push(raced.outcome);
+    if (!raced.reached) break; // the upload came after the sweep's last call
+  }
+  assert.ok(outcomes.length > 5, outcomes.join());
+  assert.ok(outcomes.some((outcome) => outcome.startsWith('refused')), outcomes.join());
+});
+
+test('preview store: the same with two sweeps at once (a lease overlapping), the upload during the second or after it, during the first', async () => {
+  for (let second = 0; second < 8; second++) {
+    for (let step = 0; step < 10; step++) {
+      const during = await sweptWhileUploaded([{ sweep: second }, { upload: step }]);
+      await assertWhole(during, `second sweep at ${second}, upload at its ${step}`);
+      const after = await sweptWhileUploaded([{ sweep: second, upload: second + step }]);
+      await assertWhole(after, `second sweep at ${second}, upload at the first's ${second + step}`);
+    }
+  }
+});
+
 test('preview store: addUploader refreshes the expiry', async () => {
   const s = await stores();
   const time = clock();
   const store = previewStore(s, { ttlSeconds: 100, now: time.now });
   const hash = sha('refresh');
-  await store.put(preview(hash, 'u1'));
+  await writeFile(join(s.uploads, 'refresh'), 'refresh'); // an upload is added to a preview whose map is stored
+  await store.put(preview(hash, 'u1'), join(s.uploads, 'refresh'));
   time.advance(90_000);
   const updated = await store.addUploader(hash, 'u2', undefined, true); // an upload by u2
   assert.equal(updated?.user, 'u2');
@@ -225,7 +312,7 @@ test('preview store: addUploader refreshes the expiry', async () => {
   assert.deepEqual((await store.get(hash))?.uploaders, ['u2'], 'u1 expired on its own');
   assert.equal(await store.getFor(hash, 'u1'), undefined);
   assert.deepEqual(await store.sweep(), []);
-  assert.deepEqual(await previewKeys(s.objects, hash), ['analysis.json', 'uploaders/1'], 'the expired entry went, the preview stayed');
+  assert.deepEqual(await previewKeys(s.objects, hash), ['analysis.json', 'place', 'uploaders/1'], 'the expired entry went, the preview stayed');
 });
 
 test('preview store: sweep clears leftovers of interrupted puts once stale, never a put in flight', async () => {
@@ -356,6 +443,49 @@ test('project store: commit takes the document, then the summary, then the sidec
   assert.equal(await store.delete(id), false);
 });
 
+test('project store: a sweep after any write of a create leaves the project whole, its map linked from a preview uploaded long ago included', async () => {
+  const s = await stores();
+  const store = projectStore(s);
+  const hash = sha('old upload');
+  const previews = previewStore(s);
+  await writeFile(join(s.uploads, 'up'), 'the map');
+  await previews.put(preview(hash, 'ann'), join(s.uploads, 'up'));
+  // The preview was uploaded 20 minutes ago: its map's file (linked, not copied, into the project) says so.
+  const placePath = s.objects.localPath!(`previews/${hash}/place`);
+  const old = new Date(Date.now() - 20 * 60 * 1000);
+  await utimes(placePath, old, old);
+  // The other instance's sweep (or this one's next), run after each write of the create.
+  const sweeper = createProjectStore({ objects: s.objects, workDir: s.uploads });
+  const sweepAfter = <T>(write: Promise<T>): Promise<T> => write.then(async (result) => {
+    await sweeper.sweep({ staleMs: 10 * 60 * 1000, createdBefore: 0 });
+    return result;
+  });
+  const hooked = new Proxy(s.objects, {
+    get(target, name, receiver) {
+      if (name === 'put') return (...args: Parameters<ObjectStore['put']>) => sweepAfter(target.put(...args));
+      if (name === 'putFile') return (...args: Parameters<ObjectStore['putFile']>) => sweepAfter(target.putFile(...args));
+      return Reflect.get(target, name, receiver) as unknown;
+    },
+  });
+  const creating = createProjectStore({ objects: hooked, workDir: s.uploads });
+  const { id, tempPath } = await creating.prepare();
+  await writeFile(tempPath, '{"doc":1}');
+  await creating.keepScene(id, placePath, { 1: sha('mesh') });
+  await creating.commit(id, tempPath, { owner: 'ann', assets: [], bytes: 9, createdAt: Date.now() }, '{"summary":1}');
+  assert.deepEqual(
+    await keys(s.objects, `projects/${id}/`),
+    ['document.json', 'meta.json', 'place', 'scene-assets.json', 'summary.json'].map((name) => `projects/${id}/${name}`),
+    'nothing of the project was swept as a leftover',
+  );
+  assert.equal(await readFile(s.objects.localPath!(`projects/${id}/place`), 'utf8'), 'the map');
+  // A create cut short after keeping its scene is still a leftover, once stale.
+  const cut = await store.prepare();
+  await store.keepScene(cut.id, placePath, {});
+  await store.sweep({ staleMs: 0, createdBefore: 0, now: Date.now() + 1000 });
+  assert.deepEqual(await keys(s.objects, `projects/${cut.id}/`), []);
+  assert.equal(await readFile(placePath, 'utf8'), 'the map', 'the preview keeps its map');
+});
+
 test('project store: malformed ids never reach the store', async () => {
   const s = await stores();
   await writeFile(join(s.dataDir, 'secret.json'), '{"owner":"x"}');
@@ -366,4 +496,37 @@ test('project store: malformed ids never reach the store', async () => {
     assert.equal(await store.openDocument(bad), undefined);
   }
   await assert.rejects(store.save({ owner: '' }), TypeError);
+});
+
+// ---- local mirror (S3 mode) ----
+
+test('local mirror: a sweep leaves the copies a task holds, kept from an earlier task however old, and prunes them once released', async () => {
+  const s = await stores();
+  // The disk store without its local files stands for S3: the mirror copies.
+  const remote = new Proxy(s.objects, { get: (target, name, receiver) => (name === 'localPath' ? undefined : Reflect.get(target, name, receiver) as unknown) });
+  const key = `assets/sha256/ab/ab${'0'.repeat(62)}`;
+  await s.objects.put(key, 'mesh bytes');
+  const mirror = createLocalMirror(remote, join(s.dataDir, 'mirror'));
+  const path = mirror.pathOf(key);
+  const tenMinutes = 10 * 60 * 1000;
+  // An earlier create fetched it 20 minutes ago; its copy stays.
+  (await mirror.fetch([key]))();
+  const old = new Date(Date.now() - 2 * tenMinutes);
+  await utimes(path, old, old);
+  // This create finds the copy (nothing fetched again), and the sweep runs while its worker reads it.
+  const [release] = await Promise.all([mirror.fetch([key]), mirror.prune(tenMinutes)]);
+  await mirror.prune(tenMinutes);
+  assert.equal(await readFile(path, 'utf8'), 'mesh bytes', 'a held copy stays');
+  // Two tasks hold it: one done is not both.
+  const second = await mirror.fetch([key]);
+  release();
+  await mirror.prune(tenMinutes);
+  assert.equal(await readFile(path, 'utf8'), 'mesh bytes');
+  second();
+  await mirror.prune(tenMinutes);
+  await assert.rejects(stat(path), { code: 'ENOENT' }, 'released, a stale copy goes');
+  // Fetched again, it is copied anew.
+  const again = await mirror.fetch([key]);
+  assert.equal(await readFile(path, 'utf8'), 'mesh bytes');
+  again();
 });

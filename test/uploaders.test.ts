@@ -151,7 +151,8 @@ for (const subject of subjects) {
       assert.deepEqual(many, few, 'the same calls with 150 other uploaders as with 3');
       assert.equal(few.upload.others, 0, 'an upload reads no other uploader\'s entry');
       assert.equal(few.create.others, 0, 'a create reads no other uploader\'s entry');
-      assert.ok((few.upload.get ?? 0) <= 2 && (few.upload.list ?? 0) <= 1, JSON.stringify(few.upload));
+      // Listings: the user's own entries, and the sweep's marks (a new uploader's entry is all that keeps the preview).
+      assert.ok((few.upload.get ?? 0) <= 2 && (few.upload.list ?? 0) <= 2, JSON.stringify(few.upload));
     });
 
     test('the analysis service: an upload of stored bytes costs the same with 3 or 150 other uploaders, quota accounting included', async () => {

@@ -134,9 +134,19 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     const sha256s = [...new Set(outcomes.flatMap((o) => (o.ok && CONVERTED_KINDS.has(o.kind) ? [o.sha256] : [])))];
     if (sha256s.length === 0) return outcomes;
     const keys = conversionKeys(sha256s);
-    await mirror.fetch(keys.read);
+    // The copies stay until the records are read back (a sweep meanwhile leaves them).
+    const release = await mirror.fetch(keys.read);
+    try {
+      return await converted(outcomes, sha256s, keys.written);
+    } finally {
+      release();
+    }
+  }
+
+  /** The conversion itself, on the copies `convert` holds. */
+  async function converted(outcomes: AssetOutcome[], sha256s: string[], written: string[]): Promise<AssetOutcome[]> {
     const result = await pool.convert({ dataDir: mirror.root, sha256s }).catch(busyToServiceError);
-    await mirror.push(keys.written);
+    await mirror.push(written);
     // A batch refused part-way (past TASK_TIMEOUT_MS, or out of memory) still wrote the records of the meshes it finished (a few small files).
     const finished = result.ok ? result.records : finishedConversions(mirror.root, sha256s);
     const records = new Map(finished.map((record) => [record.sha256, conversionOf(record)]));
@@ -149,11 +159,9 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
 
   /** What scene.glb needs later, kept with the project (before its sidecar): the map and which bytes each asset id gave. */
   async function keepScene(id: string, placePath: string, outcomes: AssetOutcome[]): Promise<void> {
-    // The preview's map on disk is only ever replaced whole: the project may share its file.
-    await objects.putFile(projectKeys.place(id), placePath, { linkSource: true });
     const table: Record<string, string> = {};
     for (const o of outcomes) if (o.ok && (CONVERTED_KINDS.has(o.kind) || o.kind === 'image')) table[o.id] = o.sha256;
-    await objects.put(projectKeys.sceneAssets(id), JSON.stringify(table));
+    await projects.keepScene(id, placePath, table);
   }
   async function create(request: CreateRequest): Promise<CreatedProject | null> {
     const preview = await previews.getFor(request.previewHash, request.user);
@@ -369,7 +377,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
     if (refusedBytes !== undefined && (await holdings.room(meta.owner).catch(() => Infinity)) < refusedBytes) throw sceneOverShare();
     const entries = Object.entries(table).filter(([, sha]) => typeof sha === 'string' && isSha256(sha));
     const keys = conversionKeys([...new Set(entries.map(([, sha]) => sha))]);
-    await mirror.fetch([projectKeys.place(id), ...keys.read]);
+    const release = await mirror.fetch([projectKeys.place(id), ...keys.read]);
     const temp = join(workDir, `${id}.${randomBytes(6).toString('hex')}.scene.tmp`);
     try {
       const built = await pool.scene({
@@ -406,6 +414,7 @@ export function createProjectService({ objects, mirror, workDir, previews, proje
         await countIfKept(meta.owner, id, (meta.bytes ?? 0) + built.bytes).catch((error: unknown) => onUncounted?.(id, error));
       });
     } finally {
+      release();
       await rm(temp, { force: true });
       await mirror.drop([projectKeys.place(id)]);
     }

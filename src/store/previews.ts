@@ -6,6 +6,7 @@
  *   analysis.json             the analysis of those bytes: nothing per user, written once
  *   picture.png               the analysis's picture of the map, when one was drawn
  *   uploaders/<user>.<expiry> one object per upload: who may use the preview, until when
+ *   sweeping.<sweeper>        while a sweep removes the preview (`sweepOne`, `settled`)
  * Every instance answers from the same objects: ownership is a listing of the user's
  * entries, expiry is in each entry's key, so an expired preview is gone for all at once.
  * A request lists and reads only its own user's entries (`getFor`, `addUploader`), so what
@@ -154,6 +155,8 @@ const HASH = /^[0-9a-f]{64}$/;
 export const STALE_TEMP_MS = 10 * 60 * 1000;
 /** An uploader entry refreshed sooner than this fraction of the TTL before its expiry is not written again. */
 const REFRESH_FRACTION = 0.5;
+/** A sweep's mark older than this was left by a sweeper that died: uploads go by the objects alone, and the sweep removes it. */
+const SWEEP_MARK_STALE_MS = 5 * 60 * 1000;
 const MAX_ANALYSIS_BYTES = 64 * 1024 * 1024;
 const MAX_ENTRY_BYTES = 4096;
 const FALLBACK_NAME = 'upload.rbxl';
@@ -407,6 +410,17 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     if (written.written) analyses?.set(hash, analysis, { size: heapBytes(Buffer.byteLength(json)) });
     const expiresAt = preview.expiresAt ?? now() + ttlMs;
     const { entries } = await writeEntry(hash, preview.user, preview.fileName, expiresAt);
+    // Stored before (the same bytes, uploaded earlier) or just now, a sweep may be taking them: one
+    // that listed them before, running beside another (a lease overlapping), deletes even what was written since.
+    const relied = [
+      previewKeys.analysis(hash),
+      ...(uploadedTempPath === undefined ? [] : [previewKeys.place(hash)]),
+      ...(picture === undefined ? [] : [previewKeys.picture(hash)]),
+    ];
+    if (!(await settled(hash, relied, 'put'))) {
+      analyses?.delete(hash);
+      throw new StoreUnavailableError('the stored map of this file was removed (it had expired) while the upload was added to it; send the file again', 'put', hash, 'server_error', 5);
+    }
     return composeFor(stored, preview.user, entries)!;
   }
 
@@ -424,7 +438,34 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     const name = fileName ?? latest?.fileName;
     if (isFresh(latest, name, time)) return composeFor(analysis, userId, own);
     const { entry, entries } = await writeEntry(hash, userId, name, Math.max(time + ttlMs, latest?.expiresAt ?? 0));
-    return composeFor(analysis, userId, await dropSuperseded(hash, userId, entry, entries));
+    const kept = await dropSuperseded(hash, userId, entry, entries);
+    // A new uploader's entry is all that keeps the preview: a sweep may have been taking it meanwhile (their own live entry would have stopped it).
+    const relied = [previewKeys.analysis(hash), previewKeys.place(hash), ...(analysis.picture === undefined ? [] : [previewKeys.picture(hash)])];
+    if (latest === undefined && !(await settled(hash, relied, 'addUploader'))) {
+      analyses?.delete(hash);
+      return undefined; // gone: the upload stores its bytes anew
+    }
+    return composeFor(analysis, userId, kept);
+  }
+
+  /**
+   * Whether the objects an upload relies on (`keys`: analysis, map, picture) are there for
+   * good, once it has written its entry; throws
+   * StoreUnavailableError while a sweep is removing the preview. A sweep marks a preview
+   * before its last look for live entries, and an upload looks for the mark after writing
+   * its entry, so one of the two sees the other: no mark means any sweep that missed the
+   * entry has finished, and what is still there stays while the entry lives. Before, a
+   * sweep that looked just before the entry came removed the map under an upload answered
+   * 200, whose create then answered 404.
+   */
+  async function settled(hash: string, keys: readonly string[], operation: string): Promise<boolean> {
+    let marked = false;
+    for await (const mark of listAll(objects, previewKeys.sweepingMarks(hash))) marked ||= mark.lastModified >= Date.now() - SWEEP_MARK_STALE_MS;
+    if (marked) {
+      analyses?.delete(hash);
+      throw new StoreUnavailableError('this file\'s stored map is being removed (it had expired) as the upload was added to it; send the file again', operation, hash, 'server_error', 5);
+    }
+    return (await Promise.all(keys.map((key) => objects.head(key)))).every((info) => info !== undefined);
   }
 
   /** An entry good for more than half the TTL, with the name asked for (any, when none is), needs no new object. */
@@ -511,18 +552,28 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
         await objects.delete(info.key);
       }
     }
+    const isMark = (info: ObjectInfo): boolean => info.key.startsWith(previewKeys.sweepingMarks(hash));
+    // A mark this old is a sweeper's that died mid-way.
+    for (const mark of group.filter(isMark)) if (mark.lastModified < Date.now() - SWEEP_MARK_STALE_MS) await objects.delete(mark.key);
     if (live > 0) return false;
-    const rest = group.filter((info) => parseUploaderKey(info.key) === undefined);
+    const rest = group.filter((info) => parseUploaderKey(info.key) === undefined && !isMark(info));
     if (rest.length === 0) return false;
     // With no entry ever written, objects younger than the cutoff belong to a put in progress.
     if (expired === 0 && rest.some((info) => info.lastModified >= wallCutoff)) return false;
-    // An upload of the same bytes may have just added an entry on another instance: look again.
-    if (await anyLive(hash, time)) return false;
-    analyses?.delete(hash);
-    known.delete(hash);
-    // The analysis before the map: a reader that finds an analysis finds its map.
-    const order = (info: ObjectInfo): number => (info.key.endsWith('/analysis.json') ? 0 : 1);
-    for (const info of rest.sort((a, b) => order(a) - order(b))) await objects.delete(info.key);
+    // Marked before the last look for entries: an upload of the same bytes writes its entry
+    // and then looks for the mark (`settled`), so either this look sees its entry or it sees the mark.
+    const markKey = previewKeys.sweeping(hash, randomBytes(8).toString('hex'));
+    await objects.put(markKey, '');
+    try {
+      if (await anyLive(hash, time)) return false;
+      analyses?.delete(hash);
+      known.delete(hash);
+      // The analysis before the map: a reader that finds an analysis finds its map.
+      const order = (info: ObjectInfo): number => (info.key.endsWith('/analysis.json') ? 0 : 1);
+      for (const info of rest.sort((a, b) => order(a) - order(b))) await objects.delete(info.key);
+    } finally {
+      await objects.delete(markKey);
+    }
     return expired > 0 || rest.some((info) => info.key.endsWith('/analysis.json'));
   }
 

@@ -50,6 +50,12 @@ export interface ProjectStore {
   /** A new id and a local temp file to write its document to. */
   prepare(): Promise<{ id: string; tempPath: string }>;
   /**
+   * Keeps what the project's scene.glb is built from, before its sidecar: the table of
+   * asset id → SHA-256 of the bytes its create downloaded, then the map (`placePath`,
+   * linked where the store allows: the preview's map is only ever replaced whole).
+   */
+  keepScene(id: string, placePath: string, table: Record<string, string>): Promise<void>;
+  /**
    * Stores a prepared document (taking the temp file), then its summary (JSON text: what
    * the project page shows, when given) and last its sidecar. When a step fails, what was
    * stored is removed (as far as the store lets it) and the error is rethrown.
@@ -169,6 +175,15 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return { id, tempPath: join(workDir, `${id}.${randomBytes(6).toString('hex')}.document.tmp`) };
   }
 
+  async function keepScene(id: string, placePath: string, table: Record<string, string>): Promise<void> {
+    if (!PROJECT_ID.test(id)) throw new RangeError(`not a project id: ${JSON.stringify(id)}`);
+    // The table first: a linked map keeps its preview's time (the upload's, maybe hours ago),
+    // and a project without a sidecar whose objects all look old is a leftover to the sweep,
+    // which took the map of a create in progress between the two writes.
+    await objects.put(projectKeys.sceneAssets(id), JSON.stringify(table));
+    await objects.putFile(projectKeys.place(id), placePath, { linkSource: true });
+  }
+
   async function commit(id: string, tempPath: string, meta: ProjectMeta, summary?: string): Promise<void> {
     if (typeof meta.owner !== 'string' || meta.owner === '') throw new TypeError('a project needs an owner');
     if (!PROJECT_ID.test(id)) throw new RangeError(`not a project id: ${JSON.stringify(id)}`);
@@ -261,5 +276,5 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     return removed;
   }
 
-  return { save, get, getMeta, openDocument, prepare, commit, getSummary, openSummary, discard, delete: remove, list, sweep };
+  return { save, get, getMeta, openDocument, prepare, keepScene, commit, getSummary, openSummary, discard, delete: remove, list, sweep };
 }

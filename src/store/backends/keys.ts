@@ -72,6 +72,13 @@ export const previewKeys = {
   place: (hash: string): string => `${previewKeys.prefix(hash)}place`,
   analysis: (hash: string): string => `${previewKeys.prefix(hash)}analysis.json`,
   picture: (hash: string): string => `${previewKeys.prefix(hash)}picture.png`,
+  /**
+   * Present while a sweep removes the preview (previews.ts, `sweepOne`), one per sweeper (two
+   * may run at once where a lease overlaps): an upload that finds one after writing its
+   * entry cannot count on what it found.
+   */
+  sweeping: (hash: string, sweeper: string): string => `${previewKeys.sweepingMarks(hash)}${check(sweeper, /^[0-9a-f]{16}$/, 'a sweeper nonce')}`,
+  sweepingMarks: (hash: string): string => `${previewKeys.prefix(hash)}sweeping.`,
   uploaders: (hash: string): string => `${previewKeys.prefix(hash)}uploaders/`,
   /** Every entry of one user under one preview (list it to check ownership). */
   uploaderEntries: (hash: string, userId: string): string => `${previewKeys.uploaders(hash)}${userKey(userId)}.`,
