@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,9 +21,9 @@ import { HEALTH, startService } from './support/service.js';
 const MAIN = join(REPO_ROOT, 'dist', 'src', 'main.js');
 
 /** Runs `npm start`'s entry point with `env`; resolves with its exit code and output once it ends (killed after `ms`). */
-function runMain(env: Record<string, string>, ms = 20_000): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
+function runMain(env: Record<string, string>, ms = 20_000, as?: { uid: number; gid: number }): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', WORKERS: '1', LOG: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', WORKERS: '1', LOG: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
@@ -126,6 +126,32 @@ test('DATA_DIR: a folder the service keeps there that cannot be made (a file in 
         error instanceof ConfigError && /^DATA_DIR "\/sys\/kernel" cannot be used: (it cannot be written|\/sys\/kernel\/uploads cannot be created) \(E[A-Z]+\)$/.test(error.message));
     }
   } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('DATA_DIR: a folder the service keeps there that it cannot write (a volume first used as root) stops the start with one line', async () => {
+  const dir = await tempDir();
+  try {
+    const data = join(dir, 'data');
+    await mkdir(data);
+    await mkdir(join(data, 'uploads'), { mode: 0o555 });
+    await chmod(join(data, 'uploads'), 0o555);
+    // Root writes anywhere: then the service runs as nobody (as the image's user would), over a DATA_DIR
+    // it owns whose `uploads` stays root's, as a container run as root leaves its volume.
+    const root = process.getuid?.() === 0;
+    if (root) {
+      await chmod(dir, 0o755);
+      await chown(data, 65_534, 65_534);
+      await chmod(join(data, 'uploads'), 0o755);
+    }
+    const run = await runMain({ PORT: '0', DATA_DIR: data }, 20_000, root ? { uid: 65_534, gid: 65_534 } : undefined);
+    assert.equal(run.killed, false, 'the refused process ends by itself');
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(run.stderr, `rbxl-import: DATA_DIR ${JSON.stringify(data)} cannot be used: ${join(data, 'uploads')} cannot be written (EACCES)\n`);
+    assert.equal(run.stdout, '');
+  } finally {
+    await chmod(join(dir, 'data', 'uploads'), 0o755).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
 });
