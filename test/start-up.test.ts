@@ -156,6 +156,33 @@ test('DATA_DIR: a folder the service keeps there that it cannot write (a volume 
   }
 });
 
+test('a start with ten workers or more (the default on an 11-core host) writes no leak warning', async () => {
+  const dataDir = await tempDir();
+  try {
+    const child = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH ?? '', PORT: '0', DATA_DIR: dataDir, WORKERS: '10', MAX_MEMORY_MB: '2048', AUTH_MODE: 'gateway' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no start within 30 s: ${stderr}`)), 30_000);
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString('utf8');
+        if (stdout.includes('"msg":"listening"')) { clearTimeout(timer); resolve(); }
+      });
+    }).catch((error: unknown) => { child.kill('SIGKILL'); throw error; });
+    await new Promise((resolve) => setTimeout(resolve, 500)); // a warning is written on the next tick
+    child.kill('SIGTERM');
+    assert.equal(await closed, 0);
+    assert.match(stderr, /^rbxl-import: import page at http:\/\/127\.0\.0\.1:\d+\/api-rbxl\/\n$/);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('an asset URL that is not http(s) stops the start with one line naming the variable', () => {
   for (const name of ['ASSET_DELIVERY_URL', 'ASSET_URL_TEMPLATE']) {
     for (const value of ['notaurl{id}', 'ftp://assets.example/{id}', 'file:///srv/{id}']) {
