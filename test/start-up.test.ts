@@ -11,7 +11,8 @@ import { chmod, chown, mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { configFromEnv, ConfigError } from '../src/config.js';
+import { configFromEnv, ConfigError, defaultWorkers } from '../src/config.js';
+import { memoryBudget } from '../src/service/budget.js';
 import { startServer, type RunningServer } from '../src/http/server.js';
 import { uwsFallbackReason } from '../src/http/uws-build.js';
 import { prepareDataDir } from '../src/store/data-dir.js';
@@ -181,6 +182,26 @@ test('a start with ten workers or more (the default on an 11-core host) writes n
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
+});
+
+test('WORKERS unset: the cores but one, no more than the memory budget holds, so a container with a few GiB on a host of many cores starts', () => {
+  const cache = 64 * 1024 * 1024;
+  // A 1 GiB container on a 16-core host (Node counts the host's cores): MAX_MEMORY_MB's default is 512.
+  assert.equal(defaultWorkers(15, 512, cache), 2);
+  assert.equal(defaultWorkers(31, 2048, cache), 15);
+  assert.equal(defaultWorkers(1, 12_000, cache), 1);
+  assert.equal(defaultWorkers(15, 256, cache), 1); // not one fits: the budget's own check says so at start
+  for (let cores = 1; cores <= 128; cores++) {
+    for (let mb = 512; mb <= 16_384; mb += 256) {
+      const workers = defaultWorkers(cores, mb, cache);
+      assert.ok(workers >= 1 && workers <= cores);
+      assert.doesNotThrow(() => memoryBudget({ maxMemoryMb: mb, workers, previewCacheBytes: cache }), `${cores} cores, ${mb} MiB`);
+    }
+  }
+  assert.ok(configFromEnv({ MAX_MEMORY_MB: '512' }).workers <= 2);
+  // Set, WORKERS is taken as it is (and a budget that cannot hold it stops the start with one line).
+  assert.equal(configFromEnv({ MAX_MEMORY_MB: '512', WORKERS: '8' }).workers, 8);
+  assert.throws(() => memoryBudget({ maxMemoryMb: 512, workers: 8, previewCacheBytes: cache }), ConfigError);
 });
 
 test('an asset URL that is not http(s) stops the start with one line naming the variable', () => {
