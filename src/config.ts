@@ -127,6 +127,13 @@ export function defaultConfig(): Config {
   };
 }
 
+/**
+ * The largest upload a request can carry: uWebSockets.js 20.30 reads a Content-Length of 9
+ * digits at most (1e9 or more is refused 413), and the multipart framing around the file
+ * is given up to 64 KiB. Above it, /config would promise the page files it cannot receive.
+ */
+export const MAX_UPLOAD_BYTES_LIMIT = 999_999_999 - 64 * 1024;
+
 /** The longest preview life: 100 years. */
 export const MAX_PREVIEW_TTL_SECONDS = 100 * 365 * 24 * 60 * 60;
 
@@ -162,7 +169,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     }
     config.authMode = authMode;
   }
-  config.maxUploadBytes = integer('MAX_UPLOAD_BYTES', 1) ?? config.maxUploadBytes;
+  config.maxUploadBytes = integer('MAX_UPLOAD_BYTES', 1, MAX_UPLOAD_BYTES_LIMIT) ?? config.maxUploadBytes;
   const workers = integer('WORKERS', 1);
   config.maxQueue = integer('MAX_QUEUE', 0) ?? config.maxQueue;
   // An expiry is written into keys as 13 digits of milliseconds (until the year 2286): a century fits.

@@ -11,7 +11,7 @@ import { chmod, chown, mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { configFromEnv, ConfigError, defaultWorkers } from '../src/config.js';
+import { configFromEnv, ConfigError, defaultWorkers, MAX_UPLOAD_BYTES_LIMIT } from '../src/config.js';
 import { memoryBudget } from '../src/service/budget.js';
 import { startServer, type RunningServer } from '../src/http/server.js';
 import { uwsFallbackReason } from '../src/http/uws-build.js';
@@ -202,6 +202,15 @@ test('WORKERS unset: the cores but one, no more than the memory budget holds, so
   // Set, WORKERS is taken as it is (and a budget that cannot hold it stops the start with one line).
   assert.equal(configFromEnv({ MAX_MEMORY_MB: '512', WORKERS: '8' }).workers, 8);
   assert.throws(() => memoryBudget({ maxMemoryMb: 512, workers: 8, previewCacheBytes: cache }), ConfigError);
+});
+
+test('MAX_UPLOAD_BYTES past what a request can carry (a Content-Length under 1e9) stops the start: /config would promise the page more', () => {
+  assert.equal(MAX_UPLOAD_BYTES_LIMIT, 999_934_463);
+  assert.equal(configFromEnv({ MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES_LIMIT) }).maxUploadBytes, MAX_UPLOAD_BYTES_LIMIT);
+  for (const value of [String(MAX_UPLOAD_BYTES_LIMIT + 1), '1000000000', '2000000000']) {
+    assert.throws(() => configFromEnv({ MAX_UPLOAD_BYTES: value }), (error: unknown) =>
+      error instanceof ConfigError && error.message === `MAX_UPLOAD_BYTES must be an integer from 1 to ${MAX_UPLOAD_BYTES_LIMIT}, got "${value}"`);
+  }
 });
 
 test('an asset URL that is not http(s) stops the start with one line naming the variable', () => {
