@@ -6,6 +6,8 @@ import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { storeConfigFromEnv, StoreConfigError, type StoreConfig } from './store/backends/config.js';
 import { fillTemplate, isHttpUrl } from './assets/open-cloud.js';
+import { ConfigError } from './config-error.js';
+import { workersThatFit } from './service/budget.js';
 
 export type AuthMode = 'development' | 'gateway';
 
@@ -78,6 +80,11 @@ export function defaultMaxMemoryMb(): number {
   return Math.max(512, Math.floor(host / 2 / 2 ** 20));
 }
 
+/** WORKERS when unset: `cores` (the cores but one) at most, as many as `maxMemoryMb` holds, at least 1. */
+export function defaultWorkers(cores: number, maxMemoryMb: number, previewCacheBytes: number): number {
+  return Math.max(1, Math.min(cores, workersThatFit(maxMemoryMb, previewCacheBytes)));
+}
+
 export const DEFAULT_REDIRECT_TEMPLATE = '/api-rbxl/projects/{project_id}/page';
 
 export const DEFAULT_ASSET_DELIVERY_URL = 'https://apis.roblox.com/asset-delivery-api/v1/assetId/{id}';
@@ -120,15 +127,20 @@ export function defaultConfig(): Config {
   };
 }
 
+/**
+ * The largest upload a request can carry: uWebSockets.js 20.30 reads a Content-Length of 9
+ * digits at most (1e9 or more is refused 413), and the multipart framing around the file
+ * is given up to 64 KiB. Above it, /config would promise the page files it cannot receive.
+ */
+export const MAX_UPLOAD_BYTES_LIMIT = 999_999_999 - 64 * 1024;
+
 /** The longest preview life: 100 years. */
 export const MAX_PREVIEW_TTL_SECONDS = 100 * 365 * 24 * 60 * 60;
 
 /** The longest duration a timer takes (2^31 - 1 ms, about 24.8 days). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError } from './config-error.js';
 
 /** Reads the environment; a malformed value is an error at start-up, not a silent default. */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
@@ -157,8 +169,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     }
     config.authMode = authMode;
   }
-  config.maxUploadBytes = integer('MAX_UPLOAD_BYTES', 1) ?? config.maxUploadBytes;
-  config.workers = integer('WORKERS', 1) ?? config.workers;
+  config.maxUploadBytes = integer('MAX_UPLOAD_BYTES', 1, MAX_UPLOAD_BYTES_LIMIT) ?? config.maxUploadBytes;
+  const workers = integer('WORKERS', 1);
   config.maxQueue = integer('MAX_QUEUE', 0) ?? config.maxQueue;
   // An expiry is written into keys as 13 digits of milliseconds (until the year 2286): a century fits.
   config.previewTtlSeconds = integer('PREVIEW_TTL_SECONDS', 1, MAX_PREVIEW_TTL_SECONDS) ?? config.previewTtlSeconds;
@@ -177,6 +189,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.assetConcurrencyPerCreate = integer('ASSET_CONCURRENCY_PER_CREATE', 1) ?? Math.min(config.assetConcurrencyPerCreate, config.assetConcurrency);
   config.assetTotalTimeoutMs = duration('ASSET_TOTAL_TIMEOUT_MS', 1) ?? config.assetTotalTimeoutMs;
   config.maxMemoryMb = integer('MAX_MEMORY_MB', 256, 1 << 24) ?? config.maxMemoryMb; // 16 TiB: its bytes stay safe integers
+  // Unset, WORKERS is the cores but one, and no more than the budget holds: in a container limited to a few GiB
+  // on a host of many cores (which Node counts), cores − 1 workers left each too little and the start refused.
+  config.workers = workers ?? defaultWorkers(config.workers, config.maxMemoryMb, config.previewCacheBytes);
   config.taskTimeoutMs = duration('TASK_TIMEOUT_MS', 100) ?? config.taskTimeoutMs;
   config.maxDataBytes = integer('MAX_DATA_BYTES', 1) ?? config.maxDataBytes;
   config.userMaxBytes = integer('USER_MAX_BYTES', 1) ?? config.userMaxBytes;

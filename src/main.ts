@@ -10,6 +10,15 @@ import { startServer } from './http/server.js';
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   let config;
   let server;
+  // A log reader that goes away (a closed pipe) costs the log, not the service: it says so once and serves on.
+  // Listened for before the pool starts: each worker's stdout is piped into this stream (Node raises the
+  // limit for its own pipes), so one listener added after ten workers warned of a leak that is none.
+  let logLost = false;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (logLost) return;
+    logLost = true;
+    process.stderr.write(`rbxl-import: the request log can no longer be written (${error.code ?? error.message}); serving on without it\n`);
+  });
   try {
     config = configFromEnv(env);
     server = await startServer(config); // the memory budget is checked here (BudgetError is a ConfigError)
@@ -20,13 +29,6 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<boole
     }
     throw error;
   }
-  // A log reader that goes away (a closed pipe) costs the log, not the service: it says so once and serves on.
-  let logLost = false;
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (logLost) return;
-    logLost = true;
-    process.stderr.write(`rbxl-import: the request log can no longer be written (${error.code ?? error.message}); serving on without it\n`);
-  });
   process.stdout.write(JSON.stringify({
     t: new Date().toISOString(), msg: 'listening', url: server.url, page: server.pageUrl, data_dir: config.dataDir,
     auth_mode: config.authMode, workers: config.workers,

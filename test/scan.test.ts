@@ -1,6 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { decompress as zstdDecompress, init as initZstd } from '@bokuweb/zstd-wasm';
@@ -15,6 +17,7 @@ import {
   KW_WHILE, KW_TRUE, KW_DO, KW_END, KW_LOCAL,
 } from '../src/scan/tokenizer.js';
 import { scannerMemoryBytes, MAX_SOURCE_BYTES } from '../src/scan/wasm.js';
+import { SCANNER_VERSION, scannerFingerprint } from '../src/scan/version.js';
 import { PLACES_DIR, TEST_FILES_DIR } from './support/paths.js';
 
 type Expected = Array<[FindingCode, number]>;
@@ -728,4 +731,27 @@ describe('real places', () => {
       assert.deepEqual(findings.filter((f) => f.line === line && f.code === 'legacy_method'), []);
     }
   });
+});
+
+test('the scanner fingerprint is the same for `npm run build` (source maps) and the Docker image\'s build (none), and changes with the scanner', () => {
+  const built = new URL('../src/scan/', import.meta.url);
+  const files = readdirSync(built).filter((name) => name.endsWith('.js') || name.endsWith('.wasm'));
+  assert.ok(files.includes('scanner.wasm'));
+  const dir = mkdtempSync(join(tmpdir(), 'rbxl-scanner-'));
+  try {
+    const image = pathToFileURL(`${dir}/`);
+    for (const name of files) {
+      const text = readFileSync(new URL(name, built));
+      // What tsc writes without source maps: the same file, without its closing comment.
+      writeFileSync(new URL(name, image), name.endsWith('.js') ? text.toString('utf8').replace(/\n\/\/# sourceMappingURL=[^\n]*\n?$/, '\n') : text);
+    }
+    assert.equal(scannerFingerprint(built), SCANNER_VERSION);
+    assert.equal(scannerFingerprint(image), SCANNER_VERSION);
+    const wasm = readFileSync(new URL('scanner.wasm', image));
+    wasm[wasm.length - 1] = (wasm[wasm.length - 1] ?? 0) ^ 1;
+    writeFileSync(new URL('scanner.wasm', image), wasm);
+    assert.notEqual(scannerFingerprint(image), SCANNER_VERSION);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -7,11 +7,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { configFromEnv, ConfigError } from '../src/config.js';
+import { configFromEnv, ConfigError, defaultWorkers, MAX_UPLOAD_BYTES_LIMIT } from '../src/config.js';
+import { memoryBudget } from '../src/service/budget.js';
 import { startServer, type RunningServer } from '../src/http/server.js';
 import { uwsFallbackReason } from '../src/http/uws-build.js';
 import { prepareDataDir } from '../src/store/data-dir.js';
@@ -21,9 +22,9 @@ import { HEALTH, startService } from './support/service.js';
 const MAIN = join(REPO_ROOT, 'dist', 'src', 'main.js');
 
 /** Runs `npm start`'s entry point with `env`; resolves with its exit code and output once it ends (killed after `ms`). */
-function runMain(env: Record<string, string>, ms = 20_000): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
+function runMain(env: Record<string, string>, ms = 20_000, as?: { uid: number; gid: number }): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', WORKERS: '1', LOG: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', WORKERS: '1', LOG: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
@@ -127,6 +128,88 @@ test('DATA_DIR: a folder the service keeps there that cannot be made (a file in 
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('DATA_DIR: a folder the service keeps there that it cannot write (a volume first used as root) stops the start with one line', async () => {
+  const dir = await tempDir();
+  try {
+    const data = join(dir, 'data');
+    await mkdir(data);
+    await mkdir(join(data, 'uploads'), { mode: 0o555 });
+    await chmod(join(data, 'uploads'), 0o555);
+    // Root writes anywhere: then the service runs as nobody (as the image's user would), over a DATA_DIR
+    // it owns whose `uploads` stays root's, as a container run as root leaves its volume.
+    const root = process.getuid?.() === 0;
+    if (root) {
+      await chmod(dir, 0o755);
+      await chown(data, 65_534, 65_534);
+      await chmod(join(data, 'uploads'), 0o755);
+    }
+    const run = await runMain({ PORT: '0', DATA_DIR: data }, 20_000, root ? { uid: 65_534, gid: 65_534 } : undefined);
+    assert.equal(run.killed, false, 'the refused process ends by itself');
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(run.stderr, `rbxl-import: DATA_DIR ${JSON.stringify(data)} cannot be used: ${join(data, 'uploads')} cannot be written (EACCES)\n`);
+    assert.equal(run.stdout, '');
+  } finally {
+    await chmod(join(dir, 'data', 'uploads'), 0o755).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a start with ten workers or more (the default on an 11-core host) writes no leak warning', async () => {
+  const dataDir = await tempDir();
+  try {
+    const child = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH ?? '', PORT: '0', DATA_DIR: dataDir, WORKERS: '10', MAX_MEMORY_MB: '2048', AUTH_MODE: 'gateway' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no start within 30 s: ${stderr}`)), 30_000);
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString('utf8');
+        if (stdout.includes('"msg":"listening"')) { clearTimeout(timer); resolve(); }
+      });
+    }).catch((error: unknown) => { child.kill('SIGKILL'); throw error; });
+    await new Promise((resolve) => setTimeout(resolve, 500)); // a warning is written on the next tick
+    child.kill('SIGTERM');
+    assert.equal(await closed, 0);
+    assert.match(stderr, /^rbxl-import: import page at http:\/\/127\.0\.0\.1:\d+\/api-rbxl\/\n$/);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('WORKERS unset: the cores but one, no more than the memory budget holds, so a container with a few GiB on a host of many cores starts', () => {
+  const cache = 64 * 1024 * 1024;
+  // A 1 GiB container on a 16-core host (Node counts the host's cores): MAX_MEMORY_MB's default is 512.
+  assert.equal(defaultWorkers(15, 512, cache), 2);
+  assert.equal(defaultWorkers(31, 2048, cache), 15);
+  assert.equal(defaultWorkers(1, 12_000, cache), 1);
+  assert.equal(defaultWorkers(15, 256, cache), 1); // not one fits: the budget's own check says so at start
+  for (let cores = 1; cores <= 128; cores++) {
+    for (let mb = 512; mb <= 16_384; mb += 256) {
+      const workers = defaultWorkers(cores, mb, cache);
+      assert.ok(workers >= 1 && workers <= cores);
+      assert.doesNotThrow(() => memoryBudget({ maxMemoryMb: mb, workers, previewCacheBytes: cache }), `${cores} cores, ${mb} MiB`);
+    }
+  }
+  assert.ok(configFromEnv({ MAX_MEMORY_MB: '512' }).workers <= 2);
+  // Set, WORKERS is taken as it is (and a budget that cannot hold it stops the start with one line).
+  assert.equal(configFromEnv({ MAX_MEMORY_MB: '512', WORKERS: '8' }).workers, 8);
+  assert.throws(() => memoryBudget({ maxMemoryMb: 512, workers: 8, previewCacheBytes: cache }), ConfigError);
+});
+
+test('MAX_UPLOAD_BYTES past what a request can carry (a Content-Length under 1e9) stops the start: /config would promise the page more', () => {
+  assert.equal(MAX_UPLOAD_BYTES_LIMIT, 999_934_463);
+  assert.equal(configFromEnv({ MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES_LIMIT) }).maxUploadBytes, MAX_UPLOAD_BYTES_LIMIT);
+  for (const value of [String(MAX_UPLOAD_BYTES_LIMIT + 1), '1000000000', '2000000000']) {
+    assert.throws(() => configFromEnv({ MAX_UPLOAD_BYTES: value }), (error: unknown) =>
+      error instanceof ConfigError && error.message === `MAX_UPLOAD_BYTES must be an integer from 1 to ${MAX_UPLOAD_BYTES_LIMIT}, got "${value}"`);
   }
 });
 

@@ -99,6 +99,20 @@ test('a malformed store variable is an error at start-up, naming the variable', 
   }
 });
 
+test('S3_ENDPOINT with credentials or a query is refused without echoing them (a start line goes to the log); a password alone too', () => {
+  const cases: [string, string][] = [
+    ['http://user:s3cr3t@minio.internal:9000', 'http://…@minio.internal:9000/'],
+    ['http://:s3cr3t@minio.internal:9000', 'http://…@minio.internal:9000/'],
+    ['https://minio.internal/?X-Amz-Signature=s3cr3t', 'https://minio.internal/?…'],
+  ];
+  for (const [endpoint, shown] of cases) {
+    assert.throws(() => storeConfigFromEnv({ STORE_URL: 's3://bucket', S3_ENDPOINT: endpoint }, DATA), (error: unknown) =>
+      error instanceof StoreConfigError && error.message === `S3_ENDPOINT must be an http(s) URL without query or credentials, got ${JSON.stringify(shown)}`, endpoint);
+  }
+  assert.throws(() => storeConfigFromEnv({ STORE_URL: 's3://bucket', S3_ENDPOINT: 'ftp://minio' }, DATA), (error: unknown) =>
+    error instanceof StoreConfigError && error.message === 'S3_ENDPOINT must be an http(s) URL without query or credentials, got "ftp://minio"');
+});
+
 test('the key layout: previews, uploader entries with their expiry, projects, assets, leases', () => {
   const hash = createHash('sha256').update('map').digest('hex');
   assert.equal(previewKeys.place(hash), `previews/${hash}/place`);

@@ -20,7 +20,7 @@
  * gets 413 `map_too_large`.
  */
 import type { ResourceLimits } from 'node:worker_threads';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-error.js';
 import type { DecodeLimits } from '../parser/limits.js';
 import { DEFAULT_MESH_LIMITS, type MeshLimits } from '../mesh/limits.js';
 
@@ -73,9 +73,19 @@ export class BudgetError extends ConfigError {
   override name = 'BudgetError';
 }
 
+/** The main thread's share: max(192 MiB, 15% of the budget, the preview cache + 128 MiB). */
+function mainThreadMb(maxMemoryMb: number, previewCacheBytes: number): number {
+  return Math.max(192, Math.ceil(maxMemoryMb * 0.15), Math.ceil(previewCacheBytes / MiB) + 128);
+}
+
+/** How many workers `maxMemoryMb` holds after the main thread's share (0 when not one). */
+export function workersThatFit(maxMemoryMb: number, previewCacheBytes: number): number {
+  return Math.max(0, Math.floor((maxMemoryMb - mainThreadMb(maxMemoryMb, previewCacheBytes)) / (WORKER_OWN_MB + MIN_TASK_MB)));
+}
+
 export function memoryBudget({ maxMemoryMb, workers, previewCacheBytes }: BudgetInput): MemoryBudget {
   const cacheMb = Math.ceil(previewCacheBytes / MiB) + 128;
-  const mainMb = Math.max(192, Math.ceil(maxMemoryMb * 0.15), cacheMb);
+  const mainMb = mainThreadMb(maxMemoryMb, previewCacheBytes);
   const perWorkerMb = Math.floor((maxMemoryMb - mainMb) / workers);
   const taskMb = perWorkerMb - WORKER_OWN_MB;
   if (taskMb < MIN_TASK_MB) {

@@ -17,7 +17,8 @@ const codeOf = (error: unknown): string => (error as NodeJS.ErrnoException)?.cod
  * Creates `dir` (each missing level in turn) and checks it is a writable directory, then
  * the `folders` the service keeps in it; throws ConfigError otherwise. The folders are made
  * here, not where they are used, so one that cannot be (a file in its place, a file system
- * that refuses even root, as /sys does) stops the start with one line too.
+ * that refuses even root, as /sys does), or one already there that the service cannot
+ * write, stops the start with one line too.
  */
 export async function prepareDataDir(dir: string, folders: readonly string[] = []): Promise<void> {
   const path = resolve(dir);
@@ -47,6 +48,10 @@ export async function prepareDataDir(dir: string, folders: readonly string[] = [
     await mkdir(at).catch(async (error: unknown) => {
       if (codeOf(error) !== 'EEXIST') throw unusable(dir, `${at} cannot be created (${codeOf(error)})`);
       if (!(await stat(at)).isDirectory()) throw unusable(dir, `${at} is not a directory`);
+    });
+    // One already there may belong to someone else: a volume first used by a container run as root.
+    await access(at, constants.W_OK | constants.X_OK).catch((error: unknown) => {
+      throw unusable(dir, `${at} cannot be written (${codeOf(error)})`);
     });
   }
 }

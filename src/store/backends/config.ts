@@ -99,8 +99,12 @@ export function storeConfigFromEnv(env: NodeJS.ProcessEnv, dataDir: string): Sto
     } catch {
       throw new StoreConfigError(`S3_ENDPOINT must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
     }
-    if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search !== '' || parsed.username !== '') {
-      throw new StoreConfigError(`S3_ENDPOINT must be an http(s) URL without query or credentials, got ${JSON.stringify(endpoint)}`);
+    if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search !== '' || parsed.username !== '' || parsed.password !== '') {
+      // Named without what it carries: a password (or a signature in a query) would go into the start log.
+      const shown = parsed.username !== '' || parsed.password !== '' || parsed.search !== ''
+        ? `${parsed.protocol}//${parsed.username !== '' || parsed.password !== '' ? '…@' : ''}${parsed.host}${parsed.pathname}${parsed.search !== '' ? '?…' : ''}`
+        : endpoint;
+      throw new StoreConfigError(`S3_ENDPOINT must be an http(s) URL without query or credentials, got ${JSON.stringify(shown)}`);
     }
   }
 
