@@ -216,7 +216,7 @@ test('preview store: previews expire by the injected clock and sweep removes the
  * (two sweeps at once, as where the lease overlaps) and at which bob uploads the same
  * bytes, as the analysis service does. Resolves with what the upload got, once all is done.
  */
-async function sweptWhileUploaded(plan: readonly { sweep?: number; upload?: number }[]): Promise<{ outcome: string; reached: boolean; bob: ReturnType<typeof previewStore> }> {
+async function sweptWhileUploaded(plan: readonly { sweep?: number; upload?: number; again?: 'here' | 'elsewhere' }[]): Promise<{ outcome: string; reached: boolean; bob: ReturnType<typeof previewStore> }> {
   const s = await stores();
   const time = clock();
   const hash = sha('swept while uploaded');
@@ -228,11 +228,11 @@ async function sweptWhileUploaded(plan: readonly { sweep?: number; upload?: numb
   const old = new Date(Date.now() - 20 * 60 * 1000);
   for (const name of ['place', 'analysis.json']) await utimes(s.objects.localPath!(`previews/${hash}/${name}`), old, old);
   const bob = previewStore(s, { ttlSeconds: 100, now: time.now });
-  const upload = async (): Promise<string> => {
+  const upload = async (on = bob): Promise<string> => {
     try {
-      if (await bob.hasAnalysis(hash) && (await bob.addUploader(hash, 'bob', 'bob.rbxl', true)) !== undefined) return 'joined';
+      if (await on.hasAnalysis(hash) && (await on.addUploader(hash, 'bob', 'bob.rbxl', true)) !== undefined) return 'joined';
       await writeFile(join(s.uploads, 'bob'), 'the map');
-      await bob.put(preview(hash, 'bob', { fileName: 'bob.rbxl' }), join(s.uploads, 'bob'));
+      await on.put(preview(hash, 'bob', { fileName: 'bob.rbxl' }), join(s.uploads, 'bob'));
       return 'stored';
     } catch (error) {
       if (error instanceof StoreUnavailableError) return 'refused'; // to be sent again
@@ -249,7 +249,12 @@ async function sweptWhileUploaded(plan: readonly { sweep?: number; upload?: numb
         return async (...args: unknown[]) => {
           const call = calls++;
           if (call === plan[depth]?.sweep) await sweeper(depth + 1).sweep();
-          if (call === plan[depth]?.upload) await (uploaded = upload());
+          const { upload: at, again } = plan[depth] ?? {};
+          // Sent again at once when refused (here, or through another instance), while the sweep still runs.
+          if (call === at) {
+            await (uploaded = upload().then(async (first) => first !== 'refused' || again === undefined ? first
+              : `refused, then ${await upload(again === 'here' ? bob : previewStore(s, { ttlSeconds: 100, now: time.now }))} at once`));
+          }
           return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         };
       },
@@ -260,7 +265,7 @@ async function sweptWhileUploaded(plan: readonly { sweep?: number; upload?: numb
   const reached = uploaded !== undefined;
   let outcome = await (uploaded ?? upload());
   // A refusal is told to send the file again, which then works.
-  if (outcome === 'refused') outcome = `refused, then ${await upload()}`;
+  if (/refused( at once)?$/.test(outcome)) outcome = `${outcome}, then ${await upload()}`;
   return { outcome, reached, bob };
 }
 
@@ -292,6 +297,19 @@ test('preview store: the same with two sweeps at once (a lease overlapping), the
       const after = await sweptWhileUploaded([{ sweep: second, upload: second + step }]);
       await assertWhole(after, `second sweep at ${second}, upload at the first's ${second + step}`);
     }
+  }
+});
+
+test('preview store: an upload refused for a sweep\'s mark and sent again at once, here or on another instance, is refused again or kept whole', async () => {
+  for (const again of ['here', 'elsewhere'] as const) {
+    const outcomes: string[] = [];
+    for (let step = 0; ; step++) {
+      const raced = await sweptWhileUploaded([{ upload: step, again }]);
+      await assertWhole(raced, `${again}, step ${step}`);
+      outcomes.push(raced.outcome);
+      if (!raced.reached) break;
+    }
+    assert.ok(outcomes.some((outcome) => outcome.includes('refused, then refused')), outcomes.join());
   }
 });
 

@@ -428,6 +428,23 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     if (!HASH.test(hash)) return undefined;
     const analysis = await readAnalysis(hash);
     if (analysis === undefined) return undefined;
+    const answer = await joinedBy(hash, analysis, userId, fileName, force);
+    // An upload (`force`) looks for a sweep after its entry is there, whether it wrote one or
+    // found one of the user's: an entry written after a sweep's last look (by an upload of
+    // theirs refused for the mark, or not yet through its own look, on any instance) stops
+    // nothing, and the same user's upload sent again at once was answered over a removed map.
+    // A refresh (a create) goes by the user's own entry, kept by an upload answered 200.
+    if (answer === undefined || !force) return answer;
+    const relied = [previewKeys.analysis(hash), previewKeys.place(hash), ...(analysis.picture === undefined ? [] : [previewKeys.picture(hash)])];
+    if (!(await settled(hash, relied, 'addUploader'))) {
+      analyses?.delete(hash);
+      return undefined; // gone: the upload stores its bytes anew
+    }
+    return answer;
+  }
+
+  /** `addUploader` up to the check for a sweep: the user's entry, found fresh enough or written. */
+  async function joinedBy(hash: string, analysis: PreviewAnalysis, userId: string, fileName: string | undefined, force: boolean): Promise<UserPreview | undefined> {
     const time = now();
     // This user's entry, seen here, still good for long enough and with the same name: nothing to write, nothing to ask.
     if (isFresh(latestLive(seen(hash, userId)), fileName, time)) return composeFor(analysis, userId, seen(hash, userId));
@@ -438,14 +455,7 @@ export function createPreviewStore(options: PreviewStoreOptions): PreviewStore {
     const name = fileName ?? latest?.fileName;
     if (isFresh(latest, name, time)) return composeFor(analysis, userId, own);
     const { entry, entries } = await writeEntry(hash, userId, name, Math.max(time + ttlMs, latest?.expiresAt ?? 0));
-    const kept = await dropSuperseded(hash, userId, entry, entries);
-    // A new uploader's entry is all that keeps the preview: a sweep may have been taking it meanwhile (their own live entry would have stopped it).
-    const relied = [previewKeys.analysis(hash), previewKeys.place(hash), ...(analysis.picture === undefined ? [] : [previewKeys.picture(hash)])];
-    if (latest === undefined && !(await settled(hash, relied, 'addUploader'))) {
-      analyses?.delete(hash);
-      return undefined; // gone: the upload stores its bytes anew
-    }
-    return composeFor(analysis, userId, kept);
+    return composeFor(analysis, userId, await dropSuperseded(hash, userId, entry, entries));
   }
 
   /**

@@ -5,6 +5,7 @@
  *   previews/<hash>/place                        the uploaded map file
  *   previews/<hash>/analysis.json                the analysis of those bytes (write-once-or-identical)
  *   previews/<hash>/picture.png                  the analysis's picture of the map, when one was drawn
+ *   previews/<hash>/sweeping.<nonce>            empty: while a sweep removes the preview (store/previews.ts)
  *   previews/<hash>/uploaders/<user>.<expires>   one object per upload: {"user", "file_name", "uploaded_at"}
  *   projects/<id>/document.json                  the project document
  *   projects/<id>/summary.json                   what the project page shows (service/summary.ts)
