@@ -21,6 +21,7 @@ import { glbBytes, readGlbGeometry } from '../src/gltf/index.js';
 import { decodeMeshAsset, type FileMeshAsset } from '../src/mesh/index.js';
 import { assembleScene, convertMeshAsset, sceneDocument, type SceneAssets } from '../src/scene/index.js';
 import { generatePlace } from '../bench/generate.js';
+import { encodePng, newRaster } from '../src/render/png.js';
 import { PLACES_DIR, REPO_ROOT, CORPUS_DIR } from './support/paths.js';
 
 const validator = createRequire(import.meta.url)('gltf-validator') as {
@@ -235,4 +236,43 @@ test('mesh conversion: the converted GLB reads back as the decoded LOD 0 (positi
   const draco = convertMeshAsset(v7);
   assert.equal(draco.ok, false);
   assert.ok(['corrupt', 'too_large', 'unsupported_feature'].includes((draco as { reason: string }).reason));
+});
+
+test('scene.glb: a downloaded image cut short, damaged or declaring a huge size is left out with a note, and the file passes the validator', async () => {
+  const dom = decode(readFileSync(join(PLACES_DIR, 'slime-defense.rbxl')));
+  const raster = newRaster(16, 16);
+  raster.data.fill(200);
+  const png = encodePng(raster);
+  const sized = (width: number, height: number): Uint8Array => {
+    const bytes = Uint8Array.from(png);
+    new DataView(bytes.buffer).setUint32(16, width);
+    new DataView(bytes.buffer).setUint32(20, height);
+    return bytes;
+  };
+  const jpeg = (width: number, height: number, cut = 0): Uint8Array =>
+    Uint8Array.of(0xff, 0xd8, 0xff, 0xc0, 0, 11, 8, height >> 8, height & 255, width >> 8, width & 255, 1, 1, 0x11, 0, 0xff, 0xd9).subarray(0, 17 - cut);
+  const cases: [string, Uint8Array, RegExp | null][] = [
+    ['whole PNG', png, null],
+    ['whole JPEG header', jpeg(8, 8), null],
+    // The host's answer cut short (its Content-Length said so): the Khronos validator's IMAGE_UNEXPECTED_EOS.
+    ['half a PNG', png.subarray(0, png.length >> 1), /is a PNG cut short/],
+    ['a PNG header alone', png.subarray(0, 33), /is a PNG cut short/],
+    ['a PNG without IEND', png.subarray(0, png.length - 12), /is a PNG cut short/],
+    ['a PNG of 65535² pixels', sized(65_535, 65_535), /is an image of 65535×65535 pixels, past the/],
+    ['a PNG of 0 pixels', sized(0, 16), /is an image of 0×16 pixels/],
+    ['a JPEG cut before its frame', jpeg(8, 8, 10), /is a JPEG cut short/],
+    ['a JPEG of 65535² pixels', jpeg(65_535, 65_535), /past the/],
+  ];
+  for (const [label, bytes, note] of cases) {
+    const { doc, stats } = sceneDocument(assembleScene(dom), { images: { image: () => bytes } });
+    const glb = glbBytes(doc);
+    await validate(glb, label);
+    const json = glbJson(glb) as Glb & { images?: unknown[] };
+    if (note === null) {
+      assert.ok((json.images?.length ?? 0) > 0, `${label}: embedded`);
+    } else {
+      assert.equal(json.images?.length ?? 0, 0, `${label}: left out`);
+      assert.ok(stats.notes.some((line) => note.test(line)), `${label}: ${JSON.stringify(stats.notes)}`);
+    }
+  }
 });

@@ -23,6 +23,63 @@ export function imageMimeType(bytes: Uint8Array): ImageMimeType | null {
   return null;
 }
 
+/**
+ * Why a downloaded image cannot be embedded as it is; null when it can. A glTF viewer
+ * decodes every image it is given, and the Khronos validator reads each one's header:
+ * a PNG cut short (the host sent part of it) fails validation, and one whose header
+ * claims 65,535² pixels is a decompression bomb in the viewer, whatever few bytes
+ * carry it. So the PNG's chunks must all be there (IHDR first, an IDAT, IEND last)
+ * and a JPEG's segments up to its frame header; either's size, at most MAX_IMAGE_PIXELS.
+ * Only the structure is read, never the pixels.
+ */
+export function unembeddable(bytes: Uint8Array): string | null {
+  const mimeType = imageMimeType(bytes);
+  if (mimeType === null) return 'neither PNG nor JPEG';
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let width = 0, height = 0;
+  if (mimeType === 'image/png') {
+    if (bytes[6] !== 0x1a || bytes[7] !== 0x0a) return 'a damaged PNG signature';
+    let pos = 8, idat = false, end = false;
+    while (!end) {
+      if (pos + 12 > bytes.length) return 'a PNG cut short';
+      const length = view.getUint32(pos);
+      const type = String.fromCharCode(bytes[pos + 4]!, bytes[pos + 5]!, bytes[pos + 6]!, bytes[pos + 7]!);
+      if (length > bytes.length - pos - 12) return `a PNG cut short (in its ${JSON.stringify(type)} chunk)`;
+      if (pos === 8) {
+        if (type !== 'IHDR' || length !== 13) return 'a PNG that does not start with its header';
+        width = view.getUint32(pos + 8);
+        height = view.getUint32(pos + 12);
+      } else if (type === 'IDAT') idat = true;
+      else if (type === 'IEND') end = true;
+      pos += 12 + length;
+    }
+    if (!idat) return 'a PNG without image data';
+  } else {
+    // Markers after SOI until a frame header (SOF0-15 but DHT, JPG and DAC): its height and width.
+    let pos = 2;
+    for (;;) {
+      if (pos + 4 > bytes.length) return 'a JPEG cut short before its frame header';
+      if (bytes[pos] !== 0xff) return 'a damaged JPEG (no marker where one belongs)';
+      const marker = bytes[pos + 1]!;
+      if (marker === 0xff) { pos++; continue; }
+      if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { pos += 2; continue; }
+      if (marker === 0xd9 || marker === 0xda) return 'a JPEG without a frame header';
+      const length = view.getUint16(pos + 2);
+      if (length < 2 || pos + 2 + length > bytes.length) return 'a JPEG cut short';
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+        if (length < 8) return 'a damaged JPEG frame header';
+        height = view.getUint16(pos + 5);
+        width = view.getUint16(pos + 7);
+        break;
+      }
+      pos += 2 + length;
+    }
+  }
+  if (!(width > 0 && height > 0)) return `an image of ${width}×${height} pixels`;
+  if (width * height > MAX_IMAGE_PIXELS) return `an image of ${width}×${height} pixels, past the ${MAX_IMAGE_PIXELS} allowed`;
+  return null;
+}
+
 /** One channel per pixel (the first: grey, or red), row by row. */
 export interface GreyImage {
   width: number;

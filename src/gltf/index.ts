@@ -6,4 +6,4 @@ export {
 export { glbPieces, glbBytes, writeGlbFile, type GlbPieces } from './glb.js';
 export { quaternionOf, srgbToLinear, partMaterial, type PartLook } from './convert.js';
 export { readGlb, readGlbGeometry, GlbReadError, type GlbContent, type GltfJson } from './read.js';
-export { imageMimeType, decodePngChannel, metallicRoughnessPng, ImageError, MAX_IMAGE_PIXELS, type ImageMimeType, type GreyImage } from './images.js';
+export { imageMimeType, unembeddable, decodePngChannel, metallicRoughnessPng, ImageError, MAX_IMAGE_PIXELS, type ImageMimeType, type GreyImage } from './images.js';

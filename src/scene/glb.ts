@@ -25,7 +25,7 @@ import {
   addGeometry, addMaterial, addMeshOf, addNode, addSkin, addTexture, createGltf, glbPieces, partMaterial, quaternionOf, srgbToLinear, writeGlbFile,
   type GltfDocument, type GltfMaterial, type GlbPieces,
 } from '../gltf/index.js';
-import { decodePngChannel, imageMimeType, ImageError, metallicRoughnessPng } from '../gltf/images.js';
+import { decodePngChannel, imageMimeType, ImageError, metallicRoughnessPng, unembeddable } from '../gltf/images.js';
 import { MATERIALS } from '../project/classes.js';
 import { instanceId } from '../project/ids.js';
 import type { Vec3 } from '../parser/values.js';
@@ -254,16 +254,16 @@ class SceneWriter {
     return index;
   }
 
-  /** A downloaded image as a texture; null (named in the notes) when it is missing or not PNG/JPEG. */
+  /** A downloaded image as a texture; null (named in the notes) when it is missing, not PNG/JPEG, damaged or too large (`unembeddable`). */
   #texture(id: string): number | null {
     const known = this.#textures.get(id);
     if (known !== undefined) return known;
     const bytes = this.options.images?.image(id);
     let index: number | null = null;
     if (bytes) {
-      const mimeType = imageMimeType(bytes);
-      if (mimeType) index = addTexture(this.doc, bytes, mimeType, id);
-      else this.notes.push(`image ${id} is neither PNG nor JPEG; left out`);
+      const refused = unembeddable(bytes);
+      if (refused === null) index = addTexture(this.doc, bytes, imageMimeType(bytes)!, id);
+      else this.notes.push(`image ${id} is ${refused}; left out`);
     }
     this.#textures.set(id, index);
     return index;
