@@ -599,7 +599,7 @@ test('the stored document: Brotli round-trips to the same JSON, at most 3× the 
 test('Accept-Encoding: br is accepted unless refused with q=0, itself or by `*` when not named', () => {
   for (const [header, accepted] of [['gzip, deflate, br', true], ['br;q=0.5', true], ['gzip', false], ['', false], ['br;q=0', false], ['*', true], ['BR', true], ['identity', false],
     // `*` stands for the codings not named: a refused br stays refused (RFC 9110 12.5.3).
-    ['br;q=0, *', false], ['*;q=1, br;q=0', false], ['gzip, br;q=0, *;q=0.5', false], ['gzip, *;q=0', false], ['br, *;q=0', true], ['*;q=0.1', true], ['br ;q=0, *', false], ['br\t; q=0, *', false], [' br ', true]] as const) {
+    ['br;q=0, *', false], ['*;q=1, br;q=0', false], ['gzip, br;q=0, *;q=0.5', false], ['gzip, *;q=0', false], ['br, *;q=0', true], ['*;q=0.1', true], ['br ;q=0, *', false], ['br\t; q=0, *', false], [' br ', true], ['br;q = 0', false], ['br; q =0, *', false], ['br;q = 0.5', true]] as const) {
     assert.equal(acceptsDocumentEncoding(header), accepted, header);
   }
 });

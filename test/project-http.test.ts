@@ -33,7 +33,7 @@ describe('the project document over HTTP', () => {
   // The disk object store's layout (DATA_DIR/objects/projects/<id>/…).
   const projectDir = (id = projectId) => join(service.dataDir, 'objects', 'projects', id);
   const documentPath = () => join(projectDir(), 'document.json');
-  const get = (headers: Record<string, string>, id = projectId) =>
+  const get = (headers: Record<string, string | string[]>, id = projectId) =>
     rawRequest(service, { method: 'GET', path: `/api-rbxl/projects/${id}`, headers: { ...as('doc-owner'), ...headers } })
       .then((answer) => ({ ...answer, body: answer.body! }));
 
@@ -77,6 +77,23 @@ describe('the project document over HTTP', () => {
     // fetch (undici) negotiates and decodes by itself.
     const viaFetch = await fetch(`${service.url}/api-rbxl/projects/${projectId}`, { headers: as('doc-owner') });
     assert.equal((await viaFetch.json() as { version: number }).version, 2);
+  });
+
+  test('Accept-Encoding sent on several lines is read as one list (RFC 9110 5.3), and `q = 0` refuses', async () => {
+    const stored = await readFile(documentPath());
+    const json = brotliDecompressSync(stored);
+    // getHeader read the first line only: `*` then `br;q=0` was answered with Content-Encoding: br.
+    for (const accept of [['*', 'br;q=0'], ['gzip', 'br;q=0', '*'], ['br;q = 0'], ['br; q =0, *']]) {
+      const answer = await get({ 'Accept-Encoding': accept });
+      assert.equal(answer.status, 200, JSON.stringify(accept));
+      assert.equal(answer.headers['content-encoding'], undefined, JSON.stringify(accept));
+      assert.ok(answer.body.equals(json), `${JSON.stringify(accept)}: the JSON, decompressed`);
+    }
+    for (const accept of [['gzip', 'br'], ['identity', '*']]) {
+      const answer = await get({ 'Accept-Encoding': accept });
+      assert.equal(answer.headers['content-encoding'], 'br', JSON.stringify(accept));
+      assert.ok(answer.body.equals(stored), `${JSON.stringify(accept)}: the stored bytes`);
+    }
   });
 
   test('the summary records the stored size, the JSON size and the encoding', async () => {

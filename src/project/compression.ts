@@ -67,8 +67,9 @@ export function acceptsDocumentEncoding(acceptEncoding: string): boolean {
     const [name = '', ...parameters] = part.toLowerCase().split(';');
     const coding = name.trim(); // white space may stand before the `;` (RFC 9110 5.6.6)
     if (coding !== DOCUMENT_ENCODING && coding !== '*') continue;
-    const q = parameters.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const accepted = q === undefined || Number(q.slice(2)) > 0;
+    // `q = 0` breaks the grammar (no white space around `=`), but it says no: read it as q=0, as lenient parsers do.
+    const q = parameters.map((p) => p.split('=')).find(([key]) => key!.trim() === 'q');
+    const accepted = q === undefined || Number(q[1]?.trim() ?? '') > 0;
     if (coding === DOCUMENT_ENCODING) named = (named ?? false) || accepted;
     else any = (any ?? false) || accepted;
   }

@@ -18,7 +18,7 @@ import type { RouteHandler } from '../route.js';
 export function projectRoute(ctx: HttpContext): RouteHandler {
   return async (exchange: Exchange, req: HttpRequest) => {
     const id = req.getParameter(0) ?? '';
-    const acceptsStored = acceptsDocumentEncoding(req.getHeader('accept-encoding'));
+    const acceptsStored = acceptsDocumentEncoding(headerList(req, 'accept-encoding'));
     const { meta, stream } = await ctx.service.projects.document(exchange.user!, id);
     const json = { 'Content-Type': 'application/json; charset=utf-8' };
     if (meta.encoding === undefined) {
@@ -32,6 +32,19 @@ export function projectRoute(ctx: HttpContext): RouteHandler {
       await sendStream(exchange, stream.body.pipe(inflate), { ...json, Vary: 'Accept-Encoding' });
     }
   };
+}
+
+/**
+ * A list header's value as RFC 9110 5.3 reads it: every field line of that name, joined
+ * with commas. getHeader gives the first line only, and `Accept-Encoding: *` followed by
+ * `Accept-Encoding: br;q=0` (a refusal) was answered with `Content-Encoding: br`.
+ */
+function headerList(req: HttpRequest, name: string): string {
+  const values: string[] = [];
+  req.forEach((key, value) => {
+    if (key === name) values.push(value);
+  });
+  return values.join(', ');
 }
 
 export function projectSummaryRoute(ctx: HttpContext): RouteHandler {
