@@ -4,8 +4,7 @@
 // binary files, written by the project's writer and decoded again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { DomBuilder } from '../src/parser/dom-build.js';
@@ -13,9 +12,8 @@ import { arrayColumn } from '../src/parser/columns/column.js';
 import { encode } from '../src/parser/writer/index.js';
 import { DEFAULT_MESH_LIMITS, unionHullCost } from '../src/mesh/index.js';
 import { assembleScene, HULLS_OVER_BUDGET, mapPicture, sceneDocument, type SceneAssembly } from '../src/scene/index.js';
-import runTask from '../src/workers/tasks.js';
 import { cubeHull, writeCsgphs, type HullModel } from './support/mesh-writer.js';
-import { runCli } from './support/cli.js';
+import { atTheSameBound } from './support/union-bound.js';
 import { CORPUS_DIR } from './support/paths.js';
 
 /** `n` points on a unit sphere (every one a vertex of their hull), turned by `seed`. */
@@ -141,30 +139,14 @@ test('CSGPHS 8, whose counts are inside its ZSTD frame, stops at the place\'s hu
 });
 
 test('the service\'s analysis warns once and its scene.glb and the CLI\'s stop at the same bound', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'scene-hulls-'));
-  try {
-    const blobs = distinct(writeCsgphs(pointHulls(2, 256, 3), 3), 40);
-    const each = unionHullCost(blobs[0]!)!.work;
-    const path = join(dir, 'unions.rbxl');
-    const bytes = unionPlace(blobs);
-    writeFileSync(path, bytes);
-    const limits = { maxFileBytes: 64 << 20, decode: {}, maxDocumentBytes: 256 << 20, mesh: { maxPlaceHullWork: 3 * each } };
-    const analysis = await runTask({ kind: 'analyze', path, fileName: 'unions.rbxl', fileSize: bytes.length, limits });
-    assert.ok(analysis.ok && 'report' in analysis);
-    const warnings = analysis.report.warnings.filter((warning) => warning.includes('unions drawn as boxes'));
-    assert.deepEqual(warnings, ['picture: 37 unions drawn as boxes (the place\'s union hulls pass the limit on computing and keeping them; scene.glb draws them the same way)']);
-
-    const scene = await runTask({ kind: 'scene', path, dataDir: dir, assets: [], glbPath: join(dir, 'scene.glb'), maxBytes: 256 << 20, limits });
-    assert.ok(scene.ok && 'placeholders' in scene);
-    assert.deepEqual(scene.placeholders, { [HULLS_OVER_BUDGET]: 37 });
-
-    // The CLI runs under the defaults: 40 blobs of 131,072 work fit 1,024 of them, so make them heavier.
-    const heavy = distinct(writeCsgphs(pointHulls(4, 4096, 4), 3), 4);
-    writeFileSync(path, unionPlace(heavy));
-    const cli = await runCli('gltf', path, join(dir, 'cli.glb'));
-    assert.equal(cli.code, 0, cli.stderr);
-    assert.match(cli.stdout, new RegExp(`placeholders: 2 ${HULLS_OVER_BUDGET}`));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const blobs = distinct(writeCsgphs(pointHulls(2, 256, 3), 3), 40);
+  const each = unionHullCost(blobs[0]!)!.work;
+  // The CLI runs under the defaults: 40 blobs of 131,072 work fit 1,024 of them, so make them heavier.
+  const heavy = distinct(writeCsgphs(pointHulls(4, 4096, 4), 3), 4);
+  const run = await atTheSameBound(unionPlace(blobs), { maxPlaceHullWork: 3 * each }, unionPlace(heavy));
+  const warnings = run.warnings.filter((warning) => warning.includes('unions drawn as boxes'));
+  assert.deepEqual(warnings, ['picture: 37 unions drawn as boxes (the place\'s union hulls pass the limit on computing and keeping them; scene.glb draws them the same way)']);
+  assert.deepEqual(run.placeholders, { [HULLS_OVER_BUDGET]: 37 });
+  assert.equal(run.cli.code, 0, run.cli.stderr);
+  assert.match(run.cli.stdout, new RegExp(`placeholders: 2 ${HULLS_OVER_BUDGET}`));
 });

@@ -6,9 +6,6 @@
 // written by the project's writer and decoded again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import { DomBuilder } from '../src/parser/dom-build.js';
 import { arrayColumn } from '../src/parser/columns/column.js';
@@ -17,9 +14,8 @@ import { encode } from '../src/parser/writer/index.js';
 import { decodeMeshAsset, DEFAULT_MESH_LIMITS, unionModelCost } from '../src/mesh/index.js';
 import { assembleScene, HULLS_OVER_BUDGET, mapPicture, MODELS_OVER_BUDGET, sceneDocument, UNREADABLE_NOTES, type SceneAssembly } from '../src/scene/index.js';
 import { memoryBudget } from '../src/service/budget.js';
-import runTask from '../src/workers/tasks.js';
 import { cubeHull, writeCsgmdl, writeCsgmdl5, writeCsgphs, type MeshModel } from './support/mesh-writer.js';
-import { runCli } from './support/cli.js';
+import { atTheSameBound } from './support/union-bound.js';
 
 /** A ribbon of `vertices` vertices and `triangles` triangles (a strip, wrapping round), every index one byte in CSGMDL 5. */
 function ribbon(vertices: number, triangles: number, scale = 1): MeshModel {
@@ -221,31 +217,15 @@ test('the budget gives union models a fifth of a task, and the analysis, the sce
   assert.equal(budget.task.mesh.maxPlaceModelBytes, Math.floor(taskBytes * 0.2));
   assert.equal(memoryBudget({ maxMemoryMb: 65_536, workers: 1, previewCacheBytes: 0 }).task.mesh.maxPlaceModelBytes, DEFAULT_MESH_LIMITS.maxPlaceModelBytes);
 
-  const dir = mkdtempSync(join(tmpdir(), 'scene-models-'));
-  try {
-    const blobs = distinct5(writeCsgmdl5(ribbon(64, 1000)), 40);
-    const each = unionModelCost(blobs[0]!)!.bytes;
-    const path = join(dir, 'unions.rbxl');
-    const bytes = modelPlace(blobs);
-    writeFileSync(path, bytes);
-    const limits = { maxFileBytes: 64 << 20, decode: {}, maxDocumentBytes: 256 << 20, mesh: { maxPlaceModelBytes: 3 * each } };
-    const analysis = await runTask({ kind: 'analyze', path, fileName: 'unions.rbxl', fileSize: bytes.length, limits });
-    assert.ok(analysis.ok && 'report' in analysis);
-    const warnings = analysis.report.warnings.filter((warning) => warning.includes('(MeshData) not decoded'));
-    assert.deepEqual(warnings, ['picture: 37 unions\' models (MeshData) not decoded, drawn as their hulls or boxes (the place\'s union models pass the limit on decoding them; scene.glb draws them the same way)']);
-
-    const scene = await runTask({ kind: 'scene', path, dataDir: dir, assets: [], glbPath: join(dir, 'scene.glb'), maxBytes: 256 << 20, limits });
-    assert.ok(scene.ok && 'placeholders' in scene);
-    assert.deepEqual(scene.placeholders, { [MODELS_OVER_BUDGET]: 37 });
-
-    // The CLI runs under the defaults (64 MiB): blobs of 2M triangles (24 MB decoded each, 6 MB stored) fit two.
-    const heavy = distinct5(writeCsgmdl5(ribbon(64, 2_000_000)), 4);
-    assert.equal(unionModelCost(heavy[0]!)!.bytes, 64 * 36 + 6_000_000 * 4);
-    writeFileSync(path, modelPlace(heavy));
-    const cli = await runCli('gltf', path, join(dir, 'cli.glb'));
-    assert.equal(cli.code, 0, cli.stderr);
-    assert.match(cli.stdout, new RegExp(`placeholders: 2 ${MODELS_OVER_BUDGET}; 2 unions' models \\(MeshData\\) past the place's limit`));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const blobs = distinct5(writeCsgmdl5(ribbon(64, 1000)), 40);
+  const each = unionModelCost(blobs[0]!)!.bytes;
+  // The CLI runs under the defaults (64 MiB): blobs of 2M triangles (24 MB decoded each, 6 MB stored) fit two.
+  const heavy = distinct5(writeCsgmdl5(ribbon(64, 2_000_000)), 4);
+  assert.equal(unionModelCost(heavy[0]!)!.bytes, 64 * 36 + 6_000_000 * 4);
+  const run = await atTheSameBound(modelPlace(blobs), { maxPlaceModelBytes: 3 * each }, modelPlace(heavy));
+  const warnings = run.warnings.filter((warning) => warning.includes('(MeshData) not decoded'));
+  assert.deepEqual(warnings, ['picture: 37 unions\' models (MeshData) not decoded, drawn as their hulls or boxes (the place\'s union models pass the limit on decoding them; scene.glb draws them the same way)']);
+  assert.deepEqual(run.placeholders, { [MODELS_OVER_BUDGET]: 37 });
+  assert.equal(run.cli.code, 0, run.cli.stderr);
+  assert.match(run.cli.stdout, new RegExp(`placeholders: 2 ${MODELS_OVER_BUDGET}; 2 unions' models \\(MeshData\\) past the place's limit`));
 });
