@@ -28,7 +28,8 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+# /health waits up to 3 s for the store: the check's timeout leaves room for that answer.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/api-rbxl/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The service finishes requests in flight for SHUTDOWN_GRACE_MS (30 s) after SIGTERM: give it
 # `docker run --stop-timeout 35` (docker stop kills after 10 s otherwise), or lower the grace.

@@ -58,8 +58,9 @@ analyzeForm.addEventListener('submit', async (event) => {
     const result = await session.client().analyze(file, { onProgress: showUploadProgress });
     analysis = { ...result, name: file.name };
     $('upload').hidden = true;
-    setStatus('');
     showAnalysis(file.name, result.report ?? { scripts_total: 0 });
+    // Said in the status line (a live region) as well, so a screen reader announces that the analysis came.
+    setStatus(`Analysed ${file.name}. ${holdsSentences(result.report ?? { scripts_total: 0 })[0] ?? ''}`.trim());
   } catch (error) {
     $('upload').hidden = true;
     setStatus('');

@@ -89,17 +89,30 @@ export const DEFAULT_REDIRECT_TEMPLATE = '/api-rbxl/projects/{project_id}/page';
 
 export const DEFAULT_ASSET_DELIVERY_URL = 'https://apis.roblox.com/asset-delivery-api/v1/assetId/{id}';
 
-export function defaultConfig(): Config {
+/** What `defaultConfig` takes from the host: its cores and the default memory budget (given here in tests). */
+export interface HostDefaults {
+  cores: number;
+  maxMemoryMb: number;
+}
+
+/**
+ * The configuration with every default, for a service embedded without an environment
+ * (`createServer()`); `configFromEnv` starts from it. Its workers are the cores but one,
+ * as many as the default budget holds: on a host of many cores and little memory,
+ * cores − 1 workers left each too little and the start refused.
+ */
+export function defaultConfig(host: HostDefaults = { cores: availableParallelism(), maxMemoryMb: defaultMaxMemoryMb() }): Config {
+  const previewCacheBytes = 64 * 1024 * 1024;
   return {
     host: '127.0.0.1',
     port: 8080,
     dataDir: resolve('data'),
     authMode: 'development',
     maxUploadBytes: 512 * 1024 * 1024,
-    workers: Math.max(1, availableParallelism() - 1),
+    workers: defaultWorkers(host.cores - 1, host.maxMemoryMb, previewCacheBytes),
     maxQueue: 64,
     previewTtlSeconds: 24 * 60 * 60,
-    previewCacheBytes: 64 * 1024 * 1024,
+    previewCacheBytes,
     assetDeliveryUrl: DEFAULT_ASSET_DELIVERY_URL,
     assetUrlTemplate: null,
     assetApiKey: null,
@@ -113,7 +126,7 @@ export function defaultConfig(): Config {
     log: true,
     assetConcurrencyPerCreate: 4,
     assetTotalTimeoutMs: 120_000,
-    maxMemoryMb: defaultMaxMemoryMb(),
+    maxMemoryMb: host.maxMemoryMb,
     taskTimeoutMs: 120_000,
     maxDataBytes: null,
     userMaxBytes: 2 * 1024 ** 3,
@@ -144,7 +157,8 @@ export { ConfigError } from './config-error.js';
 
 /** Reads the environment; a malformed value is an error at start-up, not a silent default. */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
-  const config = defaultConfig();
+  const host = { cores: availableParallelism(), maxMemoryMb: defaultMaxMemoryMb() };
+  const config = defaultConfig(host);
   const text = (name: string): string | undefined => {
     const value = env[name];
     return value === undefined || value === '' ? undefined : value;
@@ -191,7 +205,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.maxMemoryMb = integer('MAX_MEMORY_MB', 256, 1 << 24) ?? config.maxMemoryMb; // 16 TiB: its bytes stay safe integers
   // Unset, WORKERS is the cores but one, and no more than the budget holds: in a container limited to a few GiB
   // on a host of many cores (which Node counts), cores − 1 workers left each too little and the start refused.
-  config.workers = workers ?? defaultWorkers(config.workers, config.maxMemoryMb, config.previewCacheBytes);
+  config.workers = workers ?? defaultWorkers(host.cores - 1, config.maxMemoryMb, config.previewCacheBytes);
   config.taskTimeoutMs = duration('TASK_TIMEOUT_MS', 100) ?? config.taskTimeoutMs;
   config.maxDataBytes = integer('MAX_DATA_BYTES', 1) ?? config.maxDataBytes;
   config.userMaxBytes = integer('USER_MAX_BYTES', 1) ?? config.userMaxBytes;

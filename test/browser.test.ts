@@ -193,6 +193,9 @@ describe('import page', () => {
     assert.equal(await page.isVisible('#error'), false, (await page.textContent('#error')) ?? '');
     // Keyboard and screen reader users go on at the analysis (the button they pressed was disabled meanwhile).
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'map-name');
+    // ...and a screen reader is told that it came: the status line is a live region.
+    assert.match((await page.textContent('#status')) ?? '', /^Analysed [^ ]+\.rbxl\. The map holds [\d,]+ parts/);
+    assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
     await shot(page, '2-analysis-first-screen');
     await shot(page, '2-analysis-whole-page', true);
 

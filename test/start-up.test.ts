@@ -11,7 +11,7 @@ import { chmod, chown, mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { configFromEnv, ConfigError, defaultWorkers, MAX_UPLOAD_BYTES_LIMIT } from '../src/config.js';
+import { configFromEnv, ConfigError, defaultConfig, defaultWorkers, MAX_UPLOAD_BYTES_LIMIT } from '../src/config.js';
 import { memoryBudget } from '../src/service/budget.js';
 import { startServer, type RunningServer } from '../src/http/server.js';
 import { uwsFallbackReason } from '../src/http/uws-build.js';
@@ -182,6 +182,15 @@ test('a start with ten workers or more (the default on an 11-core host) writes n
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
+});
+
+test('an embedded service without an environment (defaultConfig) takes no more workers than its default budget holds', () => {
+  // A 1 GiB container on a 16-core host: the default budget is 512 MiB, which holds two workers.
+  const config = defaultConfig({ cores: 16, maxMemoryMb: 512 });
+  assert.equal(config.workers, 2);
+  assert.doesNotThrow(() => memoryBudget(config));
+  assert.equal(defaultConfig({ cores: 16, maxMemoryMb: 65_536 }).workers, 15);
+  assert.equal(defaultConfig({ cores: 1, maxMemoryMb: 65_536 }).workers, 1);
 });
 
 test('WORKERS unset: the cores but one, no more than the memory budget holds, so a container with a few GiB on a host of many cores starts', () => {
