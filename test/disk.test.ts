@@ -129,16 +129,19 @@ test('temp files a crash left are swept at start (and stale ones on the interval
     upload: join(dataDir, 'uploads', 'upload-0123.tmp'),
   };
   const fresh = join(objects, 'projects', 'p_cccccccccccccccccccc', '.document.json.0123456789ab.tmp');
-  for (const path of [...Object.values(files), fresh]) {
+  // An upload another process is writing (say a second start over the same DATA_DIR): kept, as it was written to within the minute.
+  const freshUpload = join(dataDir, 'uploads', 'upload-4567.tmp');
+  for (const path of [...Object.values(files), fresh, freshUpload]) {
     await mkdir(join(path, '..'), { recursive: true });
     await writeFile(path, Buffer.alloc(1000));
-    if (path !== fresh) await utimes(path, files.preview === path ? stale : old, files.preview === path ? stale : old);
+    if (path !== fresh && path !== freshUpload) await utimes(path, files.preview === path ? stale : old, files.preview === path ? stale : old);
   }
   const server = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: false, workers: 1, sweepIntervalMs: 50 });
   const exists = (path: string) => stat(path).then(() => true, () => false);
   try {
     for (const [what, path] of Object.entries(files)) assert.equal(await exists(path), false, `${what} was not swept at start`);
     assert.equal(await exists(fresh), true, 'a temp file being written (fresh) was removed');
+    assert.equal(await exists(freshUpload), true, 'an upload being written (fresh) was removed at start');
     await utimes(fresh, stale, stale);
     await waitUntil(async () => !(await exists(fresh)), 'the sweeper to remove the stale temp file');
   } finally {

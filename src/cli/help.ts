@@ -61,10 +61,11 @@ export const COMMANDS: CommandHelp[] = [
     synopsis: 'FILE OUT.glb',
     summary: 'write a map\'s Workspace and terrain as one binary glTF file (scene.glb), offline',
     details:
-      'Every BasePart with its shape, colour and material, unions from their collision hulls, terrain and\n'
-      + 'water; nothing is downloaded, so MeshParts and meshes are boxes of their size marked as placeholders\n'
-      + '(a project\'s scene.glb from the service has the converted meshes). Studs, +Y up; each node\'s\n'
-      + 'extras.id is the instance\'s id in the project document. Prints the node and triangle counts.',
+      'Every BasePart with its shape, colour and material, unions from the model stored in the file\n'
+      + '(MeshData) or else their collision hulls, terrain and water; nothing is downloaded, so MeshParts\n'
+      + 'and meshes are boxes of their size marked as placeholders (a project\'s scene.glb from the service\n'
+      + 'has the converted meshes). Studs, +Y up; each node\'s extras.id is the instance\'s id in the project\n'
+      + 'document. Prints the part, node and terrain triangle counts.',
     options: [['-h, --help', 'show this help']],
   },
   {

@@ -81,7 +81,7 @@ function help(command?: string): number {
   return 0;
 }
 
-/** `gltf FILE OUT.glb`: the map offline (nothing downloaded: meshes are placeholder boxes, unions their hulls). */
+/** `gltf FILE OUT.glb`: the map offline (nothing downloaded: meshes are placeholder boxes, unions their MeshData model or else their hulls). */
 async function gltf(args: string[]): Promise<number> {
   if (wantsHelp(args)) return help('gltf');
   const files = args.filter((arg) => !arg.startsWith('-'));

@@ -113,8 +113,9 @@ export async function createService(config: Config): Promise<Service> {
   // Everything the service keeps under DATA_DIR: uploads and local copies, the disk store's objects, asset downloads.
   await prepareDataDir(config.dataDir, ['uploads', 'mirror', 'assets', ...(config.store === null ? ['objects'] : [])]);
   const uploadDir = join(config.dataDir, 'uploads');
-  // Uploads left by a process that died mid-request belong to nobody now.
-  for (const name of await readdir(uploadDir)) await rm(join(uploadDir, name), { force: true, recursive: true });
+  // What a process that died left in uploads/ goes with the start-up sweep below, once not written to for
+  // START_STALE_MS: a file written to since may be another process's (a second `npm start` over the same
+  // DATA_DIR, which then stops on the port in use), and removing all of them cut its uploads short.
 
   const storeConfig = config.store ?? defaultStoreConfig(config.dataDir);
   if (storeConfig.kind === 'disk') {
