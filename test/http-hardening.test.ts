@@ -174,6 +174,41 @@ describe('every request gets an answer where the server can give one', () => {
     }
   });
 
+  test('a Transfer-Encoding other than chunked alone is refused and its connection closed, never read as chunked (request smuggling)', async () => {
+    // What a gateway might forward as the next request, hidden in a chunked body.
+    const smuggled = `GET /api-rbxl/import/rbxl/create/smuggled-1 HTTP/1.1\r\nHost: x\r\nX-User-Id: victim\r\n\r\n`;
+    const chunked = `${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`;
+    const createWith = (codings: string): string =>
+      `POST ${CREATE} HTTP/1.1\r\nHost: x\r\nX-User-Id: ann\r\nContent-Type: application/json\r\n${codings}\r\n${chunked}`;
+    for (const [codings, status, code] of [
+      ['Transfer-Encoding: identity\r\n', 400, 'bad_transfer_encoding'],
+      ['Transfer-Encoding: xchunked\r\n', 400, 'bad_transfer_encoding'],
+      ['Transfer-Encoding: chunked, identity\r\n', 400, 'bad_transfer_encoding'],
+      ['Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n', 400, 'bad_transfer_encoding'],
+      ['Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n', 400, 'bad_transfer_encoding'],
+      ['Transfer-Encoding: gzip, chunked\r\n', 501, 'unsupported_transfer_encoding'],
+      ['Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n', 501, 'unsupported_transfer_encoding'],
+    ] as const) {
+      const answer = await rawExchange(service, createWith(codings));
+      assert.equal(answer.status, status, `${JSON.stringify(codings)}: ${answer.head}`);
+      assertErrorBody(status, answer.body.trim(), status, code);
+      assert.equal(answer.head.match(/^Connection: close$/gim)?.length, 1, answer.head);
+      assert.equal(answer.closedByServer, true, `${JSON.stringify(codings)}: the connection is not kept for a next request`);
+    }
+    // A GET naming a coding is refused the same way.
+    const get = await rawExchange(service, `GET /api-rbxl/config HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n${chunked}`);
+    assert.equal(get.status, 400, get.head);
+    assert.equal(get.closedByServer, true);
+    // chunked alone (any case, spaces around it) is read as it always was: the body is this JSON.
+    const body = JSON.stringify({ preview_hash: 'f'.repeat(64) });
+    for (const codings of ['Transfer-Encoding: chunked\r\n', 'Transfer-Encoding:  Chunked \r\n']) {
+      const answer = await rawExchange(service,
+        `POST ${CREATE} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-User-Id: ann\r\nContent-Type: application/json\r\n${codings}\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+      assert.equal(answer.status, 404, `${JSON.stringify(codings)}: ${answer.head}`);
+      assertErrorBody(404, answer.body.trim(), 404, 'not_found');
+    }
+  });
+
   test('what uWebSockets.js 20.30 closes before any handler runs: no bytes come back (README lists them)', async () => {
     for (const request of [
       `POST ${ANALYZE} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`,

@@ -67,6 +67,6 @@ export function toHttpError(error: unknown): HttpError | null {
 export const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 204: 'No Content', 302: 'Found', 304: 'Not Modified', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
   404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
-  422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
   505: 'HTTP Version Not Supported', 507: 'Insufficient Storage',
 };

@@ -52,9 +52,13 @@ export function route(ctx: HttpContext, handler: RouteHandler, options: RouteOpt
  */
 function checkFraming(exchange: Exchange, req: HttpRequest): void {
   const lengths: string[] = [];
+  const codings: string[] = [];
   req.forEach((key, value) => {
     if (key === 'content-length') lengths.push(value);
+    // Every line of the list, each element (RFC 9110 5.3); empty elements do not count.
+    else if (key === 'transfer-encoding') for (const coding of value.split(',')) if (coding.trim() !== '') codings.push(coding.trim().toLowerCase());
   });
+  checkTransferCoding(exchange, codings);
   if (lengths.length === 0) return;
   const length = req.getHeader('content-length');
   if (!UWS_CONTENT_LENGTH.test(length)) {
@@ -69,6 +73,26 @@ function checkFraming(exchange: Exchange, req: HttpRequest): void {
     exchange.closeAfterAnswer = true;
     throw badRequest('bad_content_length', 'Content-Length is sent more than once with different values');
   }
+}
+
+/**
+ * uWS 20.30 reads the body of any request that names a Transfer-Encoding as chunked,
+ * whatever the codings say (`identity`, `xchunked`, `gzip, chunked`, `chunked` and
+ * `identity` on two lines), and keeps the connection for the next request. A gateway
+ * that frames such a request another way (no body, or up to the connection's end) would
+ * then disagree with the service on where the next request starts: the ground of
+ * request smuggling. Only `chunked` alone is taken; anything else is refused and its
+ * connection closed (RFC 9112 6.1 and 6.3: 400 when chunked is not the final coding,
+ * 501 for a coding the service does not decode).
+ */
+function checkTransferCoding(exchange: Exchange, codings: readonly string[]): void {
+  if (codings.length === 0 || (codings.length === 1 && codings[0] === 'chunked')) return;
+  exchange.closeAfterAnswer = true;
+  const chunkedLast = codings.at(-1) === 'chunked' && codings.indexOf('chunked') === codings.length - 1;
+  const named = JSON.stringify(codings.join(', ').slice(0, 200));
+  throw chunkedLast
+    ? new HttpError(501, 'unsupported_transfer_encoding', `Transfer-Encoding ${named} is not taken: send the body with Content-Length or Transfer-Encoding: chunked alone`)
+    : badRequest('bad_transfer_encoding', `Transfer-Encoding ${named} does not end in chunked once, so the body's length cannot be told: send Content-Length or Transfer-Encoding: chunked`);
 }
 
 /** The user for the log line of a route that needs none; an unusable id is simply not logged. */
