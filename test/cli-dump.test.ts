@@ -201,7 +201,7 @@ test('serve stops within SHUTDOWN_GRACE_MS: a request still open then is answere
     await once(socket, 'connect');
     let answer = '';
     socket.on('data', (chunk: Buffer) => { answer += chunk.toString('latin1'); });
-    socket.write('POST /api-rbxl/import/rbxl/analyze HTTP/1.1\r\nHost: x\r\nX-User-Id: ann\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n');
+    socket.write('POST /api-rbxl/import/rbxl/analyze HTTP/1.1\r\nHost: localhost\r\nX-User-Id: ann\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n');
     await new Promise((resolve) => setTimeout(resolve, 200));
     const exited = once(child, 'exit') as Promise<[number | null]>;
     child.kill('SIGTERM');

@@ -172,7 +172,7 @@ describe('create progress', () => {
       const id = `leaving-create-${attempt}`;
       await new Promise<void>((resolve) => {
         const socket = connect(service.port, '127.0.0.1', () => {
-          socket.write(`POST ${CREATE} HTTP/1.1\r\nHost: test\r\nX-User-Id: ${user}\r\nContent-Type: application/json\r\nX-Create-Id: ${id}\r\n`
+          socket.write(`POST ${CREATE} HTTP/1.1\r\nHost: localhost\r\nX-User-Id: ${user}\r\nContent-Type: application/json\r\nX-Create-Id: ${id}\r\n`
             + `Content-Length: ${body.length}\r\n\r\n${body}`);
           // Gone while the body is read and the progress entry is made, or just after.
           setTimeout(() => { socket.destroy(); resolve(); }, attempt % 3);

@@ -53,7 +53,7 @@ function rawExchange(service: Service, bytes: Buffer | string, waitMs = 500): Pr
 }
 
 const withUserId = (value: Buffer, path = HEALTH): Buffer =>
-  Buffer.concat([Buffer.from(`GET ${path.replace(HEALTH, '/api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa')} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-User-Id: `), value, Buffer.from('\r\n\r\n')]);
+  Buffer.concat([Buffer.from(`GET ${path.replace(HEALTH, '/api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa')} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-User-Id: `), value, Buffer.from('\r\n\r\n')]);
 
 describe('user ids', () => {
   let service: Service;
@@ -89,7 +89,7 @@ describe('user ids', () => {
   });
 
   test('X-User-Id sent twice is refused with 400 (which one counts is not for the service to guess)', async () => {
-    const answer = await rawExchange(service, 'GET /api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-User-Id: ann\r\nX-User-Id: bob\r\n\r\n');
+    const answer = await rawExchange(service, 'GET /api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-User-Id: ann\r\nX-User-Id: bob\r\n\r\n');
     assert.equal(answer.status, 400);
     assert.match(answer.body, /more than once/);
   });
@@ -125,6 +125,27 @@ describe('user ids', () => {
   });
 });
 
+test('development mode on loopback answers only requests addressed to this machine: a page elsewhere rebinding its name to 127.0.0.1 cannot act as anyone', async (t) => {
+  const service = await startService({ authMode: 'development' });
+  const gateway = await startService({ authMode: 'gateway' });
+  t.after(() => Promise.all([service.close(), gateway.close()]));
+  const get = (target: Service, host: string, path = '/api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa'): Promise<RawAnswer> =>
+    rawExchange(target, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\nX-Auth-Override: victim\r\n\r\n`);
+  // What a rebinding page's requests name: its own site, whatever address it resolved to.
+  for (const host of [`attacker.example:${service.port}`, 'attacker.example', `127.0.0.1.attacker.example:${service.port}`, `localhost.attacker.example`, 'notlocalhost', 'x.127.0.0.1', '0.0.0.0', '192.168.1.5']) {
+    const answer = await get(service, host);
+    assert.equal(answer.status, 403, host);
+    assert.equal((JSON.parse(answer.body) as { error: { code: string } }).error.code, 'host_not_allowed', host);
+  }
+  assert.equal((await get(service, `attacker.example:${service.port}`, '/api-rbxl/')).status, 403, 'the pages too');
+  // Addressed to this machine: answered (404: no such project for this user).
+  for (const host of [`localhost:${service.port}`, 'LOCALHOST', `127.0.0.1:${service.port}`, '127.0.0.2', `[::1]:${service.port}`, `app.localhost:${service.port}`]) {
+    assert.equal((await get(service, host)).status, 404, host);
+  }
+  // Gateway mode takes whatever host the gateway forwards.
+  assert.equal((await get(gateway, 'rbxl.example.com')).status, 401);
+});
+
 test('pages run only their own scripts: the CSP allows \'self\' and the import map by its hash, no inline code, no plugins, no <base>, no framing', async () => {
   const service = await startService();
   try {
@@ -154,7 +175,7 @@ describe('every request gets an answer where the server can give one', () => {
   after(() => service.close());
 
   const post = (lengthHeaders: string): string =>
-    `POST ${ANALYZE} HTTP/1.1\r\nHost: x\r\nX-User-Id: ann\r\nContent-Type: multipart/form-data; boundary=b\r\n${lengthHeaders}\r\n`;
+    `POST ${ANALYZE} HTTP/1.1\r\nHost: localhost\r\nX-User-Id: ann\r\nContent-Type: multipart/form-data; boundary=b\r\n${lengthHeaders}\r\n`;
 
   test('Content-Length of 1e9 or more is 413, not digits, negative or padded past 9 digits is 400: JSON answers, connection closed', async () => {
     for (const [header, status, code] of [
@@ -176,10 +197,10 @@ describe('every request gets an answer where the server can give one', () => {
 
   test('a Transfer-Encoding other than chunked alone is refused and its connection closed, never read as chunked (request smuggling)', async () => {
     // What a gateway might forward as the next request, hidden in a chunked body.
-    const smuggled = `GET /api-rbxl/import/rbxl/create/smuggled-1 HTTP/1.1\r\nHost: x\r\nX-User-Id: victim\r\n\r\n`;
+    const smuggled = `GET /api-rbxl/import/rbxl/create/smuggled-1 HTTP/1.1\r\nHost: localhost\r\nX-User-Id: victim\r\n\r\n`;
     const chunked = `${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`;
     const createWith = (codings: string): string =>
-      `POST ${CREATE} HTTP/1.1\r\nHost: x\r\nX-User-Id: ann\r\nContent-Type: application/json\r\n${codings}\r\n${chunked}`;
+      `POST ${CREATE} HTTP/1.1\r\nHost: localhost\r\nX-User-Id: ann\r\nContent-Type: application/json\r\n${codings}\r\n${chunked}`;
     for (const [codings, status, code] of [
       ['Transfer-Encoding: identity\r\n', 400, 'bad_transfer_encoding'],
       ['Transfer-Encoding: xchunked\r\n', 400, 'bad_transfer_encoding'],
@@ -196,14 +217,14 @@ describe('every request gets an answer where the server can give one', () => {
       assert.equal(answer.closedByServer, true, `${JSON.stringify(codings)}: the connection is not kept for a next request`);
     }
     // A GET naming a coding is refused the same way.
-    const get = await rawExchange(service, `GET /api-rbxl/config HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n${chunked}`);
+    const get = await rawExchange(service, `GET /api-rbxl/config HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: identity\r\n\r\n${chunked}`);
     assert.equal(get.status, 400, get.head);
     assert.equal(get.closedByServer, true);
     // chunked alone (any case, spaces around it) is read as it always was: the body is this JSON.
     const body = JSON.stringify({ preview_hash: 'f'.repeat(64) });
     for (const codings of ['Transfer-Encoding: chunked\r\n', 'Transfer-Encoding:  Chunked \r\n']) {
       const answer = await rawExchange(service,
-        `POST ${CREATE} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-User-Id: ann\r\nContent-Type: application/json\r\n${codings}\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+        `POST ${CREATE} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-User-Id: ann\r\nContent-Type: application/json\r\n${codings}\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
       assert.equal(answer.status, 404, `${JSON.stringify(codings)}: ${answer.head}`);
       assertErrorBody(404, answer.body.trim(), 404, 'not_found');
     }
@@ -211,12 +232,12 @@ describe('every request gets an answer where the server can give one', () => {
 
   test('what uWebSockets.js 20.30 closes before any handler runs: no bytes come back (README lists them)', async () => {
     for (const request of [
-      `POST ${ANALYZE} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`,
-      `GET ${HEALTH} HTTP/1.0\r\nHost: x\r\n\r\n`,
+      `POST ${ANALYZE} HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`,
+      `GET ${HEALTH} HTTP/1.0\r\nHost: localhost\r\n\r\n`,
       `GET ${HEALTH} HTTP/1.1\r\n\r\n`, // no Host
       'HELLO WORLD\r\n\r\n',
-      `GET ${HEALTH} HTTP/1.1\r\nHost: x\r\nX-User-Id: a\u0001b\r\n\r\n`, // a control character in a header value
-      `GET ${HEALTH} HTTP/1.1\nHost: x\n\n`, // bare LF line ends
+      `GET ${HEALTH} HTTP/1.1\r\nHost: localhost\r\nX-User-Id: a\u0001b\r\n\r\n`, // a control character in a header value
+      `GET ${HEALTH} HTTP/1.1\nHost: localhost\n\n`, // bare LF line ends
     ]) {
       const answer = await rawExchange(service, request);
       assert.equal(answer.bytes, 0, `${JSON.stringify(request.slice(0, 40))} got ${JSON.stringify(answer.head)}`);
@@ -226,12 +247,12 @@ describe('every request gets an answer where the server can give one', () => {
   });
 
   test('pipelining: requests answered at once are answered in turn; one sent behind an answer still awaited closes the connection unanswered (uWebSockets.js 20.30; README)', async () => {
-    const config = `GET /api-rbxl/config HTTP/1.1\r\nHost: x\r\n\r\n`;
+    const config = `GET /api-rbxl/config HTTP/1.1\r\nHost: localhost\r\n\r\n`;
     const both = await rawExchange(service, config + config);
     assert.equal(both.head.startsWith('HTTP/1.1 200'), true);
     assert.equal((both.head + both.body).split('HTTP/1.1 200').length - 1, 2, 'two answers');
     // A project lookup awaits the store: the request behind it closes the connection, both unanswered.
-    const lookup = `GET /api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: x\r\nX-User-Id: pip\r\n\r\n`;
+    const lookup = `GET /api-rbxl/projects/p_aaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: localhost\r\nX-User-Id: pip\r\n\r\n`;
     const behind = await rawExchange(service, lookup + config);
     assert.equal(behind.bytes, 0, JSON.stringify(behind.head));
     // Alone, the lookup is answered.
@@ -244,7 +265,7 @@ describe('every request gets an answer where the server can give one', () => {
     try {
       for (const connection of ['close', 'keep-alive']) {
         const answer = await rawExchange(small, Buffer.concat([
-          Buffer.from(`POST ${ANALYZE} HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\nX-User-Id: ann\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: 150000\r\n\r\n`),
+          Buffer.from(`POST ${ANALYZE} HTTP/1.1\r\nHost: localhost\r\nConnection: ${connection}\r\nX-User-Id: ann\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: 150000\r\n\r\n`),
           big.subarray(0, 150_000),
         ]));
         assert.equal(answer.status, 413);
@@ -272,7 +293,7 @@ test('every GET route answers HEAD: the GET\'s status, type and length, and no b
     const header = (answer: RawAnswer, name: string): string | undefined =>
       new RegExp(`^${name}: (.*)$`, 'im').exec(answer.head)?.[1];
     for (const [path, headers, status] of cases) {
-      const request = (method: string) => `${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headers}\r\n`;
+      const request = (method: string) => `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n${headers}\r\n`;
       const get = await rawExchange(service, request('GET'), 5000);
       const head = await rawExchange(service, request('HEAD'), 5000);
       const label = `HEAD ${path} ${headers.trim()}`;
@@ -295,7 +316,7 @@ test('every GET route answers HEAD: the GET\'s status, type and length, and no b
     // Refused framing: a Content-Length uWS cannot parse (it closes the connection as the handler returns)
     // and one sent twice (the service closes it): the GET's status and length, and the connection closes.
     for (const [lengths, status] of [[['abc'], 400], [['1000000000'], 413], [['5', '6'], 400]] as const) {
-      const request = (method: string) => `${method} ${HEALTH} HTTP/1.1\r\nHost: x\r\n${lengths.map((value) => `Content-Length: ${value}\r\n`).join('')}\r\n`;
+      const request = (method: string) => `${method} ${HEALTH} HTTP/1.1\r\nHost: localhost\r\n${lengths.map((value) => `Content-Length: ${value}\r\n`).join('')}\r\n`;
       const get = await rawExchange(service, request('GET'), 1000);
       const head = await rawExchange(service, request('HEAD'), 1000);
       const label = `HEAD with Content-Length ${lengths.join(', ')}`;
@@ -315,12 +336,12 @@ test('every GET route answers HEAD: the GET\'s status, type and length, and no b
           text += chunk.toString('latin1');
           if (text.includes('\r\n\r\n') && !text.includes('GET-SENT')) {
             text += 'GET-SENT';
-            socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n${ann}Connection: close\r\n\r\n`);
+            socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n${ann}Connection: close\r\n\r\n`);
           }
         });
         socket.on('close', () => resolve(text));
         socket.on('error', () => resolve(text));
-        socket.write(`HEAD ${path} HTTP/1.1\r\nHost: x\r\n${ann}\r\n`);
+        socket.write(`HEAD ${path} HTTP/1.1\r\nHost: localhost\r\n${ann}\r\n`);
       });
       const [headAnswer, getAnswer = ''] = answers.split('GET-SENT');
       assert.match(headAnswer!, /^HTTP\/1\.1 200 [^]*\r\n\r\n$/, `HEAD ${path} on a kept-alive connection: headers only`);
@@ -329,7 +350,7 @@ test('every GET route answers HEAD: the GET\'s status, type and length, and no b
       if (length !== undefined) assert.equal(Buffer.byteLength(getAnswer.slice(getAnswer.indexOf('\r\n\r\n') + 4), 'latin1'), Number(length), `GET ${path}: whole`);
     }
     // Allow names HEAD wherever GET is allowed.
-    const wrong = await rawExchange(service, `POST ${project} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${ann}Content-Length: 0\r\n\r\n`);
+    const wrong = await rawExchange(service, `POST ${project} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n${ann}Content-Length: 0\r\n\r\n`);
     assert.equal(wrong.status, 405);
     assert.equal(header(wrong, 'Allow'), 'GET, HEAD, DELETE');
   } finally {

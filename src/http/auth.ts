@@ -15,7 +15,7 @@
  * header sent twice is refused too: which one would count is not for the service to guess.
  */
 import type { HttpRequest } from 'uWebSockets.js';
-import type { AuthMode } from '../config.js';
+import type { AuthMode, Config } from '../config.js';
 import { MAX_USER_ID_LENGTH, USER_ID_PATTERN } from '../client/auth.js';
 import { HttpError } from './errors.js';
 
@@ -46,4 +46,31 @@ export function userFromRequest(mode: AuthMode, req: HttpRequest): string | null
     if (override !== null) return override;
   }
   return idHeader(req, 'x-user-id');
+}
+
+/** A Host header naming this machine only: localhost (and its subdomains), 127.x.x.x or [::1], with any port. */
+const LOOPBACK_HOST = /^(?:(?:[a-z0-9-]+\.)*localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])(?::\d{1,5})?$/i;
+
+/** Whether the service listens on loopback only (HOST `localhost`, `127.x.x.x` or `::1`). */
+function listensOnLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * In development mode on loopback (`npm start`'s defaults) the service takes any id a
+ * request names, and only the machine itself can reach it. A page on another site can
+ * still have its own name resolve to 127.0.0.1 (DNS rebinding) and call the service from
+ * the developer's browser as anyone, with the operator's asset key: the request then
+ * names that site in its Host header. So such a service answers only requests addressed
+ * to a loopback name; a request without Host (HTTP/1.0, not a browser's) is taken.
+ * Returns the check, or null where none applies (gateway mode, or listening beyond loopback).
+ */
+export function developmentHostCheck(config: Pick<Config, 'authMode' | 'host'>): ((req: HttpRequest) => void) | null {
+  if (config.authMode !== 'development' || !listensOnLoopback(config.host)) return null;
+  return (req) => {
+    const host = req.getHeader('host');
+    if (host !== '' && !LOOPBACK_HOST.test(host)) {
+      throw new HttpError(403, 'host_not_allowed', `development mode answers only requests addressed to this machine (Host localhost, 127.0.0.1 or [::1]), not ${JSON.stringify(host.slice(0, 100))}: open the page at http://localhost instead, or run with AUTH_MODE=gateway behind a gateway`);
+    }
+  };
 }

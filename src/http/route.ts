@@ -1,12 +1,13 @@
 /**
  * The one route wrapper (a hook, in fastify's terms): every route handler runs inside
- * it, and it alone checks the request's framing, refuses while shutting down,
+ * it, and it alone checks the request's framing (and, in development mode on loopback,
+ * its Host: auth.ts `developmentHostCheck`), refuses while shutting down,
  * authenticates, awaits the handler and maps whatever the handler throws or rejects
  * with to one error answer (exchange.ts `sendError`). Handlers read the request
  * synchronously (uWS frees it when the handler returns), then await what they need.
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { userFromRequest } from './auth.js';
+import { developmentHostCheck, userFromRequest } from './auth.js';
 import type { HttpContext } from './context.js';
 import { badRequest, HttpError, shuttingDown, unauthorized } from './errors.js';
 import { sendError, type Exchange } from './exchange.js';
@@ -25,11 +26,13 @@ const BELOW_1E9 = /^0*\d{1,9}$/;
 
 export function route(ctx: HttpContext, handler: RouteHandler, options: RouteOptions = {}): (res: HttpResponse, req: HttpRequest) => void {
   const auth = options.auth ?? true;
+  const checkHost = developmentHostCheck(ctx.config);
   return (res, req) => {
     const exchange = ctx.begin(res, req);
     const fail = (error: unknown): void => sendError(exchange, error, ctx.logError);
     try {
       checkFraming(exchange, req);
+      checkHost?.(req);
       if (ctx.closing()) throw shuttingDown();
       if (auth) {
         exchange.user = userFromRequest(ctx.config.authMode, req);
