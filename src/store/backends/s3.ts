@@ -260,7 +260,12 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
       const objects = (answer.Contents ?? [])
         .filter((object) => object.Key?.startsWith(prefix + listPrefix) === true)
         .map((object) => infoOf(object.Key!.slice(prefix.length), object.Size, object.ETag, object.LastModified));
-      return answer.IsTruncated === true && answer.NextContinuationToken !== undefined ? { objects, cursor: answer.NextContinuationToken } : { objects };
+      if (answer.IsTruncated !== true) return { objects };
+      // More to list but no way to ask for it: taken as the end, the keys after this page would look absent.
+      if (answer.NextContinuationToken === undefined || answer.NextContinuationToken === '') {
+        throw new StoreError(`object store answered unexpectedly (list ${listPrefix}): a truncated listing without a continuation token`, 'list', listPrefix);
+      }
+      return { objects, cursor: answer.NextContinuationToken };
     } catch (error) {
       throw fromS3Error(error, 'list', listPrefix);
     }
