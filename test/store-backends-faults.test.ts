@@ -216,3 +216,49 @@ test('a store answering without a length is read only up to the caller\'s bound,
   assert.ok(Date.now() - started < BOUND_MS, `read for ${Date.now() - started} ms`);
   assert.ok(sent < 64 * 1024 * 1024, `the store sent ${sent} bytes before the read stopped`);
 });
+
+test('uploads a slow store holds keep a bounded share of memory, however many run at once', { timeout: 60_000 }, async (t) => {
+  // Multipart calls answered as S3 does, each part 300 ms after its body came: a slow
+  // store. The parts whose bodies arrived and whose answers are still due are what the
+  // client holds in memory (it keeps a part until it is answered, to send it again).
+  let inFlight = 0;
+  let peak = 0;
+  let parts = 0;
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://store');
+    const xml = (body: string): void => { response.writeHead(200, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) }).end(body); };
+    let received = 0;
+    request.on('data', (chunk: Buffer) => { received += chunk.length; });
+    request.on('end', () => {
+      if (request.method === 'POST' && url.searchParams.has('uploads')) {
+        xml(`<?xml version="1.0" encoding="UTF-8"?>\n<InitiateMultipartUploadResult><Bucket>rbxl-test</Bucket><Key>k</Key><UploadId>${randomBytes(8).toString('hex')}</UploadId></InitiateMultipartUploadResult>`);
+      } else if (request.method === 'PUT' && url.searchParams.has('partNumber')) {
+        parts++;
+        inFlight += received;
+        peak = Math.max(peak, inFlight);
+        setTimeout(() => {
+          inFlight -= received;
+          response.writeHead(200, { ETag: `"${randomBytes(16).toString('hex')}"`, 'content-length': 0 }).end();
+        }, 300);
+      } else if (request.method === 'POST' && url.searchParams.has('uploadId')) {
+        xml('<?xml version="1.0" encoding="UTF-8"?>\n<CompleteMultipartUploadResult><Bucket>rbxl-test</Bucket><Key>k</Key><ETag>"e-3"</ETag></CompleteMultipartUploadResult>');
+      } else {
+        response.writeHead(204).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const store = opened(t, createS3Store(config({ S3_TIMEOUT_MS: '20000', S3_CONDITIONAL_WRITES: 'off' }, `http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  const file = await fileOf(12 * 1024 * 1024 + 1); // three parts
+  const uploads = 10;
+  const results = await Promise.all(Array.from({ length: uploads }, (_, i) => store.putFile(`slow-${i}`, file.path)));
+  assert.ok(results.every((result) => result.written));
+  assert.equal(parts, uploads * 3);
+  // Two uploads of the largest kind (four parts in flight and one being read): 50 MiB at
+  // 5 MiB parts. Without a bound the ten sent theirs side by side (68 MiB when measured; more, the more uploads).
+  const bound = 2 * 5 * PART;
+  assert.ok(peak <= bound, `${(peak / 2 ** 20).toFixed(1)} MiB of parts in flight at once, more than ${bound / 2 ** 20} MiB`);
+  assert.ok(peak > 12 * 1024 * 1024, 'uploads still run side by side');
+  await rm(file.path);
+});

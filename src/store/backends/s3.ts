@@ -33,7 +33,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3StoreConfig } from './config.js';
-import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError } from './errors.js';
+import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError, uploadsBusyError } from './errors.js';
 import { guardStream } from './guard-stream.js';
 import { createKeyedLock } from '../../concurrency/keyed-lock.js';
 import { measureReachability } from './operations.js';
@@ -42,6 +42,13 @@ import type { Capabilities, ListOptions, ListPage, ObjectInfo, ObjectStore, Obje
 
 /** Parts uploaded at once per file: memory per upload is this × the part size. */
 const UPLOAD_QUEUE = 4;
+/**
+ * Bytes of file uploads held in memory at once by one store, in uploads of the largest
+ * kind: each holds up to its parts in flight and the one being read. Without a bound,
+ * every analyze and create whose upload a slow store held kept its parts (about 44 MiB
+ * each at the default part size): 16 at once took 700 MiB of the main thread's share.
+ */
+const UPLOADS_IN_MEMORY = 2;
 const MAX_PAGE = 1000;
 const MAX_SOCKETS = 64;
 
@@ -66,6 +73,8 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
   });
   const localLock = createKeyedLock();
   const operationDeadlineMs = timeoutMs * maxAttempts + 1000;
+  const perUpload = (UPLOAD_QUEUE + 1) * config.partSize;
+  const uploadMemory = createMemoryGate(UPLOADS_IN_MEMORY * perUpload);
 
   const objectKey = (key: string): string => prefix + checkKey(key);
   const deadline = (): AbortSignal => AbortSignal.timeout(operationDeadlineMs);
@@ -210,6 +219,11 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
       throw new StoreError(`cannot read ${path} to upload it: ${(error as Error).message}`, 'putFile', key, { cause: error });
     }
     const result = await conditionally('putFile', key, fileOptions, async (native) => {
+      // A small file is read whole, a large one a few parts at a time: that much memory is
+      // taken from the store's share for uploads first, waiting (FIFO) while others hold it.
+      const waitStarted = Date.now();
+      const releaseMemory = await uploadMemory.acquire(Math.min(size, perUpload), AbortSignal.timeout(operationDeadlineMs))
+        .catch(() => { throw uploadsBusyError('putFile', key, Date.now() - waitStarted); });
       const body = createReadStream(path);
       const upload = new Upload({
         client,
@@ -231,6 +245,7 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
         throw error;
       } finally {
         body.destroy();
+        releaseMemory();
       }
     });
     if (fileOptions.moveSource === true) await rm(path, { force: true });
@@ -317,6 +332,53 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
     check,
     sweepIncomplete,
     close: async () => client.destroy(),
+  };
+}
+
+/**
+ * Bytes handed out up to `limit`, first come first served: a request waits until what it
+ * asks for fits beside what is held (or nothing is held: one larger than the limit runs
+ * alone), or until `signal` aborts. Later requests wait behind an earlier one, so a large
+ * upload is not passed over for ever by small ones.
+ */
+function createMemoryGate(limit: number): { acquire(bytes: number, signal: AbortSignal): Promise<() => void> } {
+  let used = 0;
+  const waiting: { bytes: number; grant: () => void }[] = [];
+  const fits = (bytes: number): boolean => used === 0 || used + bytes <= limit;
+  const take = (bytes: number): (() => void) => {
+    used += bytes;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      used -= bytes;
+      dispatch();
+    };
+  };
+  function dispatch(): void {
+    while (waiting.length > 0 && fits(waiting[0]!.bytes)) waiting.shift()!.grant();
+  }
+  return {
+    acquire(bytes, signal) {
+      if (waiting.length === 0 && fits(bytes)) return Promise.resolve(take(bytes));
+      return new Promise((resolve, reject) => {
+        const waiter = {
+          bytes,
+          grant: () => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(take(bytes));
+          },
+        };
+        const onAbort = (): void => {
+          const index = waiting.indexOf(waiter);
+          if (index !== -1) waiting.splice(index, 1);
+          dispatch();
+          reject(signal.reason as Error);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        waiting.push(waiter);
+      });
+    },
   };
 }
 
