@@ -262,3 +262,40 @@ test('uploads a slow store holds keep a bounded share of memory, however many ru
   assert.ok(peak > 12 * 1024 * 1024, 'uploads still run side by side');
   await rm(file.path);
 });
+
+test('a multipart completion whose answer is lost, sent again and finding its upload gone, is unavailable: not an unexpected answer (500), nor a condition that failed', { timeout: 60_000 }, async (t) => {
+  // The store completes the upload but the connection drops before its answer; the SDK
+  // sends the completion again and the store answers NoSuchUpload, as S3 does.
+  let completions = 0;
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://store');
+    const xml = (body: string, status = 200): void => { response.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) }).end(body); };
+    const noSuchUpload = (): void => xml('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>', 404);
+    request.resume();
+    request.on('end', () => {
+      if (request.method === 'POST' && url.searchParams.has('uploads')) {
+        xml('<?xml version="1.0" encoding="UTF-8"?>\n<InitiateMultipartUploadResult><Bucket>rbxl-test</Bucket><Key>k</Key><UploadId>u1</UploadId></InitiateMultipartUploadResult>');
+      } else if (request.method === 'PUT' && url.searchParams.has('partNumber')) {
+        response.writeHead(200, { ETag: `"${randomBytes(16).toString('hex')}"`, 'content-length': 0 }).end();
+      } else if (request.method === 'POST' && url.searchParams.has('uploadId')) {
+        if (completions++ % 2 === 0) request.socket.destroy();
+        else noSuchUpload();
+      } else if (request.method === 'DELETE' && url.searchParams.has('uploadId')) {
+        noSuchUpload();
+      } else {
+        response.writeHead(404, { 'content-length': 0 }).end(); // HEAD: nothing stored under the key
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const file = await fileOf(2 * PART + 1);
+  const plain = opened(t, createS3Store(config({ S3_CONDITIONAL_WRITES: 'off' }, endpoint)));
+  await unavailable(() => plain.putFile('lost-answer', file.path), 'server_error');
+  // Where the store decides conditions, the second completion's 404 is no answer to If-None-Match.
+  const native = opened(t, createS3Store(config({ S3_CONDITIONAL_WRITES: 'on' }, endpoint)));
+  await unavailable(() => native.putFile('lost-answer', file.path, { ifNoneMatch: '*' }), 'server_error');
+  assert.equal(completions, 4);
+  await rm(file.path);
+});

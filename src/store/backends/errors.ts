@@ -93,7 +93,8 @@ const MISCONFIGURED = new Set([
   'CredentialsProviderError',
 ]);
 const THROTTLED = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'TooManyRequests', 'RequestLimitExceeded']);
-const SERVER = new Set(['InternalError', 'ServiceUnavailable', 'RequestTimeout', 'RequestTimeTooSkewed']);
+// NoSuchUpload: a multipart upload gone under us, most often completed by a try whose answer was lost (the SDK's retry finds it done), or aborted by a sweep or lifecycle rule.
+const SERVER = new Set(['InternalError', 'ServiceUnavailable', 'RequestTimeout', 'RequestTimeTooSkewed', 'NoSuchUpload']);
 
 interface SdkErrorShape {
   name?: string;

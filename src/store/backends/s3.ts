@@ -387,11 +387,17 @@ function isNotFound(error: unknown): boolean {
   return code === 'NoSuchKey' || code === 'NotFound' || (s3Status(error) === 404 && code !== 'NoSuchBucket');
 }
 
-/** 412 (the condition did not hold), 409 (a concurrent conditional write won) or 404 (If-Match on a missing key). */
+/**
+ * 412 (the condition did not hold), 409 (a concurrent conditional write won) or 404 (If-Match
+ * on a missing key). Not a 404 for the bucket, nor for the multipart upload itself: a
+ * completion whose answer was lost is sent again and finds its upload gone (NoSuchUpload),
+ * which says nothing of the condition; taken as one, the write was reported as another's.
+ */
 function isConditionFailure(error: unknown): boolean {
   const status = s3Status(error);
   const code = s3Code(error);
-  return status === 412 || code === 'PreconditionFailed' || status === 409 || code === 'ConditionalRequestConflict' || (status === 404 && code !== 'NoSuchBucket');
+  return status === 412 || code === 'PreconditionFailed' || status === 409 || code === 'ConditionalRequestConflict'
+    || (status === 404 && code !== 'NoSuchBucket' && code !== 'NoSuchUpload');
 }
 
 function normaliseEtag(etag: string | undefined): string {
