@@ -89,3 +89,28 @@ test('an analyze over a store whose listing never ends answers a JSON error in b
   assert.doesNotMatch(text, /S3RVER/, 'no credentials in the answer');
   assert.deepEqual(await uploadsIn(service), []);
 });
+
+test('a listing of incomplete uploads that never ends fails as an unexpected answer, not a sweep (and a start) that never ends', { timeout: 30_000 }, async (t) => {
+  let asked = 0;
+  let markers = true;
+  const server = createServer((request, response) => {
+    request.resume();
+    asked++;
+    // The same markers given back each time, or (markers false) none at all: either way the listing would start again.
+    const next = markers ? '<NextKeyMarker>service/k</NextKeyMarker><NextUploadIdMarker>u1</NextUploadIdMarker>' : '';
+    const body = '<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult><Bucket>rbxl-test</Bucket><IsTruncated>true</IsTruncated>'
+      + `${next}<Upload><Key>service/k</Key><UploadId>u1</UploadId><Initiated>${new Date().toISOString()}</Initiated></Upload></ListMultipartUploadsResult>`;
+    response.writeHead(200, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const store = createS3Store(config('service', `http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+  t.after(() => store.close());
+  for (const given of [true, false]) {
+    markers = given;
+    asked = 0;
+    const bounded = new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error(`still listing after ${asked} requests`)), 10_000).unref());
+    await assert.rejects(Promise.race([store.sweepIncomplete(60_000), bounded]), (error: Error) => error instanceof StoreError && /does not lead on/.test(error.message));
+    assert.ok(asked <= 2, `asked ${asked} times (markers ${given ? 'repeated' : 'missing'})`);
+  }
+});

@@ -308,6 +308,11 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
           aborted++;
         }
         if (answer.IsTruncated !== true) return aborted;
+        // A page must lead on: markers missing (the listing would start over) or given back
+        // unchanged kept this loop, and the start-up and every sweep after it, going for ever.
+        if ((answer.NextKeyMarker ?? '') === '' || (answer.NextKeyMarker === KeyMarker && answer.NextUploadIdMarker === UploadIdMarker)) {
+          throw new StoreError('object store answered unexpectedly (sweepIncomplete): a truncated listing of uploads that does not lead on', 'sweepIncomplete', undefined);
+        }
         KeyMarker = answer.NextKeyMarker;
         UploadIdMarker = answer.NextUploadIdMarker;
       }
