@@ -299,3 +299,38 @@ test('a multipart completion whose answer is lost, sent again and finding its up
   assert.equal(completions, 4);
   await rm(file.path);
 });
+
+test('an endless answer to a listing, or an endless error page, is read only up to a bound, not into memory to its end', { timeout: 60_000 }, async (t) => {
+  // What the SDK reads whole (a listing page, an error) had no bound: a store, or a proxy
+  // in front of it, that sent without end filled the process (1.3 GB in five seconds).
+  let sent = 0;
+  let status = 200;
+  const server = createServer((request, response) => {
+    request.resume();
+    response.writeHead(status, { 'Content-Type': 'application/xml' });
+    response.write('<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult><Name>rbxl-test</Name><Contents><Key>');
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const pump = (): void => {
+      while (!response.destroyed && sent < 1024 * 1024 * 1024) {
+        sent += chunk.length;
+        if (!response.write(chunk)) { response.once('drain', pump); return; }
+      }
+      response.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const store = opened(t, createS3Store(config({ S3_TIMEOUT_MS: '20000' }, `http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  for (const answer of [200, 500]) {
+    status = answer;
+    sent = 0;
+    const started = Date.now();
+    await assert.rejects(store.list(''), (error: Error) => /an answer longer than/.test(error.message), `HTTP ${answer}`);
+    assert.ok(Date.now() - started < BOUND_MS, `read for ${Date.now() - started} ms`);
+    assert.ok(sent < 64 * 1024 * 1024, `the store sent ${(sent / 2 ** 20).toFixed(0)} MiB before the read stopped (HTTP ${answer})`);
+  }
+  // An object's own body is the caller's to bound, as before.
+  status = 200;
+  await assert.rejects(store.get('endless', { maxBytes: 100_000 }), (error: Error) => error.name === 'ObjectTooLargeError');
+});

@@ -5,7 +5,8 @@
  * each once looped for ever, asking the store again and again and keeping what it listed.
  * Now the listing stops at the first page that does not move forward, and the request
  * answers a JSON error within a bounded time, leaving no upload behind. A truncated page
- * without a token is refused too: taken as the end, the keys after it looked absent.
+ * without a token is refused too: taken as the end, the keys after it looked absent. So is
+ * a listing of incomplete multipart uploads (the sweep's) whose markers do not lead on.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -19,7 +19,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -34,7 +34,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3StoreConfig } from './config.js';
 import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError, uploadsBusyError } from './errors.js';
-import { guardStream } from './guard-stream.js';
+import { capStream, guardStream } from './guard-stream.js';
 import { createKeyedLock } from '../../concurrency/keyed-lock.js';
 import { measureReachability } from './operations.js';
 import { checkKey, checkPrefix } from './keys.js';
@@ -50,6 +50,13 @@ const UPLOAD_QUEUE = 4;
  */
 const UPLOADS_IN_MEMORY = 2;
 const MAX_PAGE = 1000;
+/**
+ * The most the SDK may read of any answer it reads whole: a listing page (1000 keys of at
+ * most 1 KiB each, with their XML), an error, an upload's id. An object's own body is not
+ * one of them (`get` and its callers bound that). Unbounded, a store that sent an endless
+ * answer to a listing (or an error page without end) took 1.3 GB in five seconds.
+ */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const MAX_SOCKETS = 64;
 
 export function createS3Store(config: S3StoreConfig): ObjectStore {
@@ -71,6 +78,18 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
     // Other stores often reject the newest default checksums (aws-chunked trailers); send them only where S3 requires them.
     ...(config.endpoint === undefined ? {} : { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }),
   });
+  client.middlewareStack.add((next, context) => async (args) => {
+    const result = await next(args);
+    const response = result.response as { statusCode?: number; body?: unknown };
+    // Placed inside the deserializer: the raw answer passes here before the SDK reads it.
+    const objectBody = context.commandName === 'GetObjectCommand' && (response.statusCode ?? 0) < 300;
+    if (!objectBody && response.body instanceof Readable) {
+      response.body = capStream(response.body, MAX_ANSWER_BYTES, () => new StoreError(
+        `object store answered unexpectedly (${String(context.commandName)}): an answer longer than ${MAX_ANSWER_BYTES} bytes`, String(context.commandName), undefined,
+      ));
+    }
+    return result;
+  }, { step: 'deserialize', priority: 'low', name: 'boundAnswers' });
   const localLock = createKeyedLock();
   const operationDeadlineMs = timeoutMs * maxAttempts + 1000;
   const perUpload = (UPLOAD_QUEUE + 1) * config.partSize;
