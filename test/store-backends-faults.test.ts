@@ -17,6 +17,7 @@ import {
   storeConfigFromEnv,
   StoreUnavailableError,
   type ObjectStore,
+  type ObjectStream,
   type S3StoreConfig,
   type UnavailableReason,
 } from '../src/store/backends/index.js';
@@ -333,4 +334,25 @@ test('an endless answer to a listing, or an endless error page, is read only up 
   // An object's own body is the caller's to bound, as before.
   status = 200;
   await assert.rejects(store.get('endless', { maxBytes: 100_000 }), (error: Error) => error.name === 'ObjectTooLargeError');
+});
+
+test('object bodies read slowly do not hold the connections every other operation needs', { timeout: 60_000 }, async (t) => {
+  // 64 readers (clients of project documents, say) that stop reading: each body keeps its
+  // connection until read or until the idle timeout. They shared one pool of 64 with
+  // everything else, and a HEAD waited for one of them to time out.
+  const store = opened(t, createS3Store(config({ S3_TIMEOUT_MS: '8000' })));
+  await store.put('slow-readers', randomBytes(1024 * 1024));
+  const streams: ObjectStream[] = [];
+  for (let i = 0; i < 64; i++) {
+    const stream = await store.getStream('slow-readers');
+    assert.ok(stream !== undefined);
+    stream.body.on('error', () => {});
+    streams.push(stream);
+  }
+  t.after(() => { for (const stream of streams) stream.body.destroy(); });
+  const started = Date.now();
+  assert.equal((await store.head('slow-readers'))?.size, 1024 * 1024);
+  assert.equal((await store.get('slow-readers'))?.size, 1024 * 1024);
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed < 2000, `a HEAD and a GET took ${elapsed} ms beside 64 slow readers`);
 });

@@ -63,33 +63,41 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
   const { bucket, prefix, timeoutMs, maxAttempts } = config;
   checkPrefix(prefix);
   const agentOptions = { keepAlive: true, maxSockets: MAX_SOCKETS };
-  const client = new S3Client({
-    region: config.region,
-    ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
-    forcePathStyle: config.forcePathStyle,
-    ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
-    maxAttempts,
-    requestHandler: {
-      connectionTimeout: Math.min(timeoutMs, 3000),
-      socketTimeout: timeoutMs,
-      httpAgent: new HttpAgent(agentOptions),
-      httpsAgent: new HttpsAgent(agentOptions),
-    },
-    // Other stores often reject the newest default checksums (aws-chunked trailers); send them only where S3 requires them.
-    ...(config.endpoint === undefined ? {} : { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }),
-  });
-  client.middlewareStack.add((next, context) => async (args) => {
-    const result = await next(args);
-    const response = result.response as { statusCode?: number; body?: unknown };
-    // Placed inside the deserializer: the raw answer passes here before the SDK reads it.
-    const objectBody = context.commandName === 'GetObjectCommand' && (response.statusCode ?? 0) < 300;
-    if (!objectBody && response.body instanceof Readable) {
-      response.body = capStream(response.body, MAX_ANSWER_BYTES, () => new StoreError(
-        `object store answered unexpectedly (${String(context.commandName)}): an answer longer than ${MAX_ANSWER_BYTES} bytes`, String(context.commandName), undefined,
-      ));
-    }
-    return result;
-  }, { step: 'deserialize', priority: 'low', name: 'boundAnswers' });
+  function makeClient(): S3Client {
+    const made = new S3Client({
+      region: config.region,
+      ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+      forcePathStyle: config.forcePathStyle,
+      ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
+      maxAttempts,
+      requestHandler: {
+        connectionTimeout: Math.min(timeoutMs, 3000),
+        socketTimeout: timeoutMs,
+        httpAgent: new HttpAgent(agentOptions),
+        httpsAgent: new HttpsAgent(agentOptions),
+      },
+      // Other stores often reject the newest default checksums (aws-chunked trailers); send them only where S3 requires them.
+      ...(config.endpoint === undefined ? {} : { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }),
+    });
+    made.middlewareStack.add((next, context) => async (args) => {
+      const result = await next(args);
+      const response = result.response as { statusCode?: number; body?: unknown };
+      // Placed inside the deserializer: the raw answer passes here before the SDK reads it.
+      const objectBody = context.commandName === 'GetObjectCommand' && (response.statusCode ?? 0) < 300;
+      if (!objectBody && response.body instanceof Readable) {
+        response.body = capStream(response.body, MAX_ANSWER_BYTES, () => new StoreError(
+          `object store answered unexpectedly (${String(context.commandName)}): an answer longer than ${MAX_ANSWER_BYTES} bytes`, String(context.commandName), undefined,
+        ));
+      }
+      return result;
+    }, { step: 'deserialize', priority: 'low', name: 'boundAnswers' });
+    return made;
+  }
+  const client = makeClient();
+  // Object bodies are read at their reader's pace (a slow client of a project document),
+  // each holding its connection meanwhile: on sockets of their own, so that 64 of them read
+  // slowly do not leave every other operation (an analyze's, a create's) waiting for one.
+  const streamClient = makeClient();
   const localLock = createKeyedLock();
   const operationDeadlineMs = timeoutMs * maxAttempts + 1000;
   const perUpload = (UPLOAD_QUEUE + 1) * config.partSize;
@@ -151,10 +159,10 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
     }
   }
 
-  async function openStream(operation: string, key: string, signal?: AbortSignal): Promise<ObjectStream | undefined> {
+  async function openStream(operation: string, key: string, via: S3Client, signal?: AbortSignal): Promise<ObjectStream | undefined> {
     const Key = objectKey(key);
     try {
-      const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key }), signal === undefined ? {} : { abortSignal: signal });
+      const answer = await via.send(new GetObjectCommand({ Bucket: bucket, Key }), signal === undefined ? {} : { abortSignal: signal });
       const body = guardStream(answer.Body as Readable, (error) => fromS3Error(error, operation, key));
       return { ...infoOf(key, answer.ContentLength, answer.ETag, answer.LastModified), body };
     } catch (error) {
@@ -165,7 +173,7 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
 
   async function get(key: string, getOptions: { maxBytes?: number } = {}): Promise<StoredObject | undefined> {
     const started = Date.now();
-    const object = await openStream('get', key, deadline());
+    const object = await openStream('get', key, client, deadline());
     if (object === undefined) return undefined;
     const { body, ...info } = object;
     if (getOptions.maxBytes !== undefined && info.size > getOptions.maxBytes) {
@@ -192,7 +200,7 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
   }
 
   function getStream(key: string): Promise<ObjectStream | undefined> {
-    return openStream('getStream', key);
+    return openStream('getStream', key, streamClient);
   }
 
   /** Runs a conditional write: sent as is where the store decides conditions, else checked here first. */
@@ -355,7 +363,10 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
     list,
     check,
     sweepIncomplete,
-    close: async () => client.destroy(),
+    close: async () => {
+      client.destroy();
+      streamClient.destroy();
+    },
   };
 }
 
