@@ -17,6 +17,7 @@ import {
   storeConfigFromEnv,
   StoreUnavailableError,
   type ObjectStore,
+  type ObjectStream,
   type S3StoreConfig,
   type UnavailableReason,
 } from '../src/store/backends/index.js';
@@ -215,4 +216,143 @@ test('a store answering without a length is read only up to the caller\'s bound,
   await assert.rejects(store.get('endless', { maxBytes: 100_000 }), (error: Error) => error.name === 'ObjectTooLargeError');
   assert.ok(Date.now() - started < BOUND_MS, `read for ${Date.now() - started} ms`);
   assert.ok(sent < 64 * 1024 * 1024, `the store sent ${sent} bytes before the read stopped`);
+});
+
+test('uploads a slow store holds keep a bounded share of memory, however many run at once', { timeout: 60_000 }, async (t) => {
+  // Multipart calls answered as S3 does, each part 300 ms after its body came: a slow
+  // store. The parts whose bodies arrived and whose answers are still due are what the
+  // client holds in memory (it keeps a part until it is answered, to send it again).
+  let inFlight = 0;
+  let peak = 0;
+  let parts = 0;
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://store');
+    const xml = (body: string): void => { response.writeHead(200, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) }).end(body); };
+    let received = 0;
+    request.on('data', (chunk: Buffer) => { received += chunk.length; });
+    request.on('end', () => {
+      if (request.method === 'POST' && url.searchParams.has('uploads')) {
+        xml(`<?xml version="1.0" encoding="UTF-8"?>\n<InitiateMultipartUploadResult><Bucket>rbxl-test</Bucket><Key>k</Key><UploadId>${randomBytes(8).toString('hex')}</UploadId></InitiateMultipartUploadResult>`);
+      } else if (request.method === 'PUT' && url.searchParams.has('partNumber')) {
+        parts++;
+        inFlight += received;
+        peak = Math.max(peak, inFlight);
+        setTimeout(() => {
+          inFlight -= received;
+          response.writeHead(200, { ETag: `"${randomBytes(16).toString('hex')}"`, 'content-length': 0 }).end();
+        }, 300);
+      } else if (request.method === 'POST' && url.searchParams.has('uploadId')) {
+        xml('<?xml version="1.0" encoding="UTF-8"?>\n<CompleteMultipartUploadResult><Bucket>rbxl-test</Bucket><Key>k</Key><ETag>"e-3"</ETag></CompleteMultipartUploadResult>');
+      } else {
+        response.writeHead(204).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const store = opened(t, createS3Store(config({ S3_TIMEOUT_MS: '20000', S3_CONDITIONAL_WRITES: 'off' }, `http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  const file = await fileOf(12 * 1024 * 1024 + 1); // three parts
+  const uploads = 10;
+  const results = await Promise.all(Array.from({ length: uploads }, (_, i) => store.putFile(`slow-${i}`, file.path)));
+  assert.ok(results.every((result) => result.written));
+  assert.equal(parts, uploads * 3);
+  // Two uploads of the largest kind (four parts in flight and one being read): 50 MiB at
+  // 5 MiB parts. Without a bound the ten sent theirs side by side (68 MiB when measured; more, the more uploads).
+  const bound = 2 * 5 * PART;
+  assert.ok(peak <= bound, `${(peak / 2 ** 20).toFixed(1)} MiB of parts in flight at once, more than ${bound / 2 ** 20} MiB`);
+  assert.ok(peak > 12 * 1024 * 1024, 'uploads still run side by side');
+  await rm(file.path);
+});
+
+test('a multipart completion whose answer is lost, sent again and finding its upload gone, is unavailable: not an unexpected answer (500), nor a condition that failed', { timeout: 60_000 }, async (t) => {
+  // The store completes the upload but the connection drops before its answer; the SDK
+  // sends the completion again and the store answers NoSuchUpload, as S3 does.
+  let completions = 0;
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://store');
+    const xml = (body: string, status = 200): void => { response.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) }).end(body); };
+    const noSuchUpload = (): void => xml('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>', 404);
+    request.resume();
+    request.on('end', () => {
+      if (request.method === 'POST' && url.searchParams.has('uploads')) {
+        xml('<?xml version="1.0" encoding="UTF-8"?>\n<InitiateMultipartUploadResult><Bucket>rbxl-test</Bucket><Key>k</Key><UploadId>u1</UploadId></InitiateMultipartUploadResult>');
+      } else if (request.method === 'PUT' && url.searchParams.has('partNumber')) {
+        response.writeHead(200, { ETag: `"${randomBytes(16).toString('hex')}"`, 'content-length': 0 }).end();
+      } else if (request.method === 'POST' && url.searchParams.has('uploadId')) {
+        if (completions++ % 2 === 0) request.socket.destroy();
+        else noSuchUpload();
+      } else if (request.method === 'DELETE' && url.searchParams.has('uploadId')) {
+        noSuchUpload();
+      } else {
+        response.writeHead(404, { 'content-length': 0 }).end(); // HEAD: nothing stored under the key
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const file = await fileOf(2 * PART + 1);
+  const plain = opened(t, createS3Store(config({ S3_CONDITIONAL_WRITES: 'off' }, endpoint)));
+  await unavailable(() => plain.putFile('lost-answer', file.path), 'server_error');
+  // Where the store decides conditions, the second completion's 404 is no answer to If-None-Match.
+  const native = opened(t, createS3Store(config({ S3_CONDITIONAL_WRITES: 'on' }, endpoint)));
+  await unavailable(() => native.putFile('lost-answer', file.path, { ifNoneMatch: '*' }), 'server_error');
+  assert.equal(completions, 4);
+  await rm(file.path);
+});
+
+test('an endless answer to a listing, or an endless error page, is read only up to a bound, not into memory to its end', { timeout: 60_000 }, async (t) => {
+  // What the SDK reads whole (a listing page, an error) had no bound: a store, or a proxy
+  // in front of it, that sent without end filled the process (1.3 GB in five seconds).
+  let sent = 0;
+  let status = 200;
+  const server = createServer((request, response) => {
+    request.resume();
+    response.writeHead(status, { 'Content-Type': 'application/xml' });
+    response.write('<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult><Name>rbxl-test</Name><Contents><Key>');
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const pump = (): void => {
+      while (!response.destroyed && sent < 1024 * 1024 * 1024) {
+        sent += chunk.length;
+        if (!response.write(chunk)) { response.once('drain', pump); return; }
+      }
+      response.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const store = opened(t, createS3Store(config({ S3_TIMEOUT_MS: '20000' }, `http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  for (const answer of [200, 500]) {
+    status = answer;
+    sent = 0;
+    const started = Date.now();
+    await assert.rejects(store.list(''), (error: Error) => /an answer longer than/.test(error.message), `HTTP ${answer}`);
+    assert.ok(Date.now() - started < BOUND_MS, `read for ${Date.now() - started} ms`);
+    assert.ok(sent < 64 * 1024 * 1024, `the store sent ${(sent / 2 ** 20).toFixed(0)} MiB before the read stopped (HTTP ${answer})`);
+  }
+  // An object's own body is the caller's to bound, as before.
+  status = 200;
+  await assert.rejects(store.get('endless', { maxBytes: 100_000 }), (error: Error) => error.name === 'ObjectTooLargeError');
+});
+
+test('object bodies read slowly do not hold the connections every other operation needs', { timeout: 60_000 }, async (t) => {
+  // 64 readers (clients of project documents, say) that stop reading: each body keeps its
+  // connection until read or until the idle timeout. They shared one pool of 64 with
+  // everything else, and a HEAD waited for one of them to time out.
+  const store = opened(t, createS3Store(config({ S3_TIMEOUT_MS: '8000' })));
+  await store.put('slow-readers', randomBytes(1024 * 1024));
+  const streams: ObjectStream[] = [];
+  for (let i = 0; i < 64; i++) {
+    const stream = await store.getStream('slow-readers');
+    assert.ok(stream !== undefined);
+    stream.body.on('error', () => {});
+    streams.push(stream);
+  }
+  t.after(() => { for (const stream of streams) stream.body.destroy(); });
+  const started = Date.now();
+  assert.equal((await store.head('slow-readers'))?.size, 1024 * 1024);
+  assert.equal((await store.get('slow-readers'))?.size, 1024 * 1024);
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed < 2000, `a HEAD and a GET took ${elapsed} ms beside 64 slow readers`);
 });

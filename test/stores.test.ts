@@ -504,6 +504,35 @@ test('project store: a sweep after any write of a create leaves the project whol
   assert.equal(await readFile(placePath, 'utf8'), 'the map', 'the preview keeps its map');
 });
 
+test('project store: a listing that leaves out a sidecar (a store whose listings lag behind its writes) does not make the sweep take a whole project', async () => {
+  const s = await stores();
+  const store = projectStore(s);
+  const { id, tempPath } = await store.prepare();
+  await writeFile(tempPath, '{"doc":1}');
+  await store.commit(id, tempPath, { owner: 'ann', assets: [], bytes: 9, createdAt: Date.now() }, '{"summary":1}');
+  // The store lists every object but the sidecar; reading it finds it.
+  const lagging = new Proxy(s.objects, {
+    get(target, name, receiver) {
+      if (name === 'list') {
+        return async (...args: Parameters<ObjectStore['list']>) => {
+          const page = await target.list(...args);
+          return { ...page, objects: page.objects.filter((info) => !info.key.endsWith('/meta.json')) };
+        };
+      }
+      return Reflect.get(target, name, receiver) as unknown;
+    },
+  });
+  const sweeper = createProjectStore({ objects: lagging, workDir: s.uploads });
+  await sweeper.sweep({ staleMs: 0, createdBefore: 0, now: Date.now() + 60_000 });
+  assert.deepEqual(await keys(s.objects, `projects/${id}/`), ['document.json', 'meta.json', 'summary.json'].map((name) => `projects/${id}/${name}`), 'the project is whole');
+  assert.deepEqual(await store.get(id), { doc: 1 });
+  // A leftover without a sidecar still goes.
+  const cut = await store.prepare();
+  await store.keepScene(cut.id, join(s.dataDir, 'nothing'), {}).catch(() => undefined);
+  await sweeper.sweep({ staleMs: 0, createdBefore: 0, now: Date.now() + 60_000 });
+  assert.deepEqual(await keys(s.objects, `projects/${cut.id}/`), []);
+});
+
 test('project store: malformed ids never reach the store', async () => {
   const s = await stores();
   await writeFile(join(s.dataDir, 'secret.json'), '{"owner":"x"}');

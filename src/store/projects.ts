@@ -262,9 +262,12 @@ export function createProjectStore(options: ProjectStoreOptions): ProjectStore {
     for await (const group of groups()) {
       if (group.objects.some((info) => info.key === projectKeys.meta(group.id))) continue;
       // A create in progress writes its document and summary shortly before its sidecar.
-      if (group.objects.every((info) => info.lastModified < now - staleMs)) {
-        for (const info of group.objects) await objects.delete(info.key);
-      }
+      if (!group.objects.every((info) => info.lastModified < now - staleMs)) continue;
+      // The listing is not the last word: a store whose listings lag behind its writes (or
+      // leave a key out) made a whole project look like a leftover, and it went. A read of
+      // the sidecar itself decides.
+      if ((await objects.head(projectKeys.meta(group.id))) !== undefined) continue;
+      for (const info of group.objects) await objects.delete(info.key);
     }
     if (createdBefore > 0) {
       for (const { id, meta } of await list()) {

@@ -14,14 +14,16 @@
  *   AbortMultipartUpload (removes the upload's parts) and ListMultipartUploads.
  * - `fault(...)` makes matching requests fail: a 500/503 answer, a reset connection, or an
  *   answer whose body stalls after its first bytes; or holds them unanswered until
- *   `releaseHeld()` forwards them.
+ *   `releaseHeld()` forwards them; or (`endless_list`, for a ListObjectsV2 request) answers
+ *   the same truncated page, one key under the asked prefix and the same continuation
+ *   token, however often it is asked: a store whose listing never ends.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
-export type FaultAction = 'server_error' | 'slow_down' | 'reset' | 'stall' | 'hold';
+export type FaultAction = 'server_error' | 'slow_down' | 'reset' | 'stall' | 'hold' | 'endless_list';
 
 export interface S3Proxy {
   endpoint: string;
@@ -167,6 +169,15 @@ export async function startS3Proxy(upstreamPort: number, options: S3ProxyOptions
       }
       if (fault.action === 'hold') {
         holding.push({ line, forward: () => dispatch(req, res) });
+        return;
+      }
+      if (fault.action === 'endless_list') {
+        req.resume();
+        const prefix = new URL(req.url ?? '/', 'http://proxy').searchParams.get('prefix') ?? '';
+        const body = `<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult><Name>rbxl-test</Name><Prefix>${prefix}</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>`
+          + `<IsTruncated>true</IsTruncated><NextContinuationToken>again</NextContinuationToken><Contents><Key>${prefix}again</Key>`
+          + `<LastModified>${new Date(0).toISOString()}</LastModified><ETag>"0"</ETag><Size>0</Size></Contents></ListBucketResult>`;
+        req.once('end', () => res.writeHead(200, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) }).end(body));
         return;
       }
       if (fault.action !== 'stall') {

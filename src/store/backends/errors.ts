@@ -93,7 +93,8 @@ const MISCONFIGURED = new Set([
   'CredentialsProviderError',
 ]);
 const THROTTLED = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'TooManyRequests', 'RequestLimitExceeded']);
-const SERVER = new Set(['InternalError', 'ServiceUnavailable', 'RequestTimeout', 'RequestTimeTooSkewed']);
+// NoSuchUpload: a multipart upload gone under us, most often completed by a try whose answer was lost (the SDK's retry finds it done), or aborted by a sweep or lifecycle rule.
+const SERVER = new Set(['InternalError', 'ServiceUnavailable', 'RequestTimeout', 'RequestTimeTooSkewed', 'NoSuchUpload']);
 
 interface SdkErrorShape {
   name?: string;
@@ -146,6 +147,11 @@ export function fromS3Error(error: unknown, operation: string, key: string | und
 /** A local wait for a lock or a deadline ran out. */
 export function busyError(operation: string, key: string, waitedMs: number): StoreUnavailableError {
   return unavailable('busy', `another writer held the key for ${waitedMs} ms`, operation, key, undefined);
+}
+
+/** File uploads held this process's bytes for uploads in memory for longer than an operation may wait. */
+export function uploadsBusyError(operation: string, key: string, waitedMs: number): StoreUnavailableError {
+  return unavailable('busy', `other uploads held the memory for uploads for ${waitedMs} ms`, operation, key, undefined);
 }
 
 export function timeoutError(operation: string, key: string | undefined, ms: number): StoreUnavailableError {

@@ -1,5 +1,5 @@
 /** Operations any object store supports, built on the interface: every page of a listing, and a read-modify-write that loses no update. */
-import { StoreUnavailableError, type StoreError } from './errors.js';
+import { StoreError, StoreUnavailableError } from './errors.js';
 import type { ListOptions, ObjectInfo, ObjectStore, Reachability } from './types.js';
 
 /** Times `probe`; a failure becomes the reachability's reason and message (as `/health` reports them). */
@@ -24,11 +24,28 @@ export function listAll(store: ObjectStore, prefix: string, pageSize?: number): 
   return pages(store, prefix, pageSize === undefined ? {} : { limit: pageSize });
 }
 
+/**
+ * A listing must move forward: each page's keys come after the last one's (the store lists
+ * in key order), and each cursor is new. A store that hands back a page or a cursor again
+ * (a broken gateway, a token it does not honour) would otherwise be listed for ever, every
+ * caller (an analyze, a delete, the sweeps) hanging with what it collects growing.
+ */
 async function* pages(store: ObjectStore, prefix: string, options: Omit<ListOptions, 'cursor'>): AsyncGenerator<ObjectInfo> {
   let cursor: string | undefined;
+  let last: string | undefined;
+  const seen = new Set<string>();
   do {
     const page = await store.list(prefix, { ...options, ...(cursor === undefined ? {} : { cursor }) });
+    const first = page.objects[0]?.key;
+    if (first !== undefined && last !== undefined && Buffer.compare(Buffer.from(first), Buffer.from(last)) <= 0) {
+      throw new StoreError(`object store answered unexpectedly (list ${prefix}): a page started at ${first}, not after ${last}, the last key of the page before`, 'list', prefix);
+    }
+    last = page.objects.at(-1)?.key ?? last;
     yield* page.objects;
+    if (page.cursor !== undefined) {
+      if (seen.has(page.cursor)) throw new StoreError(`object store answered unexpectedly (list ${prefix}): a listing cursor came back again`, 'list', prefix);
+      seen.add(page.cursor);
+    }
     cursor = page.cursor;
   } while (cursor !== undefined);
 }

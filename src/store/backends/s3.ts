@@ -19,7 +19,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -33,8 +33,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3StoreConfig } from './config.js';
-import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError } from './errors.js';
-import { guardStream } from './guard-stream.js';
+import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError, uploadsBusyError } from './errors.js';
+import { capStream, guardStream } from './guard-stream.js';
 import { createKeyedLock } from '../../concurrency/keyed-lock.js';
 import { measureReachability } from './operations.js';
 import { checkKey, checkPrefix } from './keys.js';
@@ -42,30 +42,66 @@ import type { Capabilities, ListOptions, ListPage, ObjectInfo, ObjectStore, Obje
 
 /** Parts uploaded at once per file: memory per upload is this × the part size. */
 const UPLOAD_QUEUE = 4;
+/**
+ * Bytes of file uploads held in memory at once by one store, in uploads of the largest
+ * kind: each holds up to its parts in flight and the one being read. Without a bound,
+ * every analyze and create whose upload a slow store held kept its parts (about 44 MiB
+ * each at the default part size): 16 at once took 700 MiB of the main thread's share.
+ */
+const UPLOADS_IN_MEMORY = 2;
 const MAX_PAGE = 1000;
+/**
+ * The most the SDK may read of any answer it reads whole: a listing page (1000 keys of at
+ * most 1 KiB each, with their XML), an error, an upload's id. An object's own body is not
+ * one of them (`get` and its callers bound that). Unbounded, a store that sent an endless
+ * answer to a listing (or an error page without end) took 1.3 GB in five seconds.
+ */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const MAX_SOCKETS = 64;
 
 export function createS3Store(config: S3StoreConfig): ObjectStore {
   const { bucket, prefix, timeoutMs, maxAttempts } = config;
   checkPrefix(prefix);
   const agentOptions = { keepAlive: true, maxSockets: MAX_SOCKETS };
-  const client = new S3Client({
-    region: config.region,
-    ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
-    forcePathStyle: config.forcePathStyle,
-    ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
-    maxAttempts,
-    requestHandler: {
-      connectionTimeout: Math.min(timeoutMs, 3000),
-      socketTimeout: timeoutMs,
-      httpAgent: new HttpAgent(agentOptions),
-      httpsAgent: new HttpsAgent(agentOptions),
-    },
-    // Other stores often reject the newest default checksums (aws-chunked trailers); send them only where S3 requires them.
-    ...(config.endpoint === undefined ? {} : { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }),
-  });
+  function makeClient(): S3Client {
+    const made = new S3Client({
+      region: config.region,
+      ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+      forcePathStyle: config.forcePathStyle,
+      ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
+      maxAttempts,
+      requestHandler: {
+        connectionTimeout: Math.min(timeoutMs, 3000),
+        socketTimeout: timeoutMs,
+        httpAgent: new HttpAgent(agentOptions),
+        httpsAgent: new HttpsAgent(agentOptions),
+      },
+      // Other stores often reject the newest default checksums (aws-chunked trailers); send them only where S3 requires them.
+      ...(config.endpoint === undefined ? {} : { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }),
+    });
+    made.middlewareStack.add((next, context) => async (args) => {
+      const result = await next(args);
+      const response = result.response as { statusCode?: number; body?: unknown };
+      // Placed inside the deserializer: the raw answer passes here before the SDK reads it.
+      const objectBody = context.commandName === 'GetObjectCommand' && (response.statusCode ?? 0) < 300;
+      if (!objectBody && response.body instanceof Readable) {
+        response.body = capStream(response.body, MAX_ANSWER_BYTES, () => new StoreError(
+          `object store answered unexpectedly (${String(context.commandName)}): an answer longer than ${MAX_ANSWER_BYTES} bytes`, String(context.commandName), undefined,
+        ));
+      }
+      return result;
+    }, { step: 'deserialize', priority: 'low', name: 'boundAnswers' });
+    return made;
+  }
+  const client = makeClient();
+  // Object bodies are read at their reader's pace (a slow client of a project document),
+  // each holding its connection meanwhile: on sockets of their own, so that 64 of them read
+  // slowly do not leave every other operation (an analyze's, a create's) waiting for one.
+  const streamClient = makeClient();
   const localLock = createKeyedLock();
   const operationDeadlineMs = timeoutMs * maxAttempts + 1000;
+  const perUpload = (UPLOAD_QUEUE + 1) * config.partSize;
+  const uploadMemory = createMemoryGate(UPLOADS_IN_MEMORY * perUpload);
 
   const objectKey = (key: string): string => prefix + checkKey(key);
   const deadline = (): AbortSignal => AbortSignal.timeout(operationDeadlineMs);
@@ -123,10 +159,10 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
     }
   }
 
-  async function openStream(operation: string, key: string, signal?: AbortSignal): Promise<ObjectStream | undefined> {
+  async function openStream(operation: string, key: string, via: S3Client, signal?: AbortSignal): Promise<ObjectStream | undefined> {
     const Key = objectKey(key);
     try {
-      const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key }), signal === undefined ? {} : { abortSignal: signal });
+      const answer = await via.send(new GetObjectCommand({ Bucket: bucket, Key }), signal === undefined ? {} : { abortSignal: signal });
       const body = guardStream(answer.Body as Readable, (error) => fromS3Error(error, operation, key));
       return { ...infoOf(key, answer.ContentLength, answer.ETag, answer.LastModified), body };
     } catch (error) {
@@ -137,7 +173,7 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
 
   async function get(key: string, getOptions: { maxBytes?: number } = {}): Promise<StoredObject | undefined> {
     const started = Date.now();
-    const object = await openStream('get', key, deadline());
+    const object = await openStream('get', key, client, deadline());
     if (object === undefined) return undefined;
     const { body, ...info } = object;
     if (getOptions.maxBytes !== undefined && info.size > getOptions.maxBytes) {
@@ -164,7 +200,7 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
   }
 
   function getStream(key: string): Promise<ObjectStream | undefined> {
-    return openStream('getStream', key);
+    return openStream('getStream', key, streamClient);
   }
 
   /** Runs a conditional write: sent as is where the store decides conditions, else checked here first. */
@@ -210,6 +246,11 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
       throw new StoreError(`cannot read ${path} to upload it: ${(error as Error).message}`, 'putFile', key, { cause: error });
     }
     const result = await conditionally('putFile', key, fileOptions, async (native) => {
+      // A small file is read whole, a large one a few parts at a time: that much memory is
+      // taken from the store's share for uploads first, waiting (FIFO) while others hold it.
+      const waitStarted = Date.now();
+      const releaseMemory = await uploadMemory.acquire(Math.min(size, perUpload), AbortSignal.timeout(operationDeadlineMs))
+        .catch(() => { throw uploadsBusyError('putFile', key, Date.now() - waitStarted); });
       const body = createReadStream(path);
       const upload = new Upload({
         client,
@@ -231,6 +272,7 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
         throw error;
       } finally {
         body.destroy();
+        releaseMemory();
       }
     });
     if (fileOptions.moveSource === true) await rm(path, { force: true });
@@ -260,7 +302,12 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
       const objects = (answer.Contents ?? [])
         .filter((object) => object.Key?.startsWith(prefix + listPrefix) === true)
         .map((object) => infoOf(object.Key!.slice(prefix.length), object.Size, object.ETag, object.LastModified));
-      return answer.IsTruncated === true && answer.NextContinuationToken !== undefined ? { objects, cursor: answer.NextContinuationToken } : { objects };
+      if (answer.IsTruncated !== true) return { objects };
+      // More to list but no way to ask for it: taken as the end, the keys after this page would look absent.
+      if (answer.NextContinuationToken === undefined || answer.NextContinuationToken === '') {
+        throw new StoreError(`object store answered unexpectedly (list ${listPrefix}): a truncated listing without a continuation token`, 'list', listPrefix);
+      }
+      return { objects, cursor: answer.NextContinuationToken };
     } catch (error) {
       throw fromS3Error(error, 'list', listPrefix);
     }
@@ -288,6 +335,11 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
           aborted++;
         }
         if (answer.IsTruncated !== true) return aborted;
+        // A page must lead on: markers missing (the listing would start over) or given back
+        // unchanged kept this loop, and the start-up and every sweep after it, going for ever.
+        if ((answer.NextKeyMarker ?? '') === '' || (answer.NextKeyMarker === KeyMarker && answer.NextUploadIdMarker === UploadIdMarker)) {
+          throw new StoreError('object store answered unexpectedly (sweepIncomplete): a truncated listing of uploads that does not lead on', 'sweepIncomplete', undefined);
+        }
         KeyMarker = answer.NextKeyMarker;
         UploadIdMarker = answer.NextUploadIdMarker;
       }
@@ -311,7 +363,57 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
     list,
     check,
     sweepIncomplete,
-    close: async () => client.destroy(),
+    close: async () => {
+      client.destroy();
+      streamClient.destroy();
+    },
+  };
+}
+
+/**
+ * Bytes handed out up to `limit`, first come first served: a request waits until what it
+ * asks for fits beside what is held (or nothing is held: one larger than the limit runs
+ * alone), or until `signal` aborts. Later requests wait behind an earlier one, so a large
+ * upload is not passed over for ever by small ones.
+ */
+function createMemoryGate(limit: number): { acquire(bytes: number, signal: AbortSignal): Promise<() => void> } {
+  let used = 0;
+  const waiting: { bytes: number; grant: () => void }[] = [];
+  const fits = (bytes: number): boolean => used === 0 || used + bytes <= limit;
+  const take = (bytes: number): (() => void) => {
+    used += bytes;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      used -= bytes;
+      dispatch();
+    };
+  };
+  function dispatch(): void {
+    while (waiting.length > 0 && fits(waiting[0]!.bytes)) waiting.shift()!.grant();
+  }
+  return {
+    acquire(bytes, signal) {
+      if (waiting.length === 0 && fits(bytes)) return Promise.resolve(take(bytes));
+      return new Promise((resolve, reject) => {
+        const waiter = {
+          bytes,
+          grant: () => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(take(bytes));
+          },
+        };
+        const onAbort = (): void => {
+          const index = waiting.indexOf(waiter);
+          if (index !== -1) waiting.splice(index, 1);
+          dispatch();
+          reject(signal.reason as Error);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        waiting.push(waiter);
+      });
+    },
   };
 }
 
@@ -320,11 +422,17 @@ function isNotFound(error: unknown): boolean {
   return code === 'NoSuchKey' || code === 'NotFound' || (s3Status(error) === 404 && code !== 'NoSuchBucket');
 }
 
-/** 412 (the condition did not hold), 409 (a concurrent conditional write won) or 404 (If-Match on a missing key). */
+/**
+ * 412 (the condition did not hold), 409 (a concurrent conditional write won) or 404 (If-Match
+ * on a missing key). Not a 404 for the bucket, nor for the multipart upload itself: a
+ * completion whose answer was lost is sent again and finds its upload gone (NoSuchUpload),
+ * which says nothing of the condition; taken as one, the write was reported as another's.
+ */
 function isConditionFailure(error: unknown): boolean {
   const status = s3Status(error);
   const code = s3Code(error);
-  return status === 412 || code === 'PreconditionFailed' || status === 409 || code === 'ConditionalRequestConflict' || (status === 404 && code !== 'NoSuchBucket');
+  return status === 412 || code === 'PreconditionFailed' || status === 409 || code === 'ConditionalRequestConflict'
+    || (status === 404 && code !== 'NoSuchBucket' && code !== 'NoSuchUpload');
 }
 
 function normaliseEtag(etag: string | undefined): string {
