@@ -37,6 +37,11 @@ export function tooSlow(operation: string, status: number): ClientError {
   return new ClientError(`${operation} failed (${status}): the answer did not arrive in time`, UNREAD, '');
 }
 
+/** An answer whose body broke off (connection closed or reset, a Content-Length not met, a body that does not decode): it came, so the service was reached. */
+export function cutShort(operation: string, status: number, cause: unknown): ClientError {
+  return new ClientError(`${operation} failed (${status}): the answer was cut short: ${describe(cause)}`, UNREAD, '', { cause });
+}
+
 /** No answer at all (connection refused, DNS, reset): status 0, with the platform's reason. */
 export function unreachable(operation: string, cause: unknown): ClientError {
   return new ClientError(`${operation} failed: ${describe(cause)}`, 0, '', { cause });

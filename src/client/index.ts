@@ -6,10 +6,12 @@
 import { authHeaders } from './auth.js';
 import { refused, unreadable } from './errors.js';
 import {
+  boundedText,
   canReportUploadProgressWithXhr,
   countedStream,
   fetchAnswer,
   fetchResponse,
+  wholeBody,
   xhrAnswer,
   type Answer,
   type Outgoing,
@@ -210,8 +212,9 @@ export function createClient(options: ClientOptions = {}): Client {
       const operation = 'download';
       if (!path.startsWith(`${API_PREFIX}/`)) throw new TypeError(`not a path of the service: ${path}`);
       const response = await fetchResponse(operation, `${baseUrl}${path}`, { headers: authHeaders(token, hostname), signal });
-      if (!response.ok) throw refused(operation, response.status, await response.text().catch(() => ''));
-      return response.arrayBuffer();
+      // An error's text is read as any answer is (bounded in size and time): a flood of one is not held whole.
+      if (!response.ok) throw refused(operation, response.status, await boundedText(response, operation));
+      return wholeBody(response, operation, (whole) => whole.arrayBuffer());
     },
 
     async health({ signal } = {}) {
@@ -243,8 +246,8 @@ export function createClient(options: ClientOptions = {}): Client {
       const operation = 'download';
       const url = endpoint(`/projects/${encodeURIComponent(projectId)}`);
       const response = await fetchResponse(operation, url, { headers: authHeaders(token, hostname), signal });
-      if (!response.ok) throw refused(operation, response.status, await response.text());
-      return response.blob();
+      if (!response.ok) throw refused(operation, response.status, await boundedText(response, operation));
+      return wholeBody(response, operation, (whole) => whole.blob());
     },
 
     async deleteProject(projectId, { signal } = {}) {

@@ -3,7 +3,7 @@
  * platform runs the client: fetch everywhere, XMLHttpRequest in browsers when upload
  * progress is wanted (fetch reports none), a counted stream body in Node for the same.
  */
-import { ClientError, tooLarge, tooSlow, unreachable } from './errors.js';
+import { ClientError, cutShort, tooLarge, tooSlow, unreachable } from './errors.js';
 
 export interface Answer {
   status: number;
@@ -31,15 +31,13 @@ export async function fetchAnswer(request: Outgoing): Promise<Answer> {
   // Node's fetch refuses a stream body unless told the request is sent before the answer is read.
   if (typeof ReadableStream !== 'undefined' && request.body instanceof ReadableStream) init.duplex = 'half';
   let response: Response;
-  let text: string;
   try {
     response = await fetch(request.url, init);
-    text = await boundedText(response, request.operation);
   } catch (error) {
-    if (error instanceof ClientError) throw error;
     throw isAbort(error) ? error : unreachable(request.operation, error);
   }
-  return { status: response.status, text };
+  // The status line and headers came: a body that breaks off now is an answer not read whole, not an unreachable service.
+  return { status: response.status, text: await boundedText(response, request.operation) };
 }
 
 /** The largest answer the client reads: the service's are JSON of a few MB at most. */
@@ -52,7 +50,7 @@ export const ANSWER_BODY_DEADLINE_MS = 5 * 60 * 1000;
  * what it inflates to) and within ANSWER_BODY_DEADLINE_MS: a server that floods or
  * trickles gets a clean error, not a process out of memory or a wait without end.
  */
-async function boundedText(response: Response, operation: string): Promise<string> {
+export async function boundedText(response: Response, operation: string): Promise<string> {
   if (response.body === null) return '';
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -72,7 +70,8 @@ async function boundedText(response: Response, operation: string): Promise<strin
     }
   } catch (error) {
     void reader.cancel().catch(() => undefined);
-    throw error;
+    if (error instanceof ClientError || isAbort(error)) throw error;
+    throw cutShort(operation, response.status, error);
   } finally {
     clearTimeout(timer);
   }
@@ -80,6 +79,18 @@ async function boundedText(response: Response, operation: string): Promise<strin
   let at = 0;
   for (const chunk of chunks) { bytes.set(chunk, at); at += chunk.byteLength; }
   return new TextDecoder().decode(bytes);
+}
+
+/**
+ * A download's body, whole (a scene.glb or a document may be large, so it is not held to
+ * MAX_ANSWER_BYTES); a body that breaks off is the client's error, with the status that came.
+ */
+export async function wholeBody<T>(response: Response, operation: string, read: (response: Response) => Promise<T>): Promise<T> {
+  try {
+    return await read(response);
+  } catch (error) {
+    throw isAbort(error) ? error : cutShort(operation, response.status, error);
+  }
 }
 
 /** A GET whose body the caller reads itself (a download); a network failure is the client's error. */

@@ -1,0 +1,94 @@
+/**
+ * The client library against a server on loopback that answers badly: a body that breaks
+ * off after its status came is an answer not read whole (status UNREAD, the status in the
+ * message), never "the service could not be reached"; an error's body is read bounded on
+ * every route, downloads included.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ClientError, createClient, describeFailure } from '../src/client/index.js';
+import { UNREAD } from '../src/client/errors.js';
+import { MAX_ANSWER_BYTES } from '../src/client/transport.js';
+
+type Answer = (req: IncomingMessage, res: ServerResponse) => void;
+
+let answer: Answer;
+let server: Server;
+let baseUrl: string;
+
+before(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => answer(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => {
+  server.closeAllConnections();
+  return new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+/** A 200 that promises 1000 bytes, sends a few and closes the connection. */
+const cutShort: Answer = (_req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+  res.write('{"preview_hash": "');
+  setTimeout(() => res.socket?.destroy(), 20);
+};
+
+async function failureOf(run: () => Promise<unknown>): Promise<ClientError> {
+  try {
+    await run();
+  } catch (error) {
+    assert.ok(error instanceof ClientError, String(error));
+    return error;
+  }
+  assert.fail('the call succeeded');
+}
+
+test('a body cut short after its status came is an answer not read whole, not an unreachable service', async () => {
+  answer = cutShort;
+  const client = createClient({ baseUrl, token: 't' });
+  const calls: [string, () => Promise<unknown>][] = [
+    ['analyze', () => client.analyze(new Blob(['x']))],
+    ['analyze', () => client.analyze(new Blob(['x']), { onProgress: () => undefined })],
+    ['create', () => client.create('a'.repeat(64))],
+    ['download', () => client.download('/api-rbxl/projects/p_x/scene.glb')],
+    ['download', () => client.projectDocument('p_x')],
+  ];
+  for (const [operation, call] of calls) {
+    const error = await failureOf(call);
+    assert.equal(error.status, UNREAD, error.message);
+    assert.match(error.message, new RegExp(`^${operation} failed \\(200\\): the answer was cut short: `));
+    const described = describeFailure(error, operation);
+    assert.doesNotMatch(described.message, /could not be reached/);
+  }
+  // A service that is not there at all is still status 0.
+  const gone = createClient({ baseUrl: 'http://127.0.0.1:1', token: 't' });
+  assert.equal((await failureOf(() => gone.create('h'))).status, 0);
+});
+
+test('an endless error body to a download is read up to MAX_ANSWER_BYTES, not held whole', async () => {
+  answer = (_req, res) => {
+    res.writeHead(500, { 'content-type': 'text/plain' });
+    const piece = Buffer.alloc(1 << 20, 0x41);
+    let sent = 0;
+    const more = (): void => {
+      while (sent <= MAX_ANSWER_BYTES + (8 << 20)) {
+        sent += piece.length;
+        if (!res.write(piece)) { res.once('drain', more); return; }
+      }
+      res.end();
+    };
+    res.on('close', () => { sent = Infinity; });
+    more();
+  };
+  const client = createClient({ baseUrl, token: 't' });
+  for (const call of [() => client.download('/api-rbxl/projects/p_x/scene.glb'), () => client.projectDocument('p_x')]) {
+    const error = await failureOf(call);
+    assert.equal(error.status, UNREAD);
+    assert.equal(error.message, 'download failed (500): the answer is larger than the client reads (64 MiB)');
+  }
+});
