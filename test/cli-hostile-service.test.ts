@@ -6,11 +6,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { runImport, terminalSafe } from '../src/cli/import.js';
 import { describeFailure } from '../src/client/explain.js';
 import { MAX_ANSWER_BYTES } from '../src/client/transport.js';
+import { CLI } from './support/cli.js';
 import { PLACES_DIR } from './support/paths.js';
 
 const PLACE = join(PLACES_DIR, 'rocket-arena-2006.rbxl');
@@ -22,6 +24,8 @@ type Answer = (req: IncomingMessage, res: ServerResponse) => void;
 /** What the fake service answers to analyze and to create; each test sets them. */
 let onAnalyze: Answer;
 let onCreate: Answer;
+/** What a create's progress poll gets: no progress to show, unless a test says otherwise. */
+let onProgress: Answer = (_req, res) => { res.writeHead(404).end(); };
 let server: Server;
 let baseUrl: string;
 
@@ -31,6 +35,7 @@ before(async () => {
     req.on('end', () => {
       if (req.url?.endsWith('/analyze')) onAnalyze(req, res);
       else if (req.url?.endsWith('/create')) onCreate(req, res);
+      else if (req.url?.includes('/import/rbxl/create/')) onProgress(req, res);
       else { res.writeHead(404).end(); }
     });
   });
@@ -38,7 +43,10 @@ before(async () => {
   const address = server.address() as { port: number };
   baseUrl = `http://127.0.0.1:${address.port}`;
 });
-after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+after(() => {
+  server.closeAllConnections();
+  return new Promise<void>((resolve) => server.close(() => resolve()));
+});
 
 const json = (status: number, body: unknown): Answer => (_req, res) => {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -143,5 +151,26 @@ test('a service error code or asset reason named like an Object member is not ta
   for (const code of ['constructor', '__proto__', 'toString']) {
     const failure = describeFailure(Object.assign(new Error('x'), { status: 400, body: JSON.stringify({ error: { code, message: 'm' } }) }), 'analyze');
     assert.equal(failure.message, `The service refused the request (${code}): m.`);
+  }
+});
+
+test('a progress poll the service never answers does not keep the command running once the import is done', async () => {
+  onAnalyze = json(200, { preview_hash: HASH, report: report() });
+  // The create answers after some polls have been sent; the poll in flight then never gets an answer.
+  onCreate = (req, res) => { setTimeout(() => json(200, { project_id: 'p_x', redirect: '/x', assets_downloaded: 0, assets_failed: 0 })(req, res), 400); };
+  let polls = 0;
+  onProgress = () => { polls++; };
+  try {
+    const started = Date.now();
+    const exit = await new Promise<{ code: number | null; signal: string | null; stdout: string }>((resolve) => {
+      const child = execFile(process.execPath, [CLI, 'import', PLACE, '--base-url', baseUrl, '--scripts', 'disabled'], { timeout: 20_000 }, (_error, stdout) => resolve({ code: child.exitCode, signal: child.signalCode, stdout }));
+    });
+    assert.ok(polls >= 1, 'a poll was sent');
+    assert.match(exit.stdout, /created project p_x/);
+    assert.equal(exit.signal, null, 'the command had to be killed');
+    assert.equal(exit.code, 0);
+    assert.ok(Date.now() - started < 10_000, `the command took ${Date.now() - started} ms`);
+  } finally {
+    onProgress = (_req, res) => { res.writeHead(404).end(); };
   }
 });

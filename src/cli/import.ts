@@ -210,13 +210,18 @@ async function settleFile(file: string, analysed: { analysis: AnalyzeResult }, o
   return { ...created, file, ok: true, preview_hash, report, scripts_mode: scriptsMode, url };
 }
 
-/** Polls a create's progress until stopped; a missed poll is not a failed create. */
+/**
+ * Polls a create's progress until stopped; a missed poll is not a failed create. Stopping
+ * ends a poll still waiting for its answer: one the service never answers would otherwise
+ * keep the process running after the import has finished.
+ */
 function watchCreate(client: Client, createId: string, show: (progress: CreateProgress) => void): { stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
+  const polls = new AbortController();
   const poll = async (): Promise<void> => {
     try {
-      const progress = await client.createProgress(createId);
+      const progress = await client.createProgress(createId, { signal: polls.signal });
       if (progress && !stopped) show(progress);
     } catch {
       // the create's own answer decides
@@ -228,6 +233,7 @@ function watchCreate(client: Client, createId: string, show: (progress: CreatePr
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      polls.abort();
     },
   };
 }
