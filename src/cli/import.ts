@@ -30,6 +30,7 @@ import {
 import { MAX_USER_ID_LENGTH, USER_ID_PATTERN } from '../client/auth.js';
 import { uploadFromPath } from '../client/node.js';
 import { DEFAULT_BASE_URL, DEFAULT_CONCURRENCY, commandHelp, findCommand } from './help.js';
+import { AlikeArgumentsError, argumentPath } from './paths.js';
 import { terminalSafe } from './terminal-text.js';
 
 export { terminalSafe };
@@ -48,6 +49,8 @@ export interface ImportIO {
 
 interface ImportOptions {
   files: string[];
+  /** Each file's path as it is opened (paths.ts: by its bytes when its name is not UTF-8). */
+  paths: (string | Buffer)[];
   baseUrl: string;
   token: string;
   title: string;
@@ -114,7 +117,7 @@ export async function runImport(argv: string[], io: Partial<ImportIO> = {}): Pro
   try {
     // Uploads and analyses run ahead, up to --concurrency at once; each file is then taken in turn.
     const limit = limiter(settings.concurrency);
-    const analyses = settings.files.map((file) => limit(() => analyseFile(file, client, terminal)));
+    const analyses = settings.files.map((file, index) => limit(() => analyseFile(file, settings.paths[index]!, client, terminal)));
     const results: FileResult[] = [];
     for (const [index, file] of settings.files.entries()) {
       const analysed = await analyses[index]!;
@@ -141,10 +144,10 @@ export async function runImport(argv: string[], io: Partial<ImportIO> = {}): Pro
 type Analysed = { analysis: AnalyzeResult } | Extract<FileResult, { ok: false }>;
 
 /** Reads and uploads one file; failures are values, reported when the file's turn comes. */
-async function analyseFile(file: string, client: Client, terminal: Terminal): Promise<Analysed> {
+async function analyseFile(file: string, path: string | Buffer, client: Client, terminal: Terminal): Promise<Analysed> {
   let upload;
   try {
-    upload = await uploadFromPath(file);
+    upload = await uploadFromPath(path);
   } catch (error) {
     const message = `cannot read file: ${(error as Error).message}`;
     return { file, ok: false, stage: 'read', error: message, message: `${basename(file)} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, action: 'Check the path and that the file is readable.' };
@@ -306,8 +309,17 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
   }
   if (devUser !== undefined && values.token !== undefined) throw new UsageError('give --token or --dev-user, not both');
 
+  let paths: (string | Buffer)[];
+  try {
+    paths = positionals.map(argumentPath);
+  } catch (error) {
+    if (error instanceof AlikeArgumentsError) throw new UsageError(error.message);
+    throw error;
+  }
+
   return {
     files: positionals,
+    paths,
     baseUrl,
     token: devUser !== undefined ? developmentToken(devUser) : values.token ?? env.RBXL_IMPORT_TOKEN ?? '',
     title: values.title ?? '',
