@@ -293,6 +293,14 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new UsageError(`--base-url must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
   }
+  // fetch refuses a URL with credentials, and the paths are appended to the URL as given: both failed every file
+  // as "The service could not be reached" (or asked another path) instead of saying what is wrong with the address.
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new UsageError('--base-url must not carry a user name or password (sign in with --token or --dev-user)');
+  }
+  if (parsed.search !== '' || parsed.hash !== '' || /[?#]/.test(baseUrl)) {
+    throw new UsageError(`--base-url must be the service's address without ?query or #fragment, got ${JSON.stringify(baseUrl)}`);
+  }
 
   const scripts = values.scripts;
   if (scripts !== undefined && !(SCRIPTS_MODES as readonly string[]).includes(scripts)) {
@@ -308,6 +316,12 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
     throw new UsageError(`--dev-user must be 1 to ${MAX_USER_ID_LENGTH} printable ASCII characters, spaces only inside, got ${JSON.stringify(devUser)}`);
   }
   if (devUser !== undefined && values.token !== undefined) throw new UsageError('give --token or --dev-user, not both');
+  const token = devUser !== undefined ? developmentToken(devUser) : values.token ?? env.RBXL_IMPORT_TOKEN ?? '';
+  // The token goes in a header as held: a character a header cannot carry (a line break, anything past
+  // U+00FF) made fetch refuse every request, said as "The service could not be reached".
+  if (!sendableAsHeader(token)) {
+    throw new UsageError(`${values.token !== undefined ? '--token' : 'RBXL_IMPORT_TOKEN'} cannot be sent as a header (line breaks and characters past U+00FF cannot)`);
+  }
 
   let paths: (string | Buffer)[];
   try {
@@ -321,12 +335,22 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
     files: positionals,
     paths,
     baseUrl,
-    token: devUser !== undefined ? developmentToken(devUser) : values.token ?? env.RBXL_IMPORT_TOKEN ?? '',
+    token,
     title: values.title ?? '',
     scriptsMode: (scripts as ScriptsMode | undefined) ?? null,
     concurrency: Number(concurrencyText),
     json: values.json ?? false,
   };
+}
+
+/** Whether fetch can send `value` as a header's value (the same check it makes). */
+function sendableAsHeader(value: string): boolean {
+  try {
+    new Headers({ Authorization: value });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
