@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { runImport, terminalSafe } from '../src/cli/import.js';
+import { ClientError, createClient } from '../src/client/index.js';
 import { describeFailure } from '../src/client/explain.js';
 import { MAX_ANSWER_BYTES } from '../src/client/transport.js';
 import { CLI } from './support/cli.js';
@@ -170,6 +171,29 @@ test('a progress poll the service never answers does not keep the command runnin
     assert.equal(exit.signal, null, 'the command had to be killed');
     assert.equal(exit.code, 0);
     assert.ok(Date.now() - started < 10_000, `the command took ${Date.now() - started} ms`);
+  } finally {
+    onProgress = (_req, res) => { res.writeHead(404).end(); };
+  }
+});
+
+test('a create progress of another shape is not shown: at a terminal it crashed the command while another file was analysed', async () => {
+  let analyses = 0;
+  onAnalyze = (req, res) => { setTimeout(() => json(200, { preview_hash: HASH, report: report() })(req, res), ++analyses === 1 ? 0 : 700); };
+  onCreate = (req, res) => { setTimeout(() => json(200, { project_id: 'p_x', redirect: '/x', assets_downloaded: 0, assets_failed: 0 })(req, res), 1500); };
+  const client = createClient({ baseUrl, token: 't' });
+  try {
+    for (const body of [{ phase: 'assets' }, { phase: 'assets', assets_done: '1', assets_total: 2, assets_failed: 0 }, null, []]) {
+      onProgress = json(200, body);
+      await assert.rejects(client.createProgress('c'.repeat(16)), (error: unknown) => error instanceof ClientError && /not a create's progress/.test(error.message));
+    }
+    onProgress = json(200, { phase: 'assets' });
+    const err: string[] = [];
+    const stderr = Object.assign(new Writable({ write(chunk, _e, done) { err.push(String(chunk)); done(); } }), { isTTY: true, columns: 100 });
+    const stdout = Object.assign(new Writable({ write(_chunk, _e, done) { done(); } }), { isTTY: false });
+    const stdin = Object.assign(new Writable(), { isTTY: false });
+    const code = await runImport([PLACE, PLACE, '--base-url', baseUrl, '--scripts', 'disabled', '--concurrency', '1'], { stdout, stderr, stdin: stdin as never, env: {} });
+    assert.equal(code, 0, err.join(''));
+    assert.equal(analyses, 2);
   } finally {
     onProgress = (_req, res) => { res.writeHead(404).end(); };
   }

@@ -228,7 +228,8 @@ export function createClient(options: ClientOptions = {}): Client {
       const url = endpoint(`/import/rbxl/create/${encodeURIComponent(createId)}`);
       const answer = await fetchAnswer({ operation, method: 'GET', url, headers: authHeaders(token, hostname), signal });
       if (answer.status === 404) return null;
-      return json<CreateProgress>(operation, answer);
+      // Checked as analyze's and create's answers are: a progress bar reads these fields as numbers and a phase.
+      return checked(operation, answer, json<CreateProgress>(operation, answer), isProgress, "a create's progress (a phase and numeric asset counts)");
     },
 
     async config({ signal } = {}) {
@@ -270,6 +271,10 @@ function json<T>(operation: string, { status, text }: Answer): T {
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+const isProgress = (body: Record<string, unknown>): boolean =>
+  typeof body.phase === 'string' && isCount(body.assets_done) && isCount(body.assets_total) && isCount(body.assets_failed);
 
 /** The contract's answer, checked at the edge for what the caller reads first: anything else is an unreadable answer. */
 function checked<T>(operation: string, answer: Answer, body: T, holds: (body: Record<string, unknown>) => boolean, what: string): T {
