@@ -2,14 +2,19 @@
  * The client library against a server on loopback that answers badly: a body that breaks
  * off after its status came is an answer not read whole (status UNREAD, the status in the
  * message), never "the service could not be reached"; an error's body is read bounded on
- * every route, downloads included.
+ * every route, downloads included; an upload whose file changes while it is sent is said as
+ * such, not as a service that could not be reached.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ClientError, createClient, describeFailure } from '../src/client/index.js';
-import { UNREAD } from '../src/client/errors.js';
+import { UNREAD, UNSENT } from '../src/client/errors.js';
+import { uploadFromPath } from '../src/client/node.js';
 import { MAX_ANSWER_BYTES } from '../src/client/transport.js';
 
 type Answer = (req: IncomingMessage, res: ServerResponse) => void;
@@ -90,5 +95,31 @@ test('an endless error body to a download is read up to MAX_ANSWER_BYTES, not he
     const error = await failureOf(call);
     assert.equal(error.status, UNREAD);
     assert.equal(error.message, 'download failed (500): the answer is larger than the client reads (64 MiB)');
+  }
+});
+
+test('an upload whose file changed after it was opened fails as such, not as an unreachable service', async () => {
+  answer = (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ preview_hash: 'h', report: { scripts_total: 0 } })); };
+  const dir = await mkdtemp(join(tmpdir(), 'rbxl-client-'));
+  try {
+    const path = join(dir, 'map.rbxl');
+    const client = createClient({ baseUrl, token: 't' });
+    for (const options of [{}, { onProgress: () => undefined }]) {
+      await writeFile(path, Buffer.alloc(64 * 1024, 1));
+      const upload = await uploadFromPath(path);
+      // Saved again (a Studio save, a copy still running) between opening it and sending it.
+      await appendFile(path, 'more');
+      const error = await failureOf(() => client.analyze(upload, options));
+      assert.equal(error.status, UNSENT, error.message);
+      assert.match(error.message, /^analyze failed: the file could not be read while it was sent \(it changed or was removed\): /);
+      const described = describeFailure(error, 'analyze');
+      assert.equal(described.message, 'The file changed or was removed while it was being sent.');
+      assert.equal(described.status, 0);
+    }
+    // The same file left alone is sent.
+    await writeFile(path, Buffer.alloc(1024, 1));
+    assert.equal((await client.analyze(await uploadFromPath(path), { onProgress: () => undefined })).preview_hash, 'h');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 });

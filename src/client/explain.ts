@@ -7,6 +7,8 @@
  * Pure functions: the import page, the project page and the CLI share them.
  */
 
+import { UNSENT } from './errors.js';
+
 export interface Failure {
   /** What happened, as a sentence. */
   message: string;
@@ -92,6 +94,9 @@ export function describeFailure(error: unknown, operation = 'request'): Failure 
   if ((error as { name?: unknown })?.name === 'AbortError') return failure('Stopped.', '');
   if (status === 0) {
     return failure('The service could not be reached.', 'Check that it is running and that the address is right, then try again.');
+  }
+  if (status === UNSENT) {
+    return failure('The file changed or was removed while it was being sent.', 'Wait until it is saved (or copied) completely, then import it again.');
   }
   if (status < 0) return failure(details, 'Try again; if it happens again, tell the operator.');
   if (code !== null) {

@@ -3,7 +3,7 @@
  * platform runs the client: fetch everywhere, XMLHttpRequest in browsers when upload
  * progress is wanted (fetch reports none), a counted stream body in Node for the same.
  */
-import { ClientError, cutShort, tooLarge, tooSlow, unreachable } from './errors.js';
+import { ClientError, cutShort, tooLarge, tooSlow, unreachable, unsent } from './errors.js';
 
 export interface Answer {
   status: number;
@@ -34,7 +34,10 @@ export async function fetchAnswer(request: Outgoing): Promise<Answer> {
   try {
     response = await fetch(request.url, init);
   } catch (error) {
-    throw isAbort(error) ? error : unreachable(request.operation, error);
+    if (isAbort(error)) throw error;
+    // A Blob whose file changed since it was opened (openAsBlob) cannot be read: not a network failure.
+    if (isUnreadableBody(error)) throw unsent(request.operation, (error as { cause: unknown }).cause);
+    throw unreachable(request.operation, error);
   }
   // The status line and headers came: a body that breaks off now is an answer not read whole, not an unreachable service.
   return { status: response.status, text: await boundedText(response, request.operation) };
@@ -157,4 +160,9 @@ export function countedStream(body: Blob, onProgress: ProgressListener): Readabl
 
 function isAbort(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
+}
+
+function isUnreadableBody(error: unknown): boolean {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return typeof cause === 'object' && cause !== null && (cause as { name?: unknown }).name === 'NotReadableError';
 }
