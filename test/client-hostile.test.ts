@@ -123,3 +123,31 @@ test('an upload whose file changed after it was opened fails as such, not as an 
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a redirect is a non-2xx answer that fails with its status: not followed to another path or origin with the credentials', async () => {
+  const elsewhere: string[] = [];
+  const other = createServer((req, res) => { elsewhere.push(`${req.method} ${req.url} ${String(req.headers['x-auth-override'])}`); req.resume(); res.writeHead(200).end('{}'); });
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+  try {
+    const client = createClient({ baseUrl, token: 'a.eyJpZCI6N30.s' });
+    for (const [status, location] of [[301, `${otherUrl}/moved`], [302, '/moved'], [307, `${otherUrl}/moved`], [308, '/api-rbxl/import/rbxl/analyze']] as const) {
+      answer = (_req, res) => { res.writeHead(status, { location, 'content-type': 'text/plain' }).end('moved'); };
+      for (const [operation, call] of [
+        ['analyze', () => client.analyze(new Blob(['x']))],
+        ['analyze', () => client.analyze(new Blob(['x']), { onProgress: () => undefined })],
+        ['create', () => client.create('h')],
+        ['download', () => client.download('/api-rbxl/projects/p_x/scene.glb')],
+      ] as const) {
+        const error = await failureOf(call);
+        assert.equal(error.status, status);
+        assert.equal(error.message, `${operation} failed (${status}): moved`);
+        assert.match(describeFailure(error, operation).message, /redirect/);
+      }
+    }
+    assert.deepEqual(elsewhere, []);
+  } finally {
+    other.closeAllConnections();
+    await new Promise<void>((resolve) => other.close(() => resolve()));
+  }
+});

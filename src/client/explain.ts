@@ -113,6 +113,9 @@ export function describeFailure(error: unknown, operation = 'request'): Failure 
     return failure(`The service refused the request (${code}): ${serviceMessage}.`, 'Try again; if it happens again, tell the operator.');
   }
   if (status >= 200 && status < 300) return failure('The service answered, but not as this client expects.', 'Check that the address is rbxl-import\'s; if it is, tell the operator.');
+  if (status >= 300 && status < 400) {
+    return failure(`The service's address answers with a redirect (${status}).`, 'Use the address it redirects to (for example https:// rather than http://) as the service\'s address.');
+  }
   if (status >= 500) return failure(`The service answered with an error (${status}).`, 'Try again in a moment; if it keeps happening, tell the operator.');
   if (status === 401 || status === 403) return failure('You are not allowed to do this.', 'Sign in and try again.');
   if (status === 404) return failure('The service does not have this (404).', 'Check the address the page or command uses.');

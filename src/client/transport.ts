@@ -21,12 +21,22 @@ export interface Outgoing {
   signal?: AbortSignal;
 }
 
+/**
+ * Redirects are not followed outside a page: the service never redirects its API, and a 3xx
+ * is a non-2xx answer, which the contract makes a failure with its status. Followed, a POST
+ * became a GET of another path (an http → https redirect answered 404 or 405), a loop said
+ * only "fetch failed", and `X-Auth-Override` went to whatever origin the answer named. In a
+ * browser the page's own origin answers, and fetch could not show a 3xx's status anyway.
+ */
+const REDIRECT: RequestRedirect = typeof (globalThis as { document?: unknown }).document === 'undefined' ? 'manual' : 'follow';
+
 export async function fetchAnswer(request: Outgoing): Promise<Answer> {
   const init: RequestInit & { duplex?: 'half' } = {
     method: request.method,
     headers: request.headers,
     body: request.body,
     signal: request.signal,
+    redirect: REDIRECT,
   };
   // Node's fetch refuses a stream body unless told the request is sent before the answer is read.
   if (typeof ReadableStream !== 'undefined' && request.body instanceof ReadableStream) init.duplex = 'half';
@@ -99,7 +109,7 @@ export async function wholeBody<T>(response: Response, operation: string, read: 
 /** A GET whose body the caller reads itself (a download); a network failure is the client's error. */
 export async function fetchResponse(operation: string, url: string, init: { headers: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
   try {
-    return await fetch(url, { method: 'GET', headers: init.headers, signal: init.signal });
+    return await fetch(url, { method: 'GET', headers: init.headers, signal: init.signal, redirect: REDIRECT });
   } catch (error) {
     throw isAbort(error) ? error : unreachable(operation, error);
   }
