@@ -198,3 +198,18 @@ test('a create progress of another shape is not shown: at a terminal it crashed 
     onProgress = (_req, res) => { res.writeHead(404).end(); };
   }
 });
+
+test('a created project whose counts or asset failures have other types is still reported created, never as a failed file', async () => {
+  onAnalyze = json(200, { preview_hash: HASH, report: report() });
+  for (const extra of [
+    { assets_downloaded: null, assets_failed: null },
+    {},
+    { assets_downloaded: 1, assets_failed: 2, asset_failures: [null, 7, { id: '9', reason: 'not_found' }] },
+  ]) {
+    onCreate = json(200, { project_id: 'p_made', redirect: '/x', ...extra });
+    const result = await run([PLACE]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /created project p_made \(scripts disabled\)/);
+    assert.doesNotMatch(result.stderr, /cannot read/);
+  }
+});

@@ -431,13 +431,22 @@ function describeDecision(decision: ScriptDecision): string {
   return text;
 }
 
+/**
+ * The created project in words. It never throws: the project exists once create answered, and a
+ * field of a type the contract leaves open (`assets_downloaded: null`, an `asset_failures` entry that
+ * is not an object) made the file count as failed, said as "try again", which made a second project.
+ */
 function describeCreated(file: string, created: CreateResult, mode: ScriptsMode, url: string): string {
   let text =
     `${file}: created project ${created.project_id} (scripts ${mode})\n` +
-    `  assets: ${number(created.assets_downloaded)} downloaded, ${number(created.assets_failed)} failed\n`;
-  const failures = Array.isArray(created.asset_failures) ? (created.asset_failures as { id: string; reason: string }[]) : [];
-  const byReason = new Map<string, string[]>();
-  for (const { id, reason } of failures) byReason.set(reason, [...(byReason.get(reason) ?? []), id]);
+    `  assets: ${shownCount(created.assets_downloaded)} downloaded, ${shownCount(created.assets_failed)} failed\n`;
+  const failures = Array.isArray(created.asset_failures) ? (created.asset_failures as unknown[]) : [];
+  const byReason = new Map<string, unknown[]>();
+  for (const entry of failures) {
+    const { id, reason } = (typeof entry === 'object' && entry !== null ? entry : {}) as { id?: unknown; reason?: unknown };
+    const key = typeof reason === 'string' ? reason : 'unknown';
+    byReason.set(key, [...(byReason.get(key) ?? []), id]);
+  }
   for (const [reason, ids] of [...byReason].sort((a, b) => b[1].length - a[1].length)) {
     const advice = describeAssetReason(reason);
     text += `    ${count(ids.length, 'asset')} ${reason}: ${advice.label}\n      what to do: ${advice.action}\n`;
@@ -462,6 +471,8 @@ function breakdown(counts: Record<string, number> | undefined): string {
 }
 
 const number = (value: number) => value.toLocaleString('en-US');
+/** A count the service gave, whatever its type: a number as a number, anything else as its JSON. */
+const shownCount = (value: unknown): string => (typeof value === 'number' ? number(value) : JSON.stringify(value) ?? 'none');
 const count = (value: number, noun: string) => `${number(value)} ${noun}${value === 1 ? '' : 's'}`;
 
 export function bytes(value: number): string {
