@@ -151,3 +151,29 @@ test('a redirect is a non-2xx answer that fails with its status: not followed to
     await new Promise<void>((resolve) => other.close(() => resolve()));
   }
 });
+
+test('a call stopped by its signal with a reason of its own (AbortSignal.timeout) rejects with that reason, not as an unreachable service', async () => {
+  const client = createClient({ baseUrl, token: 't' });
+  const expectTimeout = async (call: () => Promise<unknown>): Promise<void> => {
+    const started = Date.now();
+    await assert.rejects(call, (error: unknown) => {
+      assert.ok(!(error instanceof ClientError), String(error));
+      assert.equal((error as Error).name, 'TimeoutError');
+      assert.equal(describeFailure(error, 'create').message, 'Stopped: it took longer than allowed.');
+      return true;
+    });
+    assert.ok(Date.now() - started < 5000);
+  };
+  // No answer at all.
+  answer = () => undefined;
+  await expectTimeout(() => client.create('h', { signal: AbortSignal.timeout(200) }));
+  await expectTimeout(() => client.analyze(new Blob(['x']), { onProgress: () => undefined, signal: AbortSignal.timeout(200) }));
+  await expectTimeout(() => client.download('/api-rbxl/projects/p_x/scene.glb', { signal: AbortSignal.timeout(200) }));
+  // Headers, then a body that stalls.
+  for (const status of [200, 500]) {
+    answer = (_req, res) => { res.writeHead(status, { 'content-type': 'application/json', 'content-length': '100' }); res.write('{'); };
+    await expectTimeout(() => client.create('h', { signal: AbortSignal.timeout(300) }));
+    await expectTimeout(() => client.download('/api-rbxl/projects/p_x/scene.glb', { signal: AbortSignal.timeout(300) }));
+    await expectTimeout(() => client.projectDocument('p_x', { signal: AbortSignal.timeout(300) }));
+  }
+});

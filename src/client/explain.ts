@@ -92,6 +92,7 @@ export function describeFailure(error: unknown, operation = 'request'): Failure 
   const failure = (message: string, action: string): Failure => ({ message, action, code, status: Math.max(status, 0), details });
 
   if ((error as { name?: unknown })?.name === 'AbortError') return failure('Stopped.', '');
+  if ((error as { name?: unknown })?.name === 'TimeoutError') return failure('Stopped: it took longer than allowed.', 'Try again; a large map may need more time.');
   if (status === 0) {
     return failure('The service could not be reached.', 'Check that it is running and that the address is right, then try again.');
   }

@@ -213,8 +213,8 @@ export function createClient(options: ClientOptions = {}): Client {
       if (!path.startsWith(`${API_PREFIX}/`)) throw new TypeError(`not a path of the service: ${path}`);
       const response = await fetchResponse(operation, `${baseUrl}${path}`, { headers: authHeaders(token, hostname), signal });
       // An error's text is read as any answer is (bounded in size and time): a flood of one is not held whole.
-      if (!response.ok) throw refused(operation, response.status, await boundedText(response, operation));
-      return wholeBody(response, operation, (whole) => whole.arrayBuffer());
+      if (!response.ok) throw refused(operation, response.status, await boundedText(response, operation, signal));
+      return wholeBody(response, operation, (whole) => whole.arrayBuffer(), signal);
     },
 
     async health({ signal } = {}) {
@@ -247,8 +247,8 @@ export function createClient(options: ClientOptions = {}): Client {
       const operation = 'download';
       const url = endpoint(`/projects/${encodeURIComponent(projectId)}`);
       const response = await fetchResponse(operation, url, { headers: authHeaders(token, hostname), signal });
-      if (!response.ok) throw refused(operation, response.status, await boundedText(response, operation));
-      return wholeBody(response, operation, (whole) => whole.blob());
+      if (!response.ok) throw refused(operation, response.status, await boundedText(response, operation, signal));
+      return wholeBody(response, operation, (whole) => whole.blob(), signal);
     },
 
     async deleteProject(projectId, { signal } = {}) {

@@ -44,13 +44,13 @@ export async function fetchAnswer(request: Outgoing): Promise<Answer> {
   try {
     response = await fetch(request.url, init);
   } catch (error) {
-    if (isAbort(error)) throw error;
+    if (isAbort(error, request.signal)) throw error;
     // A Blob whose file changed since it was opened (openAsBlob) cannot be read: not a network failure.
     if (isUnreadableBody(error)) throw unsent(request.operation, (error as { cause: unknown }).cause);
     throw unreachable(request.operation, error);
   }
   // The status line and headers came: a body that breaks off now is an answer not read whole, not an unreachable service.
-  return { status: response.status, text: await boundedText(response, request.operation) };
+  return { status: response.status, text: await boundedText(response, request.operation, request.signal) };
 }
 
 /** The largest answer the client reads: the service's are JSON of a few MB at most. */
@@ -63,7 +63,7 @@ export const ANSWER_BODY_DEADLINE_MS = 5 * 60 * 1000;
  * what it inflates to) and within ANSWER_BODY_DEADLINE_MS: a server that floods or
  * trickles gets a clean error, not a process out of memory or a wait without end.
  */
-export async function boundedText(response: Response, operation: string): Promise<string> {
+export async function boundedText(response: Response, operation: string, signal?: AbortSignal): Promise<string> {
   if (response.body === null) return '';
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -83,7 +83,7 @@ export async function boundedText(response: Response, operation: string): Promis
     }
   } catch (error) {
     void reader.cancel().catch(() => undefined);
-    if (error instanceof ClientError || isAbort(error)) throw error;
+    if (error instanceof ClientError || isAbort(error, signal)) throw error;
     throw cutShort(operation, response.status, error);
   } finally {
     clearTimeout(timer);
@@ -98,11 +98,11 @@ export async function boundedText(response: Response, operation: string): Promis
  * A download's body, whole (a scene.glb or a document may be large, so it is not held to
  * MAX_ANSWER_BYTES); a body that breaks off is the client's error, with the status that came.
  */
-export async function wholeBody<T>(response: Response, operation: string, read: (response: Response) => Promise<T>): Promise<T> {
+export async function wholeBody<T>(response: Response, operation: string, read: (response: Response) => Promise<T>, signal?: AbortSignal): Promise<T> {
   try {
     return await read(response);
   } catch (error) {
-    throw isAbort(error) ? error : cutShort(operation, response.status, error);
+    throw isAbort(error, signal) ? error : cutShort(operation, response.status, error);
   }
 }
 
@@ -111,7 +111,7 @@ export async function fetchResponse(operation: string, url: string, init: { head
   try {
     return await fetch(url, { method: 'GET', headers: init.headers, signal: init.signal, redirect: REDIRECT });
   } catch (error) {
-    throw isAbort(error) ? error : unreachable(operation, error);
+    throw isAbort(error, init.signal) ? error : unreachable(operation, error);
   }
 }
 
@@ -168,7 +168,12 @@ export function countedStream(body: Blob, onProgress: ProgressListener): Readabl
   });
 }
 
-function isAbort(error: unknown): boolean {
+/**
+ * Whether the caller stopped the request: an AbortError, or whatever its signal was aborted with
+ * (`AbortSignal.timeout` rejects with a TimeoutError, which was taken for an unreachable service).
+ */
+function isAbort(error: unknown, signal?: AbortSignal): boolean {
+  if (signal?.aborted === true) return true;
   return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
 }
 
