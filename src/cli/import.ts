@@ -298,6 +298,10 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
   if (parsed.username !== '' || parsed.password !== '') {
     throw new UsageError('--base-url must not carry a user name or password (sign in with --token or --dev-user)');
   }
+  const port = parsed.port === '' ? null : Number(parsed.port);
+  if (port !== null && FETCH_BAD_PORTS.has(port)) {
+    throw new UsageError(`--base-url uses port ${port}, which fetch (here and in browsers) refuses to connect to; run the service on another port (PORT)`);
+  }
   if (parsed.search !== '' || parsed.hash !== '' || /[?#]/.test(baseUrl)) {
     throw new UsageError(`--base-url must be the service's address without ?query or #fragment, got ${JSON.stringify(baseUrl)}`);
   }
@@ -342,6 +346,17 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
     json: values.json ?? false,
   };
 }
+
+/**
+ * The ports the Fetch standard blocks (https://fetch.spec.whatwg.org/#port-blocking): Node's fetch
+ * and browsers refuse them, so a service on PORT=6000 failed every file as "could not be reached (bad port)".
+ */
+const FETCH_BAD_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113,
+  115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556,
+  563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667,
+  6668, 6669, 6679, 6697, 10080,
+]);
 
 /** Whether fetch can send `value` as a header's value (the same check it makes). */
 function sendableAsHeader(value: string): boolean {
