@@ -62,6 +62,8 @@ const BY_CODE: Record<string, Advice> = {
     : { message: 'The service has no such project for you.', action: 'Check the address, or import the map again.' },
   busy: { message: 'The service is busy with other maps right now.', action: 'Try again in a few seconds.' },
   shutting_down: { message: 'The service is restarting.', action: 'Try again in a few seconds.' },
+  // The object store is down or throttling (503 with Retry-After): nothing was half-saved, and it passes.
+  store_unavailable: { message: 'The service cannot reach its storage right now.', action: 'Try again in a few seconds; nothing was half-saved. If it lasts, tell the operator.' },
   storage_full: { message: 'The service has run out of room to store maps.', action: 'Try again later; if it keeps happening, tell the operator (MAX_DATA_BYTES or the disk).' },
   quota_exceeded: (detail) => ({
     message: `You have used up your share of the service (${detail}).`,
