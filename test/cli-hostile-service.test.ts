@@ -6,11 +6,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { runImport, terminalSafe } from '../src/cli/import.js';
+import { ClientError, createClient } from '../src/client/index.js';
 import { describeFailure } from '../src/client/explain.js';
 import { MAX_ANSWER_BYTES } from '../src/client/transport.js';
+import { CLI } from './support/cli.js';
 import { PLACES_DIR } from './support/paths.js';
 
 const PLACE = join(PLACES_DIR, 'rocket-arena-2006.rbxl');
@@ -22,6 +25,8 @@ type Answer = (req: IncomingMessage, res: ServerResponse) => void;
 /** What the fake service answers to analyze and to create; each test sets them. */
 let onAnalyze: Answer;
 let onCreate: Answer;
+/** What a create's progress poll gets: no progress to show, unless a test says otherwise. */
+let onProgress: Answer = (_req, res) => { res.writeHead(404).end(); };
 let server: Server;
 let baseUrl: string;
 
@@ -31,6 +36,7 @@ before(async () => {
     req.on('end', () => {
       if (req.url?.endsWith('/analyze')) onAnalyze(req, res);
       else if (req.url?.endsWith('/create')) onCreate(req, res);
+      else if (req.url?.includes('/import/rbxl/create/')) onProgress(req, res);
       else { res.writeHead(404).end(); }
     });
   });
@@ -38,7 +44,10 @@ before(async () => {
   const address = server.address() as { port: number };
   baseUrl = `http://127.0.0.1:${address.port}`;
 });
-after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+after(() => {
+  server.closeAllConnections();
+  return new Promise<void>((resolve) => server.close(() => resolve()));
+});
 
 const json = (status: number, body: unknown): Answer => (_req, res) => {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -143,5 +152,64 @@ test('a service error code or asset reason named like an Object member is not ta
   for (const code of ['constructor', '__proto__', 'toString']) {
     const failure = describeFailure(Object.assign(new Error('x'), { status: 400, body: JSON.stringify({ error: { code, message: 'm' } }) }), 'analyze');
     assert.equal(failure.message, `The service refused the request (${code}): m.`);
+  }
+});
+
+test('a progress poll the service never answers does not keep the command running once the import is done', async () => {
+  onAnalyze = json(200, { preview_hash: HASH, report: report() });
+  // The create answers after some polls have been sent; the poll in flight then never gets an answer.
+  onCreate = (req, res) => { setTimeout(() => json(200, { project_id: 'p_x', redirect: '/x', assets_downloaded: 0, assets_failed: 0 })(req, res), 400); };
+  let polls = 0;
+  onProgress = () => { polls++; };
+  try {
+    const started = Date.now();
+    const exit = await new Promise<{ code: number | null; signal: string | null; stdout: string }>((resolve) => {
+      const child = execFile(process.execPath, [CLI, 'import', PLACE, '--base-url', baseUrl, '--scripts', 'disabled'], { timeout: 20_000 }, (_error, stdout) => resolve({ code: child.exitCode, signal: child.signalCode, stdout }));
+    });
+    assert.ok(polls >= 1, 'a poll was sent');
+    assert.match(exit.stdout, /created project p_x/);
+    assert.equal(exit.signal, null, 'the command had to be killed');
+    assert.equal(exit.code, 0);
+    assert.ok(Date.now() - started < 10_000, `the command took ${Date.now() - started} ms`);
+  } finally {
+    onProgress = (_req, res) => { res.writeHead(404).end(); };
+  }
+});
+
+test('a create progress of another shape is not shown: at a terminal it crashed the command while another file was analysed', async () => {
+  let analyses = 0;
+  onAnalyze = (req, res) => { setTimeout(() => json(200, { preview_hash: HASH, report: report() })(req, res), ++analyses === 1 ? 0 : 700); };
+  onCreate = (req, res) => { setTimeout(() => json(200, { project_id: 'p_x', redirect: '/x', assets_downloaded: 0, assets_failed: 0 })(req, res), 1500); };
+  const client = createClient({ baseUrl, token: 't' });
+  try {
+    for (const body of [{ phase: 'assets' }, { phase: 'assets', assets_done: '1', assets_total: 2, assets_failed: 0 }, null, []]) {
+      onProgress = json(200, body);
+      await assert.rejects(client.createProgress('c'.repeat(16)), (error: unknown) => error instanceof ClientError && /not a create's progress/.test(error.message));
+    }
+    onProgress = json(200, { phase: 'assets' });
+    const err: string[] = [];
+    const stderr = Object.assign(new Writable({ write(chunk, _e, done) { err.push(String(chunk)); done(); } }), { isTTY: true, columns: 100 });
+    const stdout = Object.assign(new Writable({ write(_chunk, _e, done) { done(); } }), { isTTY: false });
+    const stdin = Object.assign(new Writable(), { isTTY: false });
+    const code = await runImport([PLACE, PLACE, '--base-url', baseUrl, '--scripts', 'disabled', '--concurrency', '1'], { stdout, stderr, stdin: stdin as never, env: {} });
+    assert.equal(code, 0, err.join(''));
+    assert.equal(analyses, 2);
+  } finally {
+    onProgress = (_req, res) => { res.writeHead(404).end(); };
+  }
+});
+
+test('a created project whose counts or asset failures have other types is still reported created, never as a failed file', async () => {
+  onAnalyze = json(200, { preview_hash: HASH, report: report() });
+  for (const extra of [
+    { assets_downloaded: null, assets_failed: null },
+    {},
+    { assets_downloaded: 1, assets_failed: 2, asset_failures: [null, 7, { id: '9', reason: 'not_found' }] },
+  ]) {
+    onCreate = json(200, { project_id: 'p_made', redirect: '/x', ...extra });
+    const result = await run([PLACE]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /created project p_made \(scripts disabled\)/);
+    assert.doesNotMatch(result.stderr, /cannot read/);
   }
 });

@@ -178,6 +178,12 @@ describe('rbxl-import import', () => {
       [WITH_SCRIPTS, '--concurrency', '0'],
       [WITH_SCRIPTS, '--concurrency', 'many'],
       [WITH_SCRIPTS, '--base-url', 'ftp://127.0.0.1/'],
+      // Each of these failed every file as "The service could not be reached" (exit 1).
+      [WITH_SCRIPTS, '--base-url', 'http://user:secret@127.0.0.1:1/'],
+      [WITH_SCRIPTS, '--base-url', 'http://127.0.0.1:1/?x=1'],
+      [WITH_SCRIPTS, '--base-url', 'http://127.0.0.1:6000/'],
+      [WITH_SCRIPTS, '--token', 'abc\ndef'],
+      [WITH_SCRIPTS, '--token', '令牌'],
       [WITH_SCRIPTS, '--frobnicate'],
     ];
     for (const args of cases) {

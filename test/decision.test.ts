@@ -84,6 +84,11 @@ test('failures as sentences: what happened, what to do, and the raw answer kept'
   const proxy = describeFailure(new ClientError('analyze failed (502): <html>', 502, '<html>'), 'analyze');
   assert.match(proxy.message, /answered with an error \(502\)/);
   assert.equal(describeFailure(new Error('boom')).message, 'boom');
+  // The store down (503 store_unavailable, src/http/errors.ts) passes: it was said as a refusal, 'tell the operator'.
+  const storeBody = JSON.stringify({ error: { code: 'store_unavailable', message: 'the storage is unavailable; retry shortly' } });
+  const store = describeFailure(new ClientError(`create failed (503): ${storeBody}`, 503, storeBody), 'create');
+  assert.equal(store.message, 'The service cannot reach its storage right now.');
+  assert.match(store.action, /^Try again in a few seconds/);
 });
 
 test('every asset failure reason has a label and what to do; an unknown one still reads', () => {

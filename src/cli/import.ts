@@ -30,6 +30,7 @@ import {
 import { MAX_USER_ID_LENGTH, USER_ID_PATTERN } from '../client/auth.js';
 import { uploadFromPath } from '../client/node.js';
 import { DEFAULT_BASE_URL, DEFAULT_CONCURRENCY, commandHelp, findCommand } from './help.js';
+import { AlikeArgumentsError, argumentPath } from './paths.js';
 import { terminalSafe } from './terminal-text.js';
 
 export { terminalSafe };
@@ -48,6 +49,8 @@ export interface ImportIO {
 
 interface ImportOptions {
   files: string[];
+  /** Each file's path as it is opened (paths.ts: by its bytes when its name is not UTF-8). */
+  paths: (string | Buffer)[];
   baseUrl: string;
   token: string;
   title: string;
@@ -114,7 +117,7 @@ export async function runImport(argv: string[], io: Partial<ImportIO> = {}): Pro
   try {
     // Uploads and analyses run ahead, up to --concurrency at once; each file is then taken in turn.
     const limit = limiter(settings.concurrency);
-    const analyses = settings.files.map((file) => limit(() => analyseFile(file, client, terminal)));
+    const analyses = settings.files.map((file, index) => limit(() => analyseFile(file, settings.paths[index]!, client, terminal)));
     const results: FileResult[] = [];
     for (const [index, file] of settings.files.entries()) {
       const analysed = await analyses[index]!;
@@ -141,10 +144,10 @@ export async function runImport(argv: string[], io: Partial<ImportIO> = {}): Pro
 type Analysed = { analysis: AnalyzeResult } | Extract<FileResult, { ok: false }>;
 
 /** Reads and uploads one file; failures are values, reported when the file's turn comes. */
-async function analyseFile(file: string, client: Client, terminal: Terminal): Promise<Analysed> {
+async function analyseFile(file: string, path: string | Buffer, client: Client, terminal: Terminal): Promise<Analysed> {
   let upload;
   try {
-    upload = await uploadFromPath(file);
+    upload = await uploadFromPath(path);
   } catch (error) {
     const message = `cannot read file: ${(error as Error).message}`;
     return { file, ok: false, stage: 'read', error: message, message: `${basename(file)} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, action: 'Check the path and that the file is readable.' };
@@ -210,13 +213,18 @@ async function settleFile(file: string, analysed: { analysis: AnalyzeResult }, o
   return { ...created, file, ok: true, preview_hash, report, scripts_mode: scriptsMode, url };
 }
 
-/** Polls a create's progress until stopped; a missed poll is not a failed create. */
+/**
+ * Polls a create's progress until stopped; a missed poll is not a failed create. Stopping
+ * ends a poll still waiting for its answer: one the service never answers would otherwise
+ * keep the process running after the import has finished.
+ */
 function watchCreate(client: Client, createId: string, show: (progress: CreateProgress) => void): { stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
+  const polls = new AbortController();
   const poll = async (): Promise<void> => {
     try {
-      const progress = await client.createProgress(createId);
+      const progress = await client.createProgress(createId, { signal: polls.signal });
       if (progress && !stopped) show(progress);
     } catch {
       // the create's own answer decides
@@ -228,6 +236,7 @@ function watchCreate(client: Client, createId: string, show: (progress: CreatePr
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      polls.abort();
     },
   };
 }
@@ -284,6 +293,18 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new UsageError(`--base-url must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
   }
+  // fetch refuses a URL with credentials, and the paths are appended to the URL as given: both failed every file
+  // as "The service could not be reached" (or asked another path) instead of saying what is wrong with the address.
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new UsageError('--base-url must not carry a user name or password (sign in with --token or --dev-user)');
+  }
+  const port = parsed.port === '' ? null : Number(parsed.port);
+  if (port !== null && FETCH_BAD_PORTS.has(port)) {
+    throw new UsageError(`--base-url uses port ${port}, which fetch (here and in browsers) refuses to connect to; run the service on another port (PORT)`);
+  }
+  if (parsed.search !== '' || parsed.hash !== '' || /[?#]/.test(baseUrl)) {
+    throw new UsageError(`--base-url must be the service's address without ?query or #fragment, got ${JSON.stringify(baseUrl)}`);
+  }
 
   const scripts = values.scripts;
   if (scripts !== undefined && !(SCRIPTS_MODES as readonly string[]).includes(scripts)) {
@@ -299,16 +320,52 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
     throw new UsageError(`--dev-user must be 1 to ${MAX_USER_ID_LENGTH} printable ASCII characters, spaces only inside, got ${JSON.stringify(devUser)}`);
   }
   if (devUser !== undefined && values.token !== undefined) throw new UsageError('give --token or --dev-user, not both');
+  const token = devUser !== undefined ? developmentToken(devUser) : values.token ?? env.RBXL_IMPORT_TOKEN ?? '';
+  // The token goes in a header as held: a character a header cannot carry (a line break, anything past
+  // U+00FF) made fetch refuse every request, said as "The service could not be reached".
+  if (!sendableAsHeader(token)) {
+    throw new UsageError(`${values.token !== undefined ? '--token' : 'RBXL_IMPORT_TOKEN'} cannot be sent as a header (line breaks and characters past U+00FF cannot)`);
+  }
+
+  let paths: (string | Buffer)[];
+  try {
+    paths = positionals.map(argumentPath);
+  } catch (error) {
+    if (error instanceof AlikeArgumentsError) throw new UsageError(error.message);
+    throw error;
+  }
 
   return {
     files: positionals,
+    paths,
     baseUrl,
-    token: devUser !== undefined ? developmentToken(devUser) : values.token ?? env.RBXL_IMPORT_TOKEN ?? '',
+    token,
     title: values.title ?? '',
     scriptsMode: (scripts as ScriptsMode | undefined) ?? null,
     concurrency: Number(concurrencyText),
     json: values.json ?? false,
   };
+}
+
+/**
+ * The ports the Fetch standard blocks (https://fetch.spec.whatwg.org/#port-blocking): Node's fetch
+ * and browsers refuse them, so a service on PORT=6000 failed every file as "could not be reached (bad port)".
+ */
+const FETCH_BAD_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113,
+  115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556,
+  563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667,
+  6668, 6669, 6679, 6697, 10080,
+]);
+
+/** Whether fetch can send `value` as a header's value (the same check it makes). */
+function sendableAsHeader(value: string): boolean {
+  try {
+    new Headers({ Authorization: value });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -389,13 +446,22 @@ function describeDecision(decision: ScriptDecision): string {
   return text;
 }
 
+/**
+ * The created project in words. It never throws: the project exists once create answered, and a
+ * field of a type the contract leaves open (`assets_downloaded: null`, an `asset_failures` entry that
+ * is not an object) made the file count as failed, said as "try again", which made a second project.
+ */
 function describeCreated(file: string, created: CreateResult, mode: ScriptsMode, url: string): string {
   let text =
     `${file}: created project ${created.project_id} (scripts ${mode})\n` +
-    `  assets: ${number(created.assets_downloaded)} downloaded, ${number(created.assets_failed)} failed\n`;
-  const failures = Array.isArray(created.asset_failures) ? (created.asset_failures as { id: string; reason: string }[]) : [];
-  const byReason = new Map<string, string[]>();
-  for (const { id, reason } of failures) byReason.set(reason, [...(byReason.get(reason) ?? []), id]);
+    `  assets: ${shownCount(created.assets_downloaded)} downloaded, ${shownCount(created.assets_failed)} failed\n`;
+  const failures = Array.isArray(created.asset_failures) ? (created.asset_failures as unknown[]) : [];
+  const byReason = new Map<string, unknown[]>();
+  for (const entry of failures) {
+    const { id, reason } = (typeof entry === 'object' && entry !== null ? entry : {}) as { id?: unknown; reason?: unknown };
+    const key = typeof reason === 'string' ? reason : 'unknown';
+    byReason.set(key, [...(byReason.get(key) ?? []), id]);
+  }
   for (const [reason, ids] of [...byReason].sort((a, b) => b[1].length - a[1].length)) {
     const advice = describeAssetReason(reason);
     text += `    ${count(ids.length, 'asset')} ${reason}: ${advice.label}\n      what to do: ${advice.action}\n`;
@@ -420,6 +486,8 @@ function breakdown(counts: Record<string, number> | undefined): string {
 }
 
 const number = (value: number) => value.toLocaleString('en-US');
+/** A count the service gave, whatever its type: a number as a number, anything else as its JSON. */
+const shownCount = (value: unknown): string => (typeof value === 'number' ? number(value) : JSON.stringify(value) ?? 'none');
 const count = (value: number, noun: string) => `${number(value)} ${noun}${value === 1 ? '' : 's'}`;
 
 export function bytes(value: number): string {

@@ -7,7 +7,6 @@
  * (help.ts; every command also takes --help).
  * Bad input ends with exit code 2 and one line on stderr, never a stack trace.
  */
-import { readFileSync } from 'node:fs';
 import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
 import { stringifyDump } from '../parser/dump.js';
@@ -15,6 +14,7 @@ import { DecodeError } from '../parser/errors.js';
 import { MeshDecodeError } from '../mesh/errors.js';
 import { dumpPieces, DumpUsageError, parseDumpArgs } from './dump.js';
 import { commandHelp, findCommand, overviewHelp } from './help.js';
+import { AlikeArgumentsError, argumentPath } from './paths.js';
 import { terminalLine } from './terminal-text.js';
 
 class UsageError extends Error {
@@ -164,38 +164,14 @@ async function readInput(file: string): Promise<Uint8Array> {
   }
 }
 
-/**
- * The path an argument names. Node decodes arguments as UTF-8, a byte that is not
- * becoming U+FFFD, so a file named in another encoding could not be read and
- * `gltf MAP $'out\xff.glb'` wrote `out\uFFFD.glb`. Such an argument is opened by its
- * bytes from /proc/self/cmdline (Linux); two arguments that read alike are refused,
- * rather than one written over the other.
- */
+/** The path an argument names (paths.ts: a name that is not UTF-8 by its bytes). */
 function fsPath(arg: string): string | Buffer {
-  if (!arg.includes('\uFFFD')) return arg;
-  // A U+FFFD typed as such reads alike too (its bytes are the string's): `gltf $'a\xff' a\uFFFD` wrote over a\xff.
-  const alike = rawArguments().filter((bytes) => bytes.toString('utf8') === arg);
-  if (alike.some((bytes) => !bytes.equals(alike[0]!))) {
-    throw new UsageError(`two arguments read as ${arg} (bytes that are not UTF-8); rename one`);
-  }
-  return alike[0] ?? arg;
-}
-
-/** The command's arguments as bytes, the last process.argv.length - 2 of /proc/self/cmdline ([] elsewhere). */
-function rawArguments(): Buffer[] {
-  let cmdline: Buffer;
   try {
-    cmdline = readFileSync('/proc/self/cmdline');
-  } catch {
-    return [];
+    return argumentPath(arg);
+  } catch (error) {
+    if (error instanceof AlikeArgumentsError) throw new UsageError(error.message);
+    throw error;
   }
-  const all: Buffer[] = [];
-  for (let start = 0; start < cmdline.length;) {
-    const end = cmdline.indexOf(0, start);
-    all.push(cmdline.subarray(start, end === -1 ? cmdline.length : end));
-    start = end === -1 ? cmdline.length : end + 1;
-  }
-  return all.slice(Math.max(0, all.length - (process.argv.length - 2)));
 }
 
 function writeOut(text: string | Uint8Array): Promise<void> {

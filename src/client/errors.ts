@@ -1,7 +1,10 @@
 /** The one error the client throws: a refused request, an unreadable answer or no answer at all. */
 export class ClientError extends Error {
   override name = 'ClientError';
-  /** HTTP status of the answer; 0 when no answer arrived (network failure), UNREAD (-1) when one came but could not be read whole. */
+  /**
+   * HTTP status of the answer; 0 when no answer arrived (network failure), UNREAD (-1) when one
+   * came but could not be read whole, UNSENT (-2) when the upload's own file could not be read.
+   */
   readonly status: number;
   /** The raw response body as text ('' when there was none). */
   readonly body: string;
@@ -35,6 +38,19 @@ export function tooLarge(operation: string, status: number): ClientError {
 /** An answer whose body did not arrive in time (transport.ts ANSWER_BODY_DEADLINE_MS). */
 export function tooSlow(operation: string, status: number): ClientError {
   return new ClientError(`${operation} failed (${status}): the answer did not arrive in time`, UNREAD, '');
+}
+
+/** An answer whose body broke off (connection closed or reset, a Content-Length not met, a body that does not decode): it came, so the service was reached. */
+export function cutShort(operation: string, status: number, cause: unknown): ClientError {
+  return new ClientError(`${operation} failed (${status}): the answer was cut short: ${describe(cause)}`, UNREAD, '', { cause });
+}
+
+/** The `status` of a request whose body could not be read here (the upload's file changed or went away while it was sent). */
+export const UNSENT = -2;
+
+/** The upload's file could not be read while it was sent: the service was not at fault, and may not have been reached. */
+export function unsent(operation: string, cause: unknown): ClientError {
+  return new ClientError(`${operation} failed: the file could not be read while it was sent (it changed or was removed): ${describe(cause)}`, UNSENT, '', { cause });
 }
 
 /** No answer at all (connection refused, DNS, reset): status 0, with the platform's reason. */

@@ -7,6 +7,8 @@
  * Pure functions: the import page, the project page and the CLI share them.
  */
 
+import { UNSENT } from './errors.js';
+
 export interface Failure {
   /** What happened, as a sentence. */
   message: string;
@@ -60,6 +62,8 @@ const BY_CODE: Record<string, Advice> = {
     : { message: 'The service has no such project for you.', action: 'Check the address, or import the map again.' },
   busy: { message: 'The service is busy with other maps right now.', action: 'Try again in a few seconds.' },
   shutting_down: { message: 'The service is restarting.', action: 'Try again in a few seconds.' },
+  // The object store is down or throttling (503 with Retry-After): nothing was half-saved, and it passes.
+  store_unavailable: { message: 'The service cannot reach its storage right now.', action: 'Try again in a few seconds; nothing was half-saved. If it lasts, tell the operator.' },
   storage_full: { message: 'The service has run out of room to store maps.', action: 'Try again later; if it keeps happening, tell the operator (MAX_DATA_BYTES or the disk).' },
   quota_exceeded: (detail) => ({
     message: `You have used up your share of the service (${detail}).`,
@@ -90,8 +94,12 @@ export function describeFailure(error: unknown, operation = 'request'): Failure 
   const failure = (message: string, action: string): Failure => ({ message, action, code, status: Math.max(status, 0), details });
 
   if ((error as { name?: unknown })?.name === 'AbortError') return failure('Stopped.', '');
+  if ((error as { name?: unknown })?.name === 'TimeoutError') return failure('Stopped: it took longer than allowed.', 'Try again; a large map may need more time.');
   if (status === 0) {
     return failure('The service could not be reached.', 'Check that it is running and that the address is right, then try again.');
+  }
+  if (status === UNSENT) {
+    return failure('The file changed or was removed while it was being sent.', 'Wait until it is saved (or copied) completely, then import it again.');
   }
   if (status < 0) return failure(details, 'Try again; if it happens again, tell the operator.');
   if (code !== null) {
@@ -108,6 +116,9 @@ export function describeFailure(error: unknown, operation = 'request'): Failure 
     return failure(`The service refused the request (${code}): ${serviceMessage}.`, 'Try again; if it happens again, tell the operator.');
   }
   if (status >= 200 && status < 300) return failure('The service answered, but not as this client expects.', 'Check that the address is rbxl-import\'s; if it is, tell the operator.');
+  if (status >= 300 && status < 400) {
+    return failure(`The service's address answers with a redirect (${status}).`, 'Use the address it redirects to (for example https:// rather than http://) as the service\'s address.');
+  }
   if (status >= 500) return failure(`The service answered with an error (${status}).`, 'Try again in a moment; if it keeps happening, tell the operator.');
   if (status === 401 || status === 403) return failure('You are not allowed to do this.', 'Sign in and try again.');
   if (status === 404) return failure('The service does not have this (404).', 'Check the address the page or command uses.');

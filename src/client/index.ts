@@ -6,10 +6,12 @@
 import { authHeaders } from './auth.js';
 import { refused, unreadable } from './errors.js';
 import {
+  boundedText,
   canReportUploadProgressWithXhr,
   countedStream,
   fetchAnswer,
   fetchResponse,
+  wholeBody,
   xhrAnswer,
   type Answer,
   type Outgoing,
@@ -210,8 +212,9 @@ export function createClient(options: ClientOptions = {}): Client {
       const operation = 'download';
       if (!path.startsWith(`${API_PREFIX}/`)) throw new TypeError(`not a path of the service: ${path}`);
       const response = await fetchResponse(operation, `${baseUrl}${path}`, { headers: authHeaders(token, hostname), signal });
-      if (!response.ok) throw refused(operation, response.status, await response.text().catch(() => ''));
-      return response.arrayBuffer();
+      // An error's text is read as any answer is (bounded in size and time): a flood of one is not held whole.
+      if (!response.ok) throw refused(operation, response.status, await boundedText(response, operation, signal));
+      return wholeBody(response, operation, (whole) => whole.arrayBuffer(), signal);
     },
 
     async health({ signal } = {}) {
@@ -225,7 +228,8 @@ export function createClient(options: ClientOptions = {}): Client {
       const url = endpoint(`/import/rbxl/create/${encodeURIComponent(createId)}`);
       const answer = await fetchAnswer({ operation, method: 'GET', url, headers: authHeaders(token, hostname), signal });
       if (answer.status === 404) return null;
-      return json<CreateProgress>(operation, answer);
+      // Checked as analyze's and create's answers are: a progress bar reads these fields as numbers and a phase.
+      return checked(operation, answer, json<CreateProgress>(operation, answer), isProgress, "a create's progress (a phase and numeric asset counts)");
     },
 
     async config({ signal } = {}) {
@@ -243,8 +247,8 @@ export function createClient(options: ClientOptions = {}): Client {
       const operation = 'download';
       const url = endpoint(`/projects/${encodeURIComponent(projectId)}`);
       const response = await fetchResponse(operation, url, { headers: authHeaders(token, hostname), signal });
-      if (!response.ok) throw refused(operation, response.status, await response.text());
-      return response.blob();
+      if (!response.ok) throw refused(operation, response.status, await boundedText(response, operation, signal));
+      return wholeBody(response, operation, (whole) => whole.blob(), signal);
     },
 
     async deleteProject(projectId, { signal } = {}) {
@@ -267,6 +271,10 @@ function json<T>(operation: string, { status, text }: Answer): T {
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+const isProgress = (body: Record<string, unknown>): boolean =>
+  typeof body.phase === 'string' && isCount(body.assets_done) && isCount(body.assets_total) && isCount(body.assets_failed);
 
 /** The contract's answer, checked at the edge for what the caller reads first: anything else is an unreadable answer. */
 function checked<T>(operation: string, answer: Answer, body: T, holds: (body: Record<string, unknown>) => boolean, what: string): T {

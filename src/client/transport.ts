@@ -3,7 +3,7 @@
  * platform runs the client: fetch everywhere, XMLHttpRequest in browsers when upload
  * progress is wanted (fetch reports none), a counted stream body in Node for the same.
  */
-import { ClientError, tooLarge, tooSlow, unreachable } from './errors.js';
+import { ClientError, cutShort, tooLarge, tooSlow, unreachable, unsent } from './errors.js';
 
 export interface Answer {
   status: number;
@@ -21,25 +21,36 @@ export interface Outgoing {
   signal?: AbortSignal;
 }
 
+/**
+ * Redirects are not followed outside a page: the service never redirects its API, and a 3xx
+ * is a non-2xx answer, which the contract makes a failure with its status. Followed, a POST
+ * became a GET of another path (an http → https redirect answered 404 or 405), a loop said
+ * only "fetch failed", and `X-Auth-Override` went to whatever origin the answer named. In a
+ * browser the page's own origin answers, and fetch could not show a 3xx's status anyway.
+ */
+const REDIRECT: RequestRedirect = typeof (globalThis as { document?: unknown }).document === 'undefined' ? 'manual' : 'follow';
+
 export async function fetchAnswer(request: Outgoing): Promise<Answer> {
   const init: RequestInit & { duplex?: 'half' } = {
     method: request.method,
     headers: request.headers,
     body: request.body,
     signal: request.signal,
+    redirect: REDIRECT,
   };
   // Node's fetch refuses a stream body unless told the request is sent before the answer is read.
   if (typeof ReadableStream !== 'undefined' && request.body instanceof ReadableStream) init.duplex = 'half';
   let response: Response;
-  let text: string;
   try {
     response = await fetch(request.url, init);
-    text = await boundedText(response, request.operation);
   } catch (error) {
-    if (error instanceof ClientError) throw error;
-    throw isAbort(error) ? error : unreachable(request.operation, error);
+    if (isAbort(error, request.signal)) throw error;
+    // A Blob whose file changed since it was opened (openAsBlob) cannot be read: not a network failure.
+    if (isUnreadableBody(error)) throw unsent(request.operation, (error as { cause: unknown }).cause);
+    throw unreachable(request.operation, error);
   }
-  return { status: response.status, text };
+  // The status line and headers came: a body that breaks off now is an answer not read whole, not an unreachable service.
+  return { status: response.status, text: await boundedText(response, request.operation, request.signal) };
 }
 
 /** The largest answer the client reads: the service's are JSON of a few MB at most. */
@@ -52,7 +63,7 @@ export const ANSWER_BODY_DEADLINE_MS = 5 * 60 * 1000;
  * what it inflates to) and within ANSWER_BODY_DEADLINE_MS: a server that floods or
  * trickles gets a clean error, not a process out of memory or a wait without end.
  */
-async function boundedText(response: Response, operation: string): Promise<string> {
+export async function boundedText(response: Response, operation: string, signal?: AbortSignal): Promise<string> {
   if (response.body === null) return '';
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -72,7 +83,8 @@ async function boundedText(response: Response, operation: string): Promise<strin
     }
   } catch (error) {
     void reader.cancel().catch(() => undefined);
-    throw error;
+    if (error instanceof ClientError || isAbort(error, signal)) throw error;
+    throw cutShort(operation, response.status, error);
   } finally {
     clearTimeout(timer);
   }
@@ -82,12 +94,24 @@ async function boundedText(response: Response, operation: string): Promise<strin
   return new TextDecoder().decode(bytes);
 }
 
+/**
+ * A download's body, whole (a scene.glb or a document may be large, so it is not held to
+ * MAX_ANSWER_BYTES); a body that breaks off is the client's error, with the status that came.
+ */
+export async function wholeBody<T>(response: Response, operation: string, read: (response: Response) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  try {
+    return await read(response);
+  } catch (error) {
+    throw isAbort(error, signal) ? error : cutShort(operation, response.status, error);
+  }
+}
+
 /** A GET whose body the caller reads itself (a download); a network failure is the client's error. */
 export async function fetchResponse(operation: string, url: string, init: { headers: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
   try {
-    return await fetch(url, { method: 'GET', headers: init.headers, signal: init.signal });
+    return await fetch(url, { method: 'GET', headers: init.headers, signal: init.signal, redirect: REDIRECT });
   } catch (error) {
-    throw isAbort(error) ? error : unreachable(operation, error);
+    throw isAbort(error, init.signal) ? error : unreachable(operation, error);
   }
 }
 
@@ -144,6 +168,16 @@ export function countedStream(body: Blob, onProgress: ProgressListener): Readabl
   });
 }
 
-function isAbort(error: unknown): boolean {
+/**
+ * Whether the caller stopped the request: an AbortError, or whatever its signal was aborted with
+ * (`AbortSignal.timeout` rejects with a TimeoutError, which was taken for an unreachable service).
+ */
+function isAbort(error: unknown, signal?: AbortSignal): boolean {
+  if (signal?.aborted === true) return true;
   return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
+}
+
+function isUnreadableBody(error: unknown): boolean {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return typeof cause === 'object' && cause !== null && (cause as { name?: unknown }).name === 'NotReadableError';
 }
