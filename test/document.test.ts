@@ -23,6 +23,8 @@ import { DomBuilder } from '../src/parser/dom-build.js';
 import { arrayColumn } from '../src/parser/columns/column.js';
 import { isScriptClass, BASE_PART_CLASSES } from '../src/project/classes.js';
 import { JsonWriter } from '../src/project/json-writer.js';
+import { MAX_DEFAULT_TEXT_BYTES } from '../src/project/instances.js';
+import { dumpJson } from '../src/project/dump.js';
 import { sceneJson } from '../src/project/scene.js';
 import { handDom, part } from './support/hand-dom.js';
 import { PLACES_DIR, TEST_FILES_DIR } from './support/paths.js';
@@ -675,4 +677,64 @@ test('the analysis reads script paths only where the report shows them: names re
   assert.equal(report.scripts_total, depth - 1);
   // Every full name walked would be about 1.3 million reads (paths of up to 1,000 characters).
   assert.ok(reads < 10 * depth, `${reads} names read`);
+});
+
+test('a value whose JSON text passes MAX_DEFAULT_TEXT_BYTES is no class default: written with its instances, read back as it is', () => {
+  const long = 'a'.repeat(MAX_DEFAULT_TEXT_BYTES + 16);
+  for (const format of ['binary', 'xml'] as const) {
+    const builder = new DomBuilder(format);
+    const workspace = builder.add(builder.addTable('Workspace'));
+    const values = [long, long, long, 'short', 'short'];
+    const table = builder.addTable('StringValue', new Map([
+      ['Name', arrayColumn('String', values.map((_, i) => `v${i}`))], ['Value', arrayColumn('String', values)],
+    ]));
+    for (let i = 0; i < values.length; i++) builder.add(table, workspace);
+    const dom = format === 'binary' ? decode(encode(builder.build())) : builder.build();
+    const doc = JSON.parse(Buffer.concat([...projectJson(dom, options('long.rbxl', 1))]).toString('utf8')) as ProjectDocument;
+    assert.equal(doc.classes.StringValue!.defaults?.Value, 'short', `${format}: the long value, though most common, is not the default`);
+    const read = [...readInstances(doc)].filter((instance) => instance.class === 'StringValue');
+    assert.deepEqual(read.map((instance) => instance.properties.get('Value')?.value), values, format);
+  }
+});
+
+test('strings whose JSON passes the longest string V8 makes are written a slice at a time: a value, a class\'s common value and a script source', () => {
+  // Found by fuzzing: a 95 MB value of control characters (six JSON characters each, from a
+  // 373 KB file) made `project` and `dump` fail with "Invalid string length", as did a
+  // script's source of them (its scripts[] entry) and two instances sharing one (the class
+  // default's sampling).
+  // A slice never ends inside a surrogate pair: the text is JSON.stringify's, pairs, lone halves and escapes alike.
+  const w = new JsonWriter();
+  for (const at of [65534, 65535, 65536, 131071]) {
+    for (const inner of ['\u{1F600}', '\uD800', '\uDC00', '\uDBFF\uDBFF\uDFFF', '"\\\n\x7f']) {
+      const value = 'a'.repeat(at) + inner + '\x01'.repeat(70_000);
+      w.string(value);
+      assert.equal(w.takeText(), JSON.stringify(value), `${at} ${JSON.stringify(inner)}`);
+    }
+  }
+  // As an XML file's DOM may be: one class in two tables, the huge rows sampled first, then
+  // compared as text with the class default the other table gives.
+  const huge = '\x01'.repeat(90_000_000);
+  const builder = new DomBuilder('xml');
+  const workspace = builder.add(builder.addTable('Workspace'));
+  const script = builder.addTable('Script', new Map([['Name', arrayColumn('String', ['s'])], ['Source', arrayColumn('String', [huge])]]));
+  builder.add(script, workspace);
+  for (const rows of [[huge, huge], ['short', 'short', 'short']]) {
+    const values = builder.addTable('StringValue', new Map([['Name', arrayColumn('String', rows.map((_, i) => `v${i}`))], ['Value', arrayColumn('String', rows)]]));
+    for (let i = 0; i < rows.length; i++) builder.add(values, workspace);
+  }
+  const dom = builder.build();
+  const count = (pieces: Iterable<Buffer>) => {
+    let bytes = 0;
+    let tail: Uint8Array = new Uint8Array(0);
+    for (const piece of pieces) { bytes += piece.length; tail = piece; }
+    return { bytes, tail: Buffer.from(tail).toString('utf8') };
+  };
+  const project = count(projectJson(dom, options('huge.rbxl', 1)));
+  assert.ok(project.bytes > 3 * 6 * huge.length, `the source and both values are in the document (${project.bytes} bytes)`);
+  assert.ok(project.tail.endsWith('"assets":[]}'), project.tail.slice(-100));
+  const first = projectJson(dom, options('huge.rbxl', 1)).next();
+  const head = Buffer.from(first.value as Uint8Array).toString('utf8');
+  assert.match(head, /"StringValue":\{"properties":\{"Name":"String","Value":"String"\},"defaults":\{"Value":"short"\}/);
+  const dump = count(dumpJson(dom));
+  assert.ok(dump.bytes > 3 * 6 * huge.length, `${dump.bytes} bytes`);
 });

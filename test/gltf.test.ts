@@ -14,7 +14,8 @@ import {
 } from '../src/gltf/index.js';
 import { encodePng, newRaster } from '../src/render/png.js';
 import { meshTerrain, readSmoothGrid, terrainPalette } from '../src/terrain/index.js';
-import { terrainBlobs } from '../src/scene/index.js';
+import { convertMeshAsset, terrainBlobs } from '../src/scene/index.js';
+import { writeMeshV2 } from './support/mesh-writer.js';
 import { PLACES_DIR } from './support/paths.js';
 
 const validator = createRequire(import.meta.url)('gltf-validator') as {
@@ -171,6 +172,29 @@ test('glb: a skinned mesh (joints, weights, inverse bind matrices) passes the va
   assert.equal(json.skins[0].joints.length, 3);
   assert.equal(json.accessors[json.skins[0].inverseBindMatrices].count, 3);
   assert.deepEqual(json.nodes.filter((n: { name?: string }) => bones.some((b) => b.name === n.name)).map((n: { name: string }) => n.name).sort(), ['Arm', 'Hand', 'Root']);
+});
+
+test('glb: texture coordinates that are not finite numbers are written as 0, so a damaged mesh still passes the validator', async () => {
+  // Found by fuzzing: a flipped byte in a union's MeshData made a NaN uv, and scene.glb (and
+  // `mesh --gltf`, and create's converted meshes) failed the validator (ACCESSOR_INVALID_FLOAT).
+  const uvs = Float32Array.of(0.25, 0.5, Number.NaN, 1, 0.75, Infinity);
+  const geometry: MeshGeometry = { positions: Float32Array.of(0, 0, 0, 1, 0, 0, 0, 1, 0), uvs, indices: Uint32Array.of(0, 1, 2) };
+  const doc = createGltf();
+  addNode(doc, { name: 'Damaged', mesh: addMesh(doc, addGeometry(doc, geometry), addMaterial(doc, { baseColor: [1, 1, 1, 1] })) });
+  const bytes = glbBytes(doc);
+  await validate(bytes);
+  const json = glbJson(bytes);
+  const accessor = json.accessors[json.meshes[0].primitives[0].attributes.TEXCOORD_0];
+  const view = json.bufferViews[accessor.bufferView];
+  const bin = bytes.subarray(20 + new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true) + 8);
+  const written = new Float32Array(bin.slice(view.byteOffset, view.byteOffset + view.byteLength).buffer);
+  assert.deepEqual([...written], [0.25, 0.5, 0, 1, 0.75, 0]);
+  assert.ok(Number.isNaN(uvs[2]), 'the caller\'s array is left as it was');
+
+  const mesh = writeMeshV2({ positions: geometry.positions, normals: Float32Array.of(0, 0, 1, 0, 0, 1, 0, 0, 1), uvs, faces: geometry.indices, lodOffsets: [] }, '2.00', 36);
+  const converted = convertMeshAsset(mesh);
+  assert.ok(converted.ok, JSON.stringify(converted));
+  await validate(converted.glb);
 });
 
 test('glb: a large instanced scene streams to a file byte-identical to the in-memory GLB, and validates', async () => {

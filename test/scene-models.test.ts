@@ -229,3 +229,27 @@ test('the budget gives union models a fifth of a task, and the analysis, the sce
   assert.equal(run.cli.code, 0, run.cli.stderr);
   assert.match(run.cli.stdout, new RegExp(`placeholders: 2 ${MODELS_OVER_BUDGET}; 2 unions' models \\(MeshData\\) past the place's limit`));
 });
+
+test('a union model whose triangles use a vertex that is not a finite number draws its hulls; such vertices no triangle uses are left out', () => {
+  // Found by fuzzing: one flipped byte in a MeshData blob made a NaN position, and scene.glb's
+  // writer threw on it (`rbxl-import gltf` exited 1, the scene build answered 500).
+  const broken = ribbon(40, 60);
+  broken.positions[5 * 3 + 1] = Number.NaN;
+  const spare = ribbon(40, 60);
+  const extend = (array: Float32Array, values: number[]) => Float32Array.from([...array, ...values]);
+  const unused: MeshModel = { ...spare, positions: extend(spare.positions, [Infinity, 0, 0]), normals: extend(spare.normals, [0, 1, 0]), uvs: extend(spare.uvs, [0, 0]) };
+  const models = [writeCsgmdl(broken, 2), writeCsgmdl(broken, 4), writeCsgmdl5(broken), writeCsgmdl(unused, 2), writeCsgmdl(unused, 4), writeCsgmdl5(unused)];
+  const hulls = models.map((_, i) => writeCsgphs([cubeHull(1, [i, 0, 0])], 3));
+  const assembly = assembleScene(decode(modelPlace(models, hulls)));
+  const notes = assembly.notes.filter((note) => note.includes('the triangles use vertices that are not finite numbers'));
+  assert.deepEqual(notes.map((note) => /CSGMDL \d/.exec(note)![0]).sort(), ['CSGMDL 2', 'CSGMDL 4', 'CSGMDL 5']);
+  assert.equal(hullShapes(assembly).length, 3);
+  const drawn = modelShapes(assembly);
+  assert.equal(drawn.length, 3);
+  for (const shape of drawn) {
+    assert.equal(shape.geometry.positions.length, 40 * 3);
+    assert.ok(shape.geometry.positions.every(Number.isFinite));
+  }
+  const { doc } = sceneDocument(assembly);
+  assert.equal(doc.nodes.length, models.length);
+});

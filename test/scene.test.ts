@@ -22,7 +22,8 @@ import { decodeMeshAsset, type FileMeshAsset } from '../src/mesh/index.js';
 import { assembleScene, convertMeshAsset, sceneDocument, type SceneAssets } from '../src/scene/index.js';
 import { generatePlace } from '../bench/generate.js';
 import { encodePng, newRaster } from '../src/render/png.js';
-import { PLACES_DIR, REPO_ROOT, CORPUS_DIR } from './support/paths.js';
+import { PLACES_DIR, REPO_ROOT, CORPUS_DIR, TEST_FILES_DIR } from './support/paths.js';
+import { DomBuilder } from '../src/parser/dom-build.js';
 
 const validator = createRequire(import.meta.url)('gltf-validator') as {
   validateBytes(data: Uint8Array, options?: object): Promise<{ issues: { numErrors: number; messages: { code: string; severity: number; message: string; pointer?: string }[] } }>;
@@ -117,6 +118,18 @@ function checkUnions(dom: Dom, bytes: Uint8Array, label: string): number {
   }
   return checked;
 }
+
+test('scene.glb: a map with nothing to draw (a model of folders, an empty Workspace) passes the validator', async () => {
+  // Found by fuzzing: its scene was written as {"nodes": []}, which glTF 2.0 forbids (EMPTY_ENTITY).
+  const folder = decode(readFileSync(join(TEST_FILES_DIR, 'default-inserted-folder.rbxm')));
+  const builder = new DomBuilder('binary');
+  builder.add(builder.addTable('Workspace'));
+  for (const [name, dom] of [['default-inserted-folder.rbxm', folder], ['an empty Workspace', builder.build()]] as const) {
+    const { doc, stats } = sceneDocument(assembleScene(dom));
+    assert.equal(stats.nodes, 0, name);
+    await validate(glbBytes(doc), name);
+  }
+});
 
 test('scene.glb: a union\'s box matches its Size within 5% (booga\'s Workspace unions from their hulls, generated unions scaled from InitialSize)', () => {
   const booga = decode(readFileSync(join(PLACES_DIR, 'booga.rbxl')));

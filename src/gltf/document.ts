@@ -138,7 +138,7 @@ export function addGeometry(doc: GltfDocument, geometry: MeshGeometry): number {
   if (normals) {
     attributes.NORMAL = addAccessor(doc, { bufferView: addView(doc, bytesOf(unitNormals(normals)), ARRAY_BUFFER), componentType: FLOAT, count: vertices, type: 'VEC3' });
   }
-  if (uvs) attributes.TEXCOORD_0 = addAccessor(doc, { bufferView: addView(doc, bytesOf(uvs), ARRAY_BUFFER), componentType: FLOAT, count: vertices, type: 'VEC2' });
+  if (uvs) attributes.TEXCOORD_0 = addAccessor(doc, { bufferView: addView(doc, bytesOf(finiteUvs(uvs)), ARRAY_BUFFER), componentType: FLOAT, count: vertices, type: 'VEC2' });
   if (colors) {
     attributes.COLOR_0 = addAccessor(doc, { bufferView: addView(doc, bytesOf(colors), ARRAY_BUFFER), componentType: UNSIGNED_BYTE, normalized: true, count: vertices, type: 'VEC4' });
   }
@@ -177,6 +177,20 @@ function unitNormals(normals: Float32Array): Float32Array {
     }
   }
   return copy ?? normals;
+}
+
+/**
+ * Texture coordinates as glTF allows them (finite floats): a component that is not a finite
+ * number (a damaged mesh or union model) becomes 0. A copy only when one is found.
+ */
+function finiteUvs(uvs: Float32Array): Float32Array {
+  let copy: Float32Array | null = null;
+  for (let i = 0; i < uvs.length; i++) {
+    if (Number.isFinite(uvs[i]!)) continue;
+    copy ??= Float32Array.from(uvs);
+    copy[i] = 0;
+  }
+  return copy ?? uvs;
 }
 
 /** JOINTS_0/WEIGHTS_0: weights normalised to sum 1 (an unweighted vertex follows joint 0), unused slots zeroed. */

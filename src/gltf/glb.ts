@@ -43,7 +43,8 @@ export function glbPieces(doc: GltfDocument): GlbPieces {
   const top: Record<string, unknown> = {
     asset: { version: '2.0', generator: 'rbxl-import' },
     scene: 0,
-    scenes: [{ nodes: doc.roots }],
+    // A scene's `nodes` may not be empty (glTF 2.0: minItems 1): a map with nothing to draw has a scene without it.
+    scenes: [doc.roots.length ? { nodes: doc.roots } : {}],
   };
   if (doc.extras) (top.asset as Record<string, unknown>).extras = doc.extras;
   const rest: Record<string, unknown> = {};

@@ -18,7 +18,7 @@
 import type {
   CFrameValue, ColorKeypoint, ContentValue, CustomPhysics, FontValue, NumberKeypoint, PropType, Value, Vec3,
 } from '../parser/values.js';
-import { JsonWriter } from './json-writer.js';
+import { JsonCapError, JsonWriter } from './json-writer.js';
 
 export { float32Text } from './json-writer.js';
 
@@ -165,6 +165,26 @@ export function encodeValue(type: PropType, value: Value, ctx: EncodeContext): s
 }
 
 const scratch = new JsonWriter(4096);
+
+/**
+ * A value's JSON text when it takes at most `maxBytes` bytes (about: see JsonWriter),
+ * else undefined, found out without making the whole text: what is compared with a class
+ * default, whose text is within the same cap (instances.ts).
+ */
+export function encodeValueWithin(type: PropType, value: Value, ctx: EncodeContext, maxBytes: number): string | undefined {
+  let writer = cappedScratch.get(maxBytes);
+  if (!writer) cappedScratch.set(maxBytes, (writer = new JsonWriter(4096, maxBytes)));
+  try {
+    ENCODERS[type](writer, value, ctx);
+  } catch (error) {
+    if (!(error instanceof JsonCapError)) throw error;
+    writer.discard();
+    return undefined;
+  }
+  return writer.takeText();
+}
+
+const cappedScratch = new Map<number, JsonWriter>();
 
 /** A JSON number (or non-finite string) back to the number. */
 function number(json: unknown): number {

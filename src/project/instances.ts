@@ -28,9 +28,9 @@
 import { Buffer } from 'node:buffer';
 import type { Column, Dom } from '../parser/dom.js';
 import type { PropType } from '../parser/values.js';
-import { ENCODERS, encodeValue, type EncodeContext, type Encoder } from './encoding.js';
+import { ENCODERS, encodeValueWithin, type EncodeContext, type Encoder } from './encoding.js';
 import { writeId } from './ids.js';
-import { JsonWriter } from './json-writer.js';
+import { JsonCapError, JsonWriter } from './json-writer.js';
 import { isAsciiRow, nameWriter, rowWriter, type RowWriter } from './row-writers.js';
 
 /** One class's entry of `classes`. */
@@ -80,7 +80,15 @@ interface GeneratedText {
 }
 
 /** Where sampled values are written to be compared as text. */
-const SCRATCH = new JsonWriter(4096);
+/**
+ * The longest JSON text a value may have to be a class default: a longer one (a string of
+ * megabytes, a sequence of a million keypoints) is written with its instances. Sampling
+ * made each sampled value's whole text to compare them: a 95 MB string of control
+ * characters (from a 745 KB file) passed the longest string V8 makes, and 32 sampled
+ * megabyte strings held six times their size at once.
+ */
+export const MAX_DEFAULT_TEXT_BYTES = 8 << 20;
+const SCRATCH = new JsonWriter(4096, MAX_DEFAULT_TEXT_BYTES);
 
 /** Rows of a table read at most this often to find each column's default. */
 const SAMPLE_ROWS = 32;
@@ -298,6 +306,7 @@ export class InstanceTree {
         for (let at = 0; at < rows.length; at += step) {
           if (this.excluded?.[rows[at]!]) continue;
           const text = this.#encode(column, at);
+          if (text === undefined) continue;
           tally.set(text, (tally.get(text) ?? 0) + 1);
           if (!firstRows.has(text)) firstRows.set(text, at);
         }
@@ -317,6 +326,7 @@ export class InstanceTree {
   /** The first row's text when more than half of up to PROBE_ROWS rows spread over the column hold the same; undefined otherwise. */
   #leadingFirstRow(column: Column, rows: number): string | undefined {
     const first = this.#encode(column, 0);
+    if (first === undefined) return undefined;
     const step = Math.max(1, Math.floor(rows / PROBE_ROWS));
     let probed = 0;
     let agree = 0;
@@ -330,10 +340,17 @@ export class InstanceTree {
   }
 
   /** A row's JSON text, written by the column's row writer (kept for the plans). */
-  #encode(column: Column, at: number): string {
+  /** A row's text, undefined past MAX_DEFAULT_TEXT_BYTES (such a value is never a default). */
+  #encode(column: Column, at: number): string | undefined {
     let write = this.#writers.get(column);
     if (!write) this.#writers.set(column, (write = rowWriter(column, this.#ctx)));
-    write(SCRATCH, at);
+    try {
+      write(SCRATCH, at);
+    } catch (error) {
+      if (!(error instanceof JsonCapError)) throw error;
+      SCRATCH.discard();
+      return undefined;
+    }
     return SCRATCH.takeText();
   }
 
@@ -378,12 +395,14 @@ export class InstanceTree {
       if (differs === null && plan.defaultText !== undefined) {
         // Without a bit set to tell, the default is compared as text (XML files, other columns).
         const value = plan.column.get(at);
-        const text = encodeValue(plan.column.type, value, this.#ctx);
+        // A text past the cap cannot be the default's: it is written as the value, not made whole.
+        const text = encodeValueWithin(plan.column.type, value, this.#ctx, MAX_DEFAULT_TEXT_BYTES);
         if (text === plan.defaultText) continue;
         if (!first) w.byte(0x2c);
         first = false;
         w.bytes(plan.key);
-        w.text(text);
+        if (text === undefined) plan.encode(w, value, this.#ctx);
+        else w.text(text);
       } else {
         if (!first) w.byte(0x2c);
         first = false;

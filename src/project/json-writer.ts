@@ -17,17 +17,36 @@ import { Buffer } from 'node:buffer';
 const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 const QUOTE = 0x22, BACKSLASH = 0x5c, MINUS = 0x2d, DOT = 0x2e, ZERO = 0x30;
 const HEX = '0123456789abcdef';
+/** Characters of a long string escaped at a time (JsonWriter's #longString): at most 384 KiB of JSON. */
+const LONG_STRING_SLICE = 1 << 16;
+const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+
+/** What a writer with a cap throws when a write would take it past the cap (its text is then discarded). */
+export class JsonCapError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`JSON text past ${maxBytes} bytes`);
+  }
+}
 
 export class JsonWriter {
   #buffer: Buffer;
   #at = 0;
   readonly #chunkBytes: number;
+  readonly #maxBytes: number;
   readonly #full: Buffer[] = [];
+  /** Bytes in `#full`, not taken yet. */
+  #fullBytes = 0;
   /** Bytes written so far (taken or not). */
   written = 0;
 
-  constructor(chunkBytes = 1 << 16) {
+  /**
+   * `maxBytes` caps the text a scratch writer may hold (about: a write reserving room past
+   * it throws JsonCapError before anything is written), so a value's text is never made
+   * in full only to be compared.
+   */
+  constructor(chunkBytes = 1 << 16, maxBytes = Infinity) {
     this.#chunkBytes = chunkBytes;
+    this.#maxBytes = maxBytes;
     this.#buffer = Buffer.allocUnsafe(chunkBytes);
   }
 
@@ -38,6 +57,7 @@ export class JsonWriter {
 
   /** The full chunks written so far (the caller owns them). */
   take(): Buffer[] {
+    this.#fullBytes = 0;
     return this.#full.splice(0);
   }
 
@@ -45,6 +65,7 @@ export class JsonWriter {
   flush(): Buffer[] {
     if (this.#at > 0) {
       this.#full.push(this.#buffer.subarray(0, this.#at));
+      this.#fullBytes += this.#at;
       this.#buffer = Buffer.allocUnsafe(this.#chunkBytes);
       this.#at = 0;
     }
@@ -61,10 +82,22 @@ export class JsonWriter {
     return Buffer.concat(this.flush()).toString('utf8');
   }
 
+  /** Everything written since the last take is dropped; the writer starts over (after a JsonCapError). */
+  discard(): void {
+    this.#full.length = 0;
+    this.#fullBytes = 0;
+    if (this.#buffer.length > this.#chunkBytes) this.#buffer = Buffer.allocUnsafe(this.#chunkBytes);
+    this.#at = 0;
+  }
+
   /** Room for `bytes` more bytes in the current chunk (a new chunk when it has not). */
   #room(bytes: number): void {
+    if (this.#fullBytes + this.#at + bytes > this.#maxBytes) throw new JsonCapError(this.#maxBytes);
     if (this.#at + bytes <= this.#buffer.length) return;
-    if (this.#at > 0) this.#full.push(this.#buffer.subarray(0, this.#at));
+    if (this.#at > 0) {
+      this.#full.push(this.#buffer.subarray(0, this.#at));
+      this.#fullBytes += this.#at;
+    }
     this.#buffer = Buffer.allocUnsafe(Math.max(this.#chunkBytes, bytes));
     this.#at = 0;
   }
@@ -125,7 +158,7 @@ export class JsonWriter {
   string(value: string): void {
     const length = value.length;
     // Worst case for ASCII: every character escaped as \u00XX (6 bytes), plus quotes.
-    if (length > 256) { this.text(JSON.stringify(value)); return; }
+    if (length > 256) { this.#longString(value); return; }
     this.#room(length * 6 + 2);
     const buffer = this.#buffer;
     const start = this.#at;
@@ -148,6 +181,28 @@ export class JsonWriter {
     buffer[at++] = QUOTE;
     this.written += at - start;
     this.#at = at;
+  }
+
+  /**
+   * A long string's JSON, JSON.stringify's text, made and written a slice at a time: the
+   * whole escaped at once can pass the longest string V8 makes (2^29 - 24 characters: a
+   * control character is six, \u00XX, so a 95 MB value of them, from a 373 KB file, made
+   * `project` and `dump` fail with "Invalid string length") and takes a buffer its size.
+   * A slice never ends between the halves of a surrogate pair, so nothing is escaped
+   * that the whole would not escape.
+   */
+  #longString(value: string): void {
+    const length = value.length;
+    if (length <= LONG_STRING_SLICE) { this.text(JSON.stringify(value)); return; }
+    this.byte(QUOTE);
+    for (let from = 0; from < length;) {
+      let to = Math.min(length, from + LONG_STRING_SLICE);
+      if (to < length && isHighSurrogate(value.charCodeAt(to - 1))) to--;
+      const json = JSON.stringify(value.slice(from, to));
+      this.text(json.slice(1, -1));
+      from = to;
+    }
+    this.byte(QUOTE);
   }
 
   /**

@@ -44,6 +44,7 @@ import { meshObjectShape, partShape, placeholder, type PartShape, type ShapeDeta
 import { assetIdOf, finiteOr, finiteVec3, partColor, partColumns, sharedStringOf, stringBytes, type PartColumns } from './columns.js';
 import { boundsFit, FLAT_BYTES_PER_TRIANGLE, flatShaded, shapeOf, unionFit, type Fit, type SceneShape } from './shapes.js';
 import { readSceneTerrain, type SceneTerrain } from './terrain.js';
+import { usedPositionsFinite, usedVertices } from './convert.js';
 import type { SmoothGrid } from '../terrain/smooth-grid.js';
 
 /** What the assembly may know about downloaded assets (nothing at analysis time). */
@@ -527,13 +528,25 @@ class ShapeTable {
       this.#modelBytes += cost.bytes;
       this.#modelsDecoded++;
       const asset = decodeMeshAsset(bytes, caps);
-      if (asset.kind === 'union_graphics' && asset.geometry.indices.length > 0) return this.#add(shapeOf(key, asset.geometry, 'union', { source: 'MeshData' }));
-      return NO_MODEL;
+      if (asset.kind !== 'union_graphics' || asset.geometry.indices.length === 0) return NO_MODEL;
+      // As a downloaded model is converted (convert.ts): a triangle on a vertex that is not a
+      // finite number cannot be drawn (scene.glb's writer refuses it), and such vertices no
+      // triangle uses are left out.
+      let geometry = asset.geometry;
+      if (!usedPositionsFinite(geometry.positions, geometry.indices)) {
+        return this.#unreadableModel(`CSGMDL ${asset.version}: the triangles use vertices that are not finite numbers`);
+      }
+      if (!geometry.positions.every(Number.isFinite)) geometry = usedVertices(geometry);
+      return this.#add(shapeOf(key, geometry, 'union', { source: 'MeshData' }));
     } catch (error) {
       if (!isMeshDecodeError(error)) throw error;
-      if (++this.#unreadableModels <= UNREADABLE_NOTES) this.#notes.push(`a union's MeshData is unreadable (${error.message}); its hulls are drawn`);
-      return NO_MODEL;
+      return this.#unreadableModel(error.message);
     }
+  }
+
+  #unreadableModel(why: string): string {
+    if (++this.#unreadableModels <= UNREADABLE_NOTES) this.#notes.push(`a union's MeshData is unreadable (${why}); its hulls are drawn`);
+    return NO_MODEL;
   }
 
   /** Hull geometry from a PhysicalConfigData SharedString: a shape index, or a string: 'block' (a plain box), or why there is none. */

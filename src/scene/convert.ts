@@ -47,7 +47,7 @@ export function convertMeshAsset(bytes: Uint8Array, limits?: Partial<MeshLimits>
       : asset.kind === 'union_physics' && asset.block ? 'CSGPHS BLOCK: the union collides as its box and has no shape here' : 'no triangles';
     return { ok: false, reason: 'no_geometry', message: `${format}: ${message}` };
   }
-  if (!allFinite(geometry.positions, geometry.indices)) {
+  if (!usedPositionsFinite(geometry.positions, geometry.indices)) {
     return { ok: false, reason: 'corrupt', message: `${format}: the triangles use vertices that are not finite numbers` };
   }
   try {
@@ -72,7 +72,7 @@ function classify(format: string, what: string): ConversionFailure {
  * coarser LODs' vertices, and Roblox's simplifier leaves non-finite ones there), so
  * every written position is finite and used.
  */
-function allFinite(positions: Float32Array, indices: Uint32Array): boolean {
+export function usedPositionsFinite(positions: Float32Array, indices: Uint32Array): boolean {
   for (let i = 0; i < indices.length; i++) {
     const v = indices[i]! * 3;
     if (!Number.isFinite(positions[v]!) || !Number.isFinite(positions[v + 1]!) || !Number.isFinite(positions[v + 2]!)) return false;
