@@ -40,9 +40,9 @@ export class JsonWriter {
   written = 0;
 
   /**
-   * `maxBytes` caps the text a scratch writer may hold (about: a write reserving room past
-   * it throws JsonCapError before anything is written), so a value's text is never made
-   * in full only to be compared.
+   * `maxBytes` caps the text a scratch writer may hold (about: checked as each chunk fills,
+   * a write that needs a chunk past it throws JsonCapError before the chunk is made), so a
+   * value's text is never made in full only to be compared.
    */
   constructor(chunkBytes = 1 << 16, maxBytes = Infinity) {
     this.#chunkBytes = chunkBytes;
@@ -92,8 +92,9 @@ export class JsonWriter {
 
   /** Room for `bytes` more bytes in the current chunk (a new chunk when it has not). */
   #room(bytes: number): void {
-    if (this.#fullBytes + this.#at + bytes > this.#maxBytes) throw new JsonCapError(this.#maxBytes);
     if (this.#at + bytes <= this.#buffer.length) return;
+    // Checked when a chunk fills (not on every write: this is the document's hot path), before a larger one is made.
+    if (this.#fullBytes + this.#at + bytes > this.#maxBytes) throw new JsonCapError(this.#maxBytes);
     if (this.#at > 0) {
       this.#full.push(this.#buffer.subarray(0, this.#at));
       this.#fullBytes += this.#at;
