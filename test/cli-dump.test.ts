@@ -15,6 +15,7 @@ import { selectRows } from '../src/cli/dump.js';
 import { DomBuilder } from '../src/parser/dom-build.js';
 import { arrayColumn } from '../src/parser/columns/column.js';
 import { concat, fileHeader, frameChunk } from '../src/parser/writer/chunks.js';
+import { encode } from '../src/parser/writer/index.js';
 
 const run = promisify(execFile);
 const CLI = join(REPO_ROOT, 'dist/src/cli/main.js');
@@ -28,6 +29,31 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+test('dump --chunks of a value whose JSON passes the longest string V8 makes is written in pieces (it failed with "Invalid string length")', async () => {
+  // 90 M control characters (six JSON characters each) in a file of about 0.4 MB: found by fuzzing.
+  const builder = new DomBuilder('binary');
+  const table = builder.addTable('StringValue', new Map([['Name', arrayColumn('String', ['v'])], ['Value', arrayColumn('String', ['\x01'.repeat(90_000_000)])]]));
+  builder.add(table, -1);
+  const dir = mkdtempSync(join(tmpdir(), 'rbxl-dump-huge-'));
+  try {
+    const file = join(dir, 'huge.rbxm');
+    writeFileSync(file, encode(builder.build()));
+    assert.ok(readFileSync(file).length < 2_000_000);
+    const child = spawn(process.execPath, [CLI, 'dump', '--chunks', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let bytes = 0;
+    let tail = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => { bytes += chunk.length; tail = (tail + chunk.toString('latin1')).slice(-64); });
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const [code] = await once(child, 'close') as [number];
+    assert.equal(code, 0, stderr);
+    assert.ok(bytes > 6 * 90_000_000, `${bytes} bytes`);
+    assert.match(tail, /\]\}\n$/, 'the whole view, closed');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test('dump --chunks prints the conformance chunk view', async () => {
   const vector = JSON.parse(readFileSync(join(CONFORMANCE_DIR, 'three-unique-parts.json'), 'utf8'));

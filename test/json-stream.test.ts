@@ -11,8 +11,46 @@ import { join } from 'node:path';
 import { createGzip, gunzipSync } from 'node:zlib';
 import { Transform } from 'node:stream';
 import { jsonChunks, JsonTooLargeError, pumpChunks, writeJsonFile } from '../src/project/json-stream.js';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { decodeChunks } from '../src/parser/index.js';
+import { jsonReplacer } from '../src/parser/values.js';
+import { stringifyDump } from '../src/parser/dump.js';
+import { PLACES_DIR, TEST_FILES_DIR } from './support/paths.js';
 
 const text = (value: unknown, size?: number): string => [...jsonChunks(value, size)].join('');
+
+test('a string longer than a piece is written a piece at a time, never split inside a surrogate pair: JSON.stringify\'s text with a replacer too', () => {
+  for (const size of [1, 2, 3, 7, 64]) {
+    for (const inner of ['\u{1F600}', '\uD800', '\uDC00', '\uDBFF\uDBFF\uDFFF', '"\\\n\x7f\x01', '\u{1F600}\u{1F600}']) {
+      for (const lead of [0, 1, 2, size - 1, size, size + 1]) {
+        const value = { s: 'a'.repeat(Math.max(0, lead)) + inner + '\x01'.repeat(size * 2), list: [inner.repeat(size), 1n, NaN] };
+        assert.equal([...jsonChunks(value, size, jsonReplacer)].join(''), JSON.stringify(value, jsonReplacer), `${size} ${lead} ${JSON.stringify(inner)}`);
+        for (const piece of jsonChunks(value.s, size)) assert.ok(piece.length <= 6 * (size + 1) + 2, 'a piece holds about one slice');
+      }
+    }
+  }
+});
+
+test('the chunk view of every corpus file, in pieces, is exactly stringifyDump\'s text (what dump --chunks prints)', () => {
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (/\.rbx[lm]x?$/.test(name)) files.push(path);
+    }
+  };
+  walk(PLACES_DIR);
+  walk(TEST_FILES_DIR);
+  let compared = 0;
+  for (const file of files) {
+    let view;
+    try { view = decodeChunks(readFileSync(file)); } catch { continue; }
+    assert.equal([...jsonChunks(view, 4096, jsonReplacer)].join(''), stringifyDump(view), file);
+    compared++;
+  }
+  assert.ok(compared > 40, `${compared} files`);
+});
 
 test('the pieces are exactly JSON.stringify\'s text', () => {
   const date = new Date(0);

@@ -9,7 +9,8 @@
  */
 import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
 import { decode, decodeChunks } from '../parser/index.js';
-import { stringifyDump } from '../parser/dump.js';
+import { jsonReplacer } from '../parser/values.js';
+import { JSON_CHUNK_CHARS, jsonChunks } from '../project/json-stream.js';
 import { DecodeError } from '../parser/errors.js';
 import { MeshDecodeError } from '../mesh/errors.js';
 import { dumpPieces, DumpUsageError, parseDumpArgs } from './dump.js';
@@ -46,7 +47,9 @@ async function dump(args: string[]): Promise<number> {
   if (options === 'help') return help('dump');
   const bytes = await readInput(options.file);
   if (options.chunks) {
-    await writeOut(stringifyDump(decodeChunks(bytes)) + '\n');
+    // Piece by piece: the view as one string can pass the longest string V8 makes (a 95 MB text value of control characters).
+    for (const piece of jsonChunks(decodeChunks(bytes), JSON_CHUNK_CHARS, jsonReplacer)) await writeOut(piece);
+    await writeOut('\n');
     return 0;
   }
   // The DOM is written instance by instance, waiting for stdout to drain.

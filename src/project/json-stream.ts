@@ -3,7 +3,7 @@
  * project document of any size is written with bounded memory (a whole-document
  * JSON.stringify failed with "Invalid string length" past 512 MiB, issue 10).
  *
- *   jsonChunks(value)              pieces of about 64 KiB of exactly JSON.stringify(value)
+ *   jsonChunks(value, n, replacer) pieces of about 64 KiB of exactly JSON.stringify(value, replacer)
  *   writeJsonFile(path, value, o)  those pieces into a new file (fsynced), optionally
  *                                  through a compressing transform, held to `maxBytes`
  *   writeChunksFile(path, chunks, o)  the same for JSON already in pieces (the project
@@ -24,19 +24,32 @@ export const JSON_CHUNK_CHARS = 64 * 1024;
 
 interface ArrayFrame { array: readonly unknown[]; index: number }
 interface ObjectFrame { object: Record<string, unknown>; keys: string[]; index: number; first: boolean }
-type Frame = ArrayFrame | ObjectFrame;
+/** A string longer than a piece, written a piece at a time from `index`. */
+interface StringFrame { text: string; index: number }
+type Frame = ArrayFrame | ObjectFrame | StringFrame;
 
-/** Yields the JSON text of `value` in pieces of about `chunkChars` characters; their concatenation is JSON.stringify(value). */
-export function* jsonChunks(value: unknown, chunkChars = JSON_CHUNK_CHARS): Generator<string, void, undefined> {
+/** JSON.stringify's replacer function, called without its holder. */
+export type JsonReplacer = (key: string, value: unknown) => unknown;
+
+/**
+ * Yields the JSON text of `value` in pieces of about `chunkChars` characters; their
+ * concatenation is JSON.stringify(value, replacer) (the replacer is called as
+ * `replacer(key, value)`, without its holder as `this`). A string longer than a piece is
+ * escaped a piece at a time: its JSON whole can pass the longest string V8 makes.
+ */
+export function* jsonChunks(value: unknown, chunkChars = JSON_CHUNK_CHARS, replacer?: JsonReplacer): Generator<string, void, undefined> {
   const stack: Frame[] = [];
   const onPath = new Set<object>();
   let out = '';
 
-  /** Writes a primitive, or opens a container (pushing its frame). Returns false for what JSON leaves out. */
-  const open = (raw: unknown, key: string): boolean => {
-    const item = prepared(raw, key);
+  /** Writes a primitive (already prepared), or opens a container or a long string (pushing its frame). Returns false for what JSON leaves out. */
+  const open = (item: unknown): boolean => {
     switch (typeof item) {
-      case 'string': out += JSON.stringify(item); return true;
+      case 'string':
+        if (item.length <= chunkChars) { out += JSON.stringify(item); return true; }
+        out += '"';
+        stack.push({ text: item, index: 0 });
+        return true;
       case 'number': out += Number.isFinite(item) ? String(item) : 'null'; return true;
       case 'boolean': out += item ? 'true' : 'false'; return true;
       case 'bigint': throw new TypeError('Do not know how to serialize a BigInt');
@@ -58,14 +71,25 @@ export function* jsonChunks(value: unknown, chunkChars = JSON_CHUNK_CHARS): Gene
     }
   };
 
-  if (!open(value, '')) throw new TypeError('the value has no JSON text (undefined, a function or a symbol)');
+  if (!open(prepared(value, '', replacer))) throw new TypeError('the value has no JSON text (undefined, a function or a symbol)');
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
-    if ('array' in frame) {
+    if ('text' in frame) {
+      // A slice never ends between the halves of a surrogate pair: escaped apart, each would be a lone \ud8xx.
+      const { text } = frame;
+      let to = Math.min(text.length, frame.index + chunkChars);
+      if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1)) && isLowSurrogate(text.charCodeAt(to))) to += to - 1 === frame.index ? 1 : -1;
+      out += JSON.stringify(text.slice(frame.index, to)).slice(1, -1);
+      frame.index = to;
+      if (to === text.length) {
+        out += '"';
+        stack.pop();
+      }
+    } else if ('array' in frame) {
       if (frame.index < frame.array.length) {
         if (frame.index > 0) out += ',';
         const index = frame.index++;
-        if (!open(frame.array[index], String(index))) out += 'null';
+        if (!open(prepared(frame.array[index], String(index), replacer))) out += 'null';
       } else {
         out += ']';
         stack.pop();
@@ -75,11 +99,11 @@ export function* jsonChunks(value: unknown, chunkChars = JSON_CHUNK_CHARS): Gene
       let wrote = false;
       while (frame.index < frame.keys.length && !wrote) {
         const key = frame.keys[frame.index++]!;
-        const member = prepared(frame.object[key], key);
+        const member = prepared(frame.object[key], key, replacer);
         if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
         out += `${frame.first ? '' : ','}${JSON.stringify(key)}:`;
         frame.first = false;
-        open(member, key);
+        open(member);
         wrote = true;
       }
       if (!wrote) {
@@ -96,13 +120,17 @@ export function* jsonChunks(value: unknown, chunkChars = JSON_CHUNK_CHARS): Gene
   if (out.length > 0) yield out;
 }
 
-/** What JSON.stringify serialises in place of `value` (its toJSON result, when it has one). */
-function prepared(value: unknown, key: string): unknown {
-  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
-    return (value as { toJSON(key: string): unknown }).toJSON(key);
+/** What JSON.stringify serialises in place of `value`: its toJSON result, when it has one, then the replacer's. */
+function prepared(value: unknown, key: string, replacer: JsonReplacer | undefined): unknown {
+  let item = value;
+  if (item !== null && (typeof item === 'object' || typeof item === 'bigint') && typeof (item as { toJSON?: unknown }).toJSON === 'function') {
+    item = (item as { toJSON(key: string): unknown }).toJSON(key);
   }
-  return value;
+  return replacer ? replacer(key, item) : item;
 }
+
+const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
 
 /** The file would pass `maxBytes`: nothing more is written, and the caller removes the file. */
 export class JsonTooLargeError extends Error {
