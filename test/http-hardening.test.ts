@@ -139,7 +139,7 @@ test('development mode on loopback answers only requests addressed to this machi
   }
   assert.equal((await get(service, `attacker.example:${service.port}`, '/api-rbxl/')).status, 403, 'the pages too');
   // Addressed to this machine: answered (404: no such project for this user).
-  for (const host of [`localhost:${service.port}`, 'LOCALHOST', `127.0.0.1:${service.port}`, '127.0.0.2', `[::1]:${service.port}`, `app.localhost:${service.port}`]) {
+  for (const host of [`localhost:${service.port}`, 'LOCALHOST', `127.0.0.1:${service.port}`, '127.0.0.2', `[::1]:${service.port}`, `app.localhost:${service.port}`, `localhost.:${service.port}`, '[::ffff:127.0.0.1]']) {
     assert.equal((await get(service, host)).status, 404, host);
   }
   // Gateway mode takes whatever host the gateway forwards.
@@ -207,6 +207,9 @@ describe('every request gets an answer where the server can give one', () => {
       ['Transfer-Encoding: chunked, identity\r\n', 400, 'bad_transfer_encoding'],
       ['Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n', 400, 'bad_transfer_encoding'],
       ['Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n', 400, 'bad_transfer_encoding'],
+      // No coding at all: uWS still reads the body as chunked.
+      ['Transfer-Encoding: ,\r\n', 400, 'bad_transfer_encoding'],
+      ['Transfer-Encoding: , ,\r\n', 400, 'bad_transfer_encoding'],
       ['Transfer-Encoding: gzip, chunked\r\n', 501, 'unsupported_transfer_encoding'],
       ['Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n', 501, 'unsupported_transfer_encoding'],
     ] as const) {

@@ -219,7 +219,7 @@ test('a store answering without a length is read only up to the caller\'s bound,
 });
 
 test('uploads a slow store holds keep a bounded share of memory, however many run at once', { timeout: 60_000 }, async (t) => {
-  // Multipart calls answered as S3 does, each part 300 ms after its body came: a slow
+  // Multipart calls answered as S3 does, each part 600 ms after its body came: a slow
   // store. The parts whose bodies arrived and whose answers are still due are what the
   // client holds in memory (it keeps a part until it is answered, to send it again).
   let inFlight = 0;
@@ -240,7 +240,7 @@ test('uploads a slow store holds keep a bounded share of memory, however many ru
         setTimeout(() => {
           inFlight -= received;
           response.writeHead(200, { ETag: `"${randomBytes(16).toString('hex')}"`, 'content-length': 0 }).end();
-        }, 300);
+        }, 600);
       } else if (request.method === 'POST' && url.searchParams.has('uploadId')) {
         xml('<?xml version="1.0" encoding="UTF-8"?>\n<CompleteMultipartUploadResult><Bucket>rbxl-test</Bucket><Key>k</Key><ETag>"e-3"</ETag></CompleteMultipartUploadResult>');
       } else {
@@ -250,11 +250,16 @@ test('uploads a slow store holds keep a bounded share of memory, however many ru
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
-  const store = opened(t, createS3Store(config({ S3_TIMEOUT_MS: '20000', S3_CONDITIONAL_WRITES: 'off' }, `http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  // Every request well within S3_TIMEOUT_MS, but the twenty uploads together take longer than
+  // S3_TIMEOUT_MS × S3_MAX_ATTEMPTS: waiting for memory has no limit of its own (with one,
+  // the later uploads on this healthy store failed as 503 busy).
+  const store = opened(t, createS3Store(config({ S3_TIMEOUT_MS: '1000', S3_MAX_ATTEMPTS: '1', S3_CONDITIONAL_WRITES: 'off' }, `http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
   const file = await fileOf(12 * 1024 * 1024 + 1); // three parts
-  const uploads = 10;
+  const uploads = 20;
+  const started = Date.now();
   const results = await Promise.all(Array.from({ length: uploads }, (_, i) => store.putFile(`slow-${i}`, file.path)));
   assert.ok(results.every((result) => result.written));
+  assert.ok(Date.now() - started > 2000, 'the uploads took longer than an operation\'s deadline');
   assert.equal(parts, uploads * 3);
   // Two uploads of the largest kind (four parts in flight and one being read): 50 MiB at
   // 5 MiB parts. Without a bound the ten sent theirs side by side (68 MiB when measured; more, the more uploads).
@@ -262,6 +267,37 @@ test('uploads a slow store holds keep a bounded share of memory, however many ru
   assert.ok(peak <= bound, `${(peak / 2 ** 20).toFixed(1)} MiB of parts in flight at once, more than ${bound / 2 ** 20} MiB`);
   assert.ok(peak > 12 * 1024 * 1024, 'uploads still run side by side');
   await rm(file.path);
+});
+
+test('an incomplete upload gone between the sweep\'s listing and its abort (completed, or a lifecycle rule) is done with: the sweep goes on', { timeout: 30_000 }, async (t) => {
+  const aborts: string[] = [];
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://store');
+    request.resume();
+    request.on('end', () => {
+      if (request.method === 'GET' && url.searchParams.has('uploads')) {
+        const uploads = ['u1', 'u2', 'u3'].map((id) => `<Upload><Key>p/${id}</Key><UploadId>${id}</UploadId><Initiated>2020-01-01T00:00:00.000Z</Initiated></Upload>`).join('');
+        const body = `<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult><Bucket>rbxl-test</Bucket><IsTruncated>false</IsTruncated>${uploads}</ListMultipartUploadsResult>`;
+        response.writeHead(200, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) }).end(body);
+      } else if (request.method === 'DELETE' && url.searchParams.has('uploadId')) {
+        const id = url.searchParams.get('uploadId')!;
+        aborts.push(id);
+        if (id === 'u1') {
+          const body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>';
+          response.writeHead(404, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) }).end(body);
+        } else {
+          response.writeHead(204).end();
+        }
+      } else {
+        response.writeHead(204).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const store = opened(t, createS3Store(config({ S3_CONDITIONAL_WRITES: 'off' }, `http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  assert.equal(await store.sweepIncomplete(60_000), 2, 'the two still there are aborted');
+  assert.deepEqual(aborts, ['u1', 'u2', 'u3']);
 });
 
 test('a multipart completion whose answer is lost, sent again and finding its upload gone, is unavailable: not an unexpected answer (500), nor a condition that failed', { timeout: 60_000 }, async (t) => {

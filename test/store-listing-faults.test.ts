@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createS3Store, listAll, storeConfigFromEnv, StoreError, StoreUnavailableError, type S3StoreConfig } from '../src/store/backends/index.js';
+import { createS3Store, listAll, storeConfigFromEnv, StoreError, StoreUnavailableError, type ObjectStore, type S3StoreConfig } from '../src/store/backends/index.js';
 import { PLACES_DIR } from './support/paths.js';
 import { S3_TEST_ENV, startS3Server } from './support/s3-server.js';
 import { startS3Proxy } from './support/s3-proxy.js';
@@ -59,6 +59,30 @@ test('a listing whose pages never end fails as an unexpected answer after the se
   assert.ok(error instanceof StoreError && !(error instanceof StoreUnavailableError), `expected a StoreError, got ${String(error)}`);
   assert.match((error as Error).message, /answered unexpectedly \(list previews\/\)/);
   assert.equal(requests, 2, 'the second page, which repeats the first, ends the listing');
+});
+
+test('pages in whatever order the store lists them are listed whole; a page given again under a fresh cursor ends the listing', async () => {
+  // An in-memory store whose pages come in no key order (as some S3-compatible stores list), and one
+  // that hands back its first page for ever, each time with a new cursor.
+  const pagesOf = (pages: string[][], again = false): Pick<ObjectStore, 'list'> => ({
+    list: (_prefix, options) => {
+      const at = options?.cursor === undefined ? 0 : Number(options.cursor.split(':')[0]);
+      const page = pages[again ? 0 : at]!;
+      const next = again || at + 1 < pages.length ? `${at + 1}:${Math.random()}` : undefined;
+      return Promise.resolve({ objects: page.map((key) => ({ key, size: 1, etag: 'e', lastModified: 0 })), ...(next === undefined ? {} : { cursor: next }) });
+    },
+  });
+  const keys: string[] = [];
+  for await (const info of listAll(pagesOf([['p/m', 'p/n'], ['p/a', 'p/b'], ['p/z']]) as ObjectStore, 'p/')) keys.push(info.key);
+  assert.deepEqual(keys, ['p/m', 'p/n', 'p/a', 'p/b', 'p/z']);
+  let listed = 0;
+  await assert.rejects(async () => {
+    for await (const info of listAll(pagesOf([['p/m', 'p/n']], true) as ObjectStore, 'p/')) {
+      void info;
+      if (++listed > 10_000) break;
+    }
+  }, (error: unknown) => error instanceof StoreError && /started at p\/m again/.test((error as Error).message));
+  assert.equal(listed, 2, 'the first page is listed once');
 });
 
 test('a truncated listing without a continuation token is refused, not taken as the end', async (t) => {

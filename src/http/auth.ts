@@ -48,8 +48,8 @@ export function userFromRequest(mode: AuthMode, req: HttpRequest): string | null
   return idHeader(req, 'x-user-id');
 }
 
-/** A Host header naming this machine only: localhost (and its subdomains), 127.x.x.x or [::1], with any port. */
-const LOOPBACK_HOST = /^(?:(?:[a-z0-9-]+\.)*localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])(?::\d{1,5})?$/i;
+/** A Host header naming this machine only: localhost (and its subdomains, a final dot allowed), 127.x.x.x, [::1] or [::ffff:127.x.x.x], with any port. */
+const LOOPBACK_HOST = /^(?:(?:[a-z0-9-]+\.)*localhost\.?|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|\[::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}\])(?::\d{1,5})?$/i;
 
 /** Whether the service listens on loopback only (HOST `localhost`, `127.x.x.x` or `::1`). */
 function listensOnLoopback(host: string): boolean {
@@ -62,7 +62,7 @@ function listensOnLoopback(host: string): boolean {
  * still have its own name resolve to 127.0.0.1 (DNS rebinding) and call the service from
  * the developer's browser as anyone, with the operator's asset key: the request then
  * names that site in its Host header. So such a service answers only requests addressed
- * to a loopback name; a request without Host (HTTP/1.0, not a browser's) is taken.
+ * to a loopback name; an empty Host (not a browser's) is taken (uWS closes a request without one).
  * Returns the check, or null where none applies (gateway mode, or listening beyond loopback).
  */
 export function developmentHostCheck(config: Pick<Config, 'authMode' | 'host'>): ((req: HttpRequest) => void) | null {

@@ -55,13 +55,17 @@ export function route(ctx: HttpContext, handler: RouteHandler, options: RouteOpt
  */
 function checkFraming(exchange: Exchange, req: HttpRequest): void {
   const lengths: string[] = [];
-  const codings: string[] = [];
+  let codings: string[] | null = null;
   req.forEach((key, value) => {
     if (key === 'content-length') lengths.push(value);
-    // Every line of the list, each element (RFC 9110 5.3); empty elements do not count.
-    else if (key === 'transfer-encoding') for (const coding of value.split(',')) if (coding.trim() !== '') codings.push(coding.trim().toLowerCase());
+    // Every line of the list, each element (RFC 9110 5.3); empty elements do not count, but the line does:
+    // uWS reads the body of `Transfer-Encoding: ,` as chunked too.
+    else if (key === 'transfer-encoding') {
+      codings ??= [];
+      for (const coding of value.split(',')) if (coding.trim() !== '') codings.push(coding.trim().toLowerCase());
+    }
   });
-  checkTransferCoding(exchange, codings);
+  if (codings !== null) checkTransferCoding(exchange, codings);
   if (lengths.length === 0) return;
   const length = req.getHeader('content-length');
   if (!UWS_CONTENT_LENGTH.test(length)) {
@@ -81,7 +85,7 @@ function checkFraming(exchange: Exchange, req: HttpRequest): void {
 /**
  * uWS 20.30 reads the body of any request that names a Transfer-Encoding as chunked,
  * whatever the codings say (`identity`, `xchunked`, `gzip, chunked`, `chunked` and
- * `identity` on two lines), and keeps the connection for the next request. A gateway
+ * `identity` on two lines, none at all: `,`), and keeps the connection for the next request. A gateway
  * that frames such a request another way (no body, or up to the connection's end) would
  * then disagree with the service on where the next request starts: the ground of
  * request smuggling. Only `chunked` alone is taken; anything else is refused and its
@@ -89,7 +93,7 @@ function checkFraming(exchange: Exchange, req: HttpRequest): void {
  * 501 for a coding the service does not decode).
  */
 function checkTransferCoding(exchange: Exchange, codings: readonly string[]): void {
-  if (codings.length === 0 || (codings.length === 1 && codings[0] === 'chunked')) return;
+  if (codings.length === 1 && codings[0] === 'chunked') return;
   exchange.closeAfterAnswer = true;
   const chunkedLast = codings.at(-1) === 'chunked' && codings.indexOf('chunked') === codings.length - 1;
   const named = JSON.stringify(codings.join(', ').slice(0, 200));

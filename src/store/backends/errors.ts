@@ -149,11 +149,6 @@ export function busyError(operation: string, key: string, waitedMs: number): Sto
   return unavailable('busy', `another writer held the key for ${waitedMs} ms`, operation, key, undefined);
 }
 
-/** File uploads held this process's bytes for uploads in memory for longer than an operation may wait. */
-export function uploadsBusyError(operation: string, key: string, waitedMs: number): StoreUnavailableError {
-  return unavailable('busy', `other uploads held the memory for uploads for ${waitedMs} ms`, operation, key, undefined);
-}
-
 export function timeoutError(operation: string, key: string | undefined, ms: number): StoreUnavailableError {
   return unavailable('timeout', `no answer within ${ms} ms`, operation, key, undefined);
 }

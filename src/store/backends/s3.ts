@@ -33,7 +33,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3StoreConfig } from './config.js';
-import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError, uploadsBusyError } from './errors.js';
+import { fromS3Error, s3Code, s3Status, StoreError, timeoutError, tooLargeError } from './errors.js';
 import { capStream, guardStream } from './guard-stream.js';
 import { createKeyedLock } from '../../concurrency/keyed-lock.js';
 import { measureReachability } from './operations.js';
@@ -248,30 +248,33 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
     const result = await conditionally('putFile', key, fileOptions, async (native) => {
       // A small file is read whole, a large one a few parts at a time: that much memory is
       // taken from the store's share for uploads first, waiting (FIFO) while others hold it.
-      const waitStarted = Date.now();
-      const releaseMemory = await uploadMemory.acquire(Math.min(size, perUpload), AbortSignal.timeout(operationDeadlineMs))
-        .catch(() => { throw uploadsBusyError('putFile', key, Date.now() - waitStarted); });
-      const body = createReadStream(path);
-      const upload = new Upload({
-        client,
-        params: { Bucket: bucket, Key, Body: body, ContentLength: size, ...native },
-        partSize: config.partSize,
-        queueSize: UPLOAD_QUEUE,
-        // Aborted here rather than by lib-storage, which would throw the abort's error in place of the upload's.
-        leavePartsOnError: true,
-      });
+      // The wait has no deadline of its own: the uploads ahead take as long as their files do
+      // (each of their requests bounded by S3_TIMEOUT_MS), and a fixed limit turned a few large
+      // uploads at once on a healthy store into 503s.
+      const releaseMemory = await uploadMemory.acquire(Math.min(size, perUpload));
+      let body: ReturnType<typeof createReadStream> | undefined;
+      let upload: Upload | undefined;
       try {
+        body = createReadStream(path);
+        upload = new Upload({
+          client,
+          params: { Bucket: bucket, Key, Body: body, ContentLength: size, ...native },
+          partSize: config.partSize,
+          queueSize: UPLOAD_QUEUE,
+          // Aborted here rather than by lib-storage, which would throw the abort's error in place of the upload's.
+          leavePartsOnError: true,
+        });
         return (await upload.done()).ETag;
       } catch (error) {
         // A multipart upload is invisible until completed, so the key never holds part of it;
         // aborting frees its parts. If the store cannot be reached now, sweepIncomplete or the
         // bucket's lifecycle rule (AbortIncompleteMultipartUpload) frees them later.
-        if (upload.uploadId !== undefined) {
+        if (upload?.uploadId !== undefined) {
           await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key, UploadId: upload.uploadId }), { abortSignal: deadline() }).catch(() => {});
         }
         throw error;
       } finally {
-        body.destroy();
+        body?.destroy();
         releaseMemory();
       }
     });
@@ -331,8 +334,13 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
         const answer = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, KeyMarker, UploadIdMarker }), { abortSignal: deadline() });
         for (const upload of answer.Uploads ?? []) {
           if (upload.Key === undefined || upload.UploadId === undefined || (upload.Initiated?.getTime() ?? 0) >= cutoff) continue;
-          await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }), { abortSignal: deadline() });
-          aborted++;
+          try {
+            await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }), { abortSignal: deadline() });
+            aborted++;
+          } catch (error) {
+            // Completed or aborted since the listing (its own putFile, a lifecycle rule): nothing left to free.
+            if (s3Code(error) !== 'NoSuchUpload') throw error;
+          }
         }
         if (answer.IsTruncated !== true) return aborted;
         // A page must lead on: markers missing (the listing would start over) or given back
@@ -373,10 +381,10 @@ export function createS3Store(config: S3StoreConfig): ObjectStore {
 /**
  * Bytes handed out up to `limit`, first come first served: a request waits until what it
  * asks for fits beside what is held (or nothing is held: one larger than the limit runs
- * alone), or until `signal` aborts. Later requests wait behind an earlier one, so a large
- * upload is not passed over for ever by small ones.
+ * alone). Later requests wait behind an earlier one, so a large upload is not passed over
+ * for ever by small ones.
  */
-function createMemoryGate(limit: number): { acquire(bytes: number, signal: AbortSignal): Promise<() => void> } {
+function createMemoryGate(limit: number): { acquire(bytes: number): Promise<() => void> } {
   let used = 0;
   const waiting: { bytes: number; grant: () => void }[] = [];
   const fits = (bytes: number): boolean => used === 0 || used + bytes <= limit;
@@ -387,32 +395,13 @@ function createMemoryGate(limit: number): { acquire(bytes: number, signal: Abort
       if (released) return;
       released = true;
       used -= bytes;
-      dispatch();
+      while (waiting.length > 0 && fits(waiting[0]!.bytes)) waiting.shift()!.grant();
     };
   };
-  function dispatch(): void {
-    while (waiting.length > 0 && fits(waiting[0]!.bytes)) waiting.shift()!.grant();
-  }
   return {
-    acquire(bytes, signal) {
+    acquire(bytes) {
       if (waiting.length === 0 && fits(bytes)) return Promise.resolve(take(bytes));
-      return new Promise((resolve, reject) => {
-        const waiter = {
-          bytes,
-          grant: () => {
-            signal.removeEventListener('abort', onAbort);
-            resolve(take(bytes));
-          },
-        };
-        const onAbort = (): void => {
-          const index = waiting.indexOf(waiter);
-          if (index !== -1) waiting.splice(index, 1);
-          dispatch();
-          reject(signal.reason as Error);
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        waiting.push(waiter);
-      });
+      return new Promise((resolve) => waiting.push({ bytes, grant: () => resolve(take(bytes)) }));
     },
   };
 }
