@@ -39,7 +39,8 @@ import { brotliCompressSync, constants } from 'node:zlib';
 import { Bench } from 'tinybench';
 import { decode } from '../src/parser/index.js';
 import type { Dom } from '../src/parser/dom.js';
-import { DOCUMENT_WINDOW_BITS, documentCompressor, documentQuality } from '../src/project/compression.js';
+import { DOCUMENT_WINDOW_BITS, documentQuality } from '../src/project/compression.js';
+import { threadCompressor } from '../src/project/compress-thread.js';
 import { projectJson, type BuildProjectOptions } from '../src/project/document.js';
 import { pumpChunks } from '../src/project/json-stream.js';
 import { searchSurfaceJoints } from '../src/project/joints.js';
@@ -80,7 +81,7 @@ export async function buildStored(dom: Dom, input: BuildInput): Promise<[number,
       yield chunk;
     }
   })();
-  await pumpChunks(text, documentCompressor(input.bytes.length), async (source) => {
+  await pumpChunks(text, threadCompressor(input.bytes.length), async (source) => {
     for await (const chunk of source) storedBytes += chunk.length;
   });
   return [jsonBytes, storedBytes];

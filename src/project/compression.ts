@@ -11,9 +11,10 @@
  * 4 MiB: it changes the stored size by 0–2% (slime-defense's 0.53× becomes 0.66×) and
  * is up to 13% faster, and every reader decompressing a document (a client that does
  * not take `br`) holds a window of that size: 4.2 MB each before.
- * Compression runs in libuv's thread pool, beside the worker thread writing the JSON
- * (json-stream.ts `pumpChunks`): the stream takes up to COMPRESSOR_BUFFER_BYTES of
- * JSON before it pushes back, so the writer never waits for a chunk's compression.
+ * Compression runs on a thread of its own, beside the worker thread writing the JSON
+ * (compress-thread.ts, fed by json-stream.ts `pumpChunks`): it takes up to
+ * COMPRESSOR_BUFFER_BYTES of JSON before it pushes back, so the writer does not wait for
+ * a chunk's compression, nor the compression for the writer.
  */
 import type { TransformOptions } from 'node:stream';
 import { constants, createBrotliCompress, createBrotliDecompress, type BrotliCompress, type BrotliDecompress, type BrotliOptions } from 'node:zlib';

@@ -17,7 +17,7 @@
  */
 import { once } from 'node:events';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { Transform } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 export const JSON_CHUNK_CHARS = 64 * 1024;
@@ -143,8 +143,8 @@ export class JsonTooLargeError extends Error {
 export interface WriteJsonOptions {
   /** Most bytes the file may hold (as stored, after `encode`); past it JsonTooLargeError. */
   maxBytes?: number;
-  /** A transform for the bytes on their way to disk, e.g. () => createGzip(). */
-  encode?: () => Transform;
+  /** A transform for the bytes on their way to disk, e.g. () => createGzip() (any Duplex: threadCompressor). */
+  encode?: () => Duplex;
   /** File mode of the new file (default 0o644). */
   mode?: number;
 }
@@ -205,14 +205,15 @@ export async function writeChunksFile(path: string, chunks: Iterable<string | Ui
 /**
  * Feeds `chunks` through `encode` (when given) into `sink`. The chunks are written to
  * the transform as they come, yielding to the event loop after each one: a
- * compressor works in libuv's threads, so it compresses one chunk while the next is
- * produced on this thread, instead of the two taking turns (which a Readable piped
- * into it amounts to). Back-pressure still holds: past the transform's
- * highWaterMark the loop waits for it to drain. If the chunks throw, or the sink
- * does, everything is torn down and the error is thrown.
+ * compressor on another thread (compress-thread.ts, or zlib's in libuv's threads)
+ * compresses one chunk while the next is produced on this thread, instead of the two
+ * taking turns (which a Readable piped into it amounts to), and what it finished is
+ * passed on in that turn. Back-pressure still holds: past what the transform holds the
+ * loop waits for it to drain. If the chunks throw, or the sink does, everything is
+ * torn down and the error is thrown.
  */
 export async function pumpChunks(
-  chunks: Iterable<Uint8Array>, encode: Transform | undefined, sink: (source: AsyncIterable<Uint8Array>) => Promise<void>,
+  chunks: Iterable<Uint8Array>, encode: Duplex | undefined, sink: (source: AsyncIterable<Uint8Array>) => Promise<void>,
 ): Promise<void> {
   if (!encode) {
     await sink((async function* () { for (const chunk of chunks) yield chunk; })());

@@ -15,7 +15,8 @@ import type { MeshLimits } from '../mesh/limits.js';
 import { releaseZstdMemory } from '../parser/zstd.js';
 import { analyzeDom, type Analysis } from '../project/report.js';
 import { projectJson, type BuildProjectOptions } from '../project/document.js';
-import { DOCUMENT_ENCODING, documentCompressor } from '../project/compression.js';
+import { DOCUMENT_ENCODING } from '../project/compression.js';
+import { threadCompressor } from '../project/compress-thread.js';
 import { JsonTooLargeError, writeChunksFile } from '../project/json-stream.js';
 import { releaseLargeMemory } from '../scan/wasm.js';
 import { readFileBounded } from '../store/bounded-read.js';
@@ -130,9 +131,10 @@ export default async function runTask(task: Task): Promise<AnalyzeResult | Build
     const { kind: _kind, path: _path, limits, documentPath, diskRoomBytes, ...options } = task;
     const maxBytes = Math.min(limits.maxDocumentBytes, diskRoomBytes);
     try {
-      // Written as it is built, one chunk at a time, compressed on its way to the file.
+      // Written as it is built, one chunk at a time, compressed on its way to the file by a
+      // thread of its own, beside this one writing the text (compress-thread.ts).
       const { bytes, jsonBytes } = await writeChunksFile(documentPath, projectJson(dom, options), {
-        maxBytes, encode: () => documentCompressor(options.fileSize),
+        maxBytes, encode: () => threadCompressor(options.fileSize),
       });
       const assetHashes = [...new Set(task.assets.flatMap((asset) => (asset.ok ? [asset.sha256] : [])))];
       return { ok: true, bytes, jsonBytes, encoding: DOCUMENT_ENCODING, assetHashes };
