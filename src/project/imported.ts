@@ -144,43 +144,40 @@ export function summariseImport(dom: Dom, options: SummaryOptions): ImportSummar
   const skippedByClass = new Map<string, number>();
 
   for (const { className, columns, rows } of dom.tables) {
-    const meshId = MESH_OBJECT_CLASSES.has(className) ? columns.get('MeshId') ?? columns.get('MeshContent') : undefined;
+    // What the class counts as is told once per table: the rows only split parts by where they stand.
+    const category = categoryOf(className);
+    const script = isScriptClass(className);
+    const meshId = category === 'mesh_object' ? columns.get('MeshId') ?? columns.get('MeshContent') : undefined;
+    let skipped = 0;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
-      if (excluded?.[row]) {
-        skippedByClass.set(className, (skippedByClass.get(className) ?? 0) + 1);
-        continue;
-      }
+      if (excluded?.[row]) { skipped++; continue; }
       imported.instances++;
-      if (inScripts[row] && !isScriptClass(className)) imported.instances_inside_scripts++;
-      if (BASE_PART_CLASSES.has(className)) {
-        if (inWorkspace[row]) imported.parts_in_workspace++;
-        else imported.parts_in_storage++;
-        if (className === 'MeshPart') imported.meshes++;
-        else if (CSG_CLASSES.has(className)) imported.unions++;
-      } else if (isScriptClass(className)) imported.scripts++;
-      else if (JOINT_CLASSES.has(className)) imported.joints++;
-      else if (CONSTRAINT_CLASSES.has(className)) imported.constraints++;
-      else if (BODY_MOVER_CLASSES.has(className)) imported.body_movers++;
-      else if (LIGHT_CLASSES.has(className)) imported.lights++;
-      else if (SKY_AND_EFFECT_CLASSES.has(className)) imported.sky_and_effects++;
-      else if (isSoundClass(className)) imported.sounds++;
-      else if (isGuiClass(className)) imported.guis++;
-      else if (isValueClass(className)) imported.values++;
-      else if (REMOTE_CLASSES.has(className)) imported.remotes++;
-      else if (className === 'Humanoid') imported.humanoids++;
-      else if (IMAGE_CLASSES.has(className)) imported.images++;
-      else if (PARTICLE_CLASSES.has(className)) imported.particles++;
-      else if (meshId && namesMeshFile(meshId.get(i))) imported.meshes++;
-      else if (className === 'Terrain') {
-        const smooth = columns.get('SmoothGrid');
-        if (smooth && stringByteLength(smooth.get(i)) > EMPTY_SMOOTH_GRID_BYTES) imported.terrain = true;
-        const physics = columns.get('PhysicsGrid');
-        if (physics && stringByteLength(physics.get(i)) > 0) {
-          notImported.push({ class: 'Terrain', property: 'PhysicsGrid', count: 1, reason: 'the engine rebuilds it from the terrain voxels (SmoothGrid), which are imported' });
+      if (inScripts[row] && !script) imported.instances_inside_scripts++;
+      switch (category) {
+        case null: break;
+        case 'part': case 'mesh_part': case 'union':
+          if (inWorkspace[row]) imported.parts_in_workspace++;
+          else imported.parts_in_storage++;
+          if (category === 'mesh_part') imported.meshes++;
+          else if (category === 'union') imported.unions++;
+          break;
+        case 'mesh_object':
+          if (meshId && namesMeshFile(meshId.get(i))) imported.meshes++;
+          break;
+        case 'terrain': {
+          const smooth = columns.get('SmoothGrid');
+          if (smooth && stringByteLength(smooth.get(i)) > EMPTY_SMOOTH_GRID_BYTES) imported.terrain = true;
+          const physics = columns.get('PhysicsGrid');
+          if (physics && stringByteLength(physics.get(i)) > 0) {
+            notImported.push({ class: 'Terrain', property: 'PhysicsGrid', count: 1, reason: 'the engine rebuilds it from the terrain voxels (SmoothGrid), which are imported' });
+          }
+          break;
         }
+        default: imported[category]++;
       }
     }
+    if (skipped) skippedByClass.set(className, (skippedByClass.get(className) ?? 0) + skipped);
   }
 
   for (const { className, property, count, reason } of dom.skipped) notImported.push({ class: className, property, count, reason });
@@ -205,6 +202,30 @@ export function summariseImport(dom: Dom, options: SummaryOptions): ImportSummar
     }
   }
   return { imported, not_imported: boundedEntries(notImported) };
+}
+
+/** A count of `imported` a class adds to by itself, or what its rows decide. */
+type CountedCategory = 'scripts' | 'joints' | 'constraints' | 'body_movers' | 'lights' | 'sky_and_effects' | 'sounds' | 'guis' | 'values' | 'remotes' | 'humanoids' | 'images' | 'particles';
+type Category = CountedCategory | 'part' | 'mesh_part' | 'union' | 'mesh_object' | 'terrain' | null;
+
+/** What a class counts as, the first that applies in this order (a BasePart is a part whatever else it is). */
+function categoryOf(className: string): Category {
+  if (BASE_PART_CLASSES.has(className)) return className === 'MeshPart' ? 'mesh_part' : CSG_CLASSES.has(className) ? 'union' : 'part';
+  if (isScriptClass(className)) return 'scripts';
+  if (JOINT_CLASSES.has(className)) return 'joints';
+  if (CONSTRAINT_CLASSES.has(className)) return 'constraints';
+  if (BODY_MOVER_CLASSES.has(className)) return 'body_movers';
+  if (LIGHT_CLASSES.has(className)) return 'lights';
+  if (SKY_AND_EFFECT_CLASSES.has(className)) return 'sky_and_effects';
+  if (isSoundClass(className)) return 'sounds';
+  if (isGuiClass(className)) return 'guis';
+  if (isValueClass(className)) return 'values';
+  if (REMOTE_CLASSES.has(className)) return 'remotes';
+  if (className === 'Humanoid') return 'humanoids';
+  if (IMAGE_CLASSES.has(className)) return 'images';
+  if (PARTICLE_CLASSES.has(className)) return 'particles';
+  if (MESH_OBJECT_CLASSES.has(className)) return 'mesh_object';
+  return className === 'Terrain' ? 'terrain' : null;
 }
 
 function namesMeshFile(value: Value | undefined): boolean {
