@@ -160,41 +160,51 @@ class FoundJoints {
 
   add(kind: number, part0: number, part1: number, frame: Float64Array): void {
     const at = this.count++;
-    if (at === this.#kinds.length) this.#grow();
+    if (at === this.#kinds.length) {
+      this.#kinds = doubled(this.#kinds, (n) => new Uint8Array(n));
+      this.#part0 = doubled(this.#part0, (n) => new Int32Array(n));
+      this.#part1 = doubled(this.#part1, (n) => new Int32Array(n));
+      this.#frames = doubled(this.#frames, (n) => new Float32Array(n));
+    }
     this.#kinds[at] = kind;
     this.#part0[at] = part0;
     this.#part1[at] = part1;
-    this.#frames.set(frame, 24 * at); // float32: every component was rounded to one (snap32)
+    // float32: every component was rounded to one (snap32). A loop: `set` of 24 numbers costs more in the call than the copy.
+    const frames = this.#frames, o = 24 * at;
+    for (let k = 0; k < 24; k++) frames[o + k] = frame[k]!;
   }
 
-  #grow(): void {
-    const grown = <T extends Uint8Array | Int32Array | Float32Array>(from: T, make: (length: number) => T): T => {
-      const to = make(from.length * 2);
-      to.set(from);
-      return to;
-    };
-    this.#kinds = grown(this.#kinds, (n) => new Uint8Array(n));
-    this.#part0 = grown(this.#part0, (n) => new Int32Array(n));
-    this.#part1 = grown(this.#part1, (n) => new Int32Array(n));
-    this.#frames = grown(this.#frames, (n) => new Float32Array(n));
-  }
-
-  /** Sorted by Part0's row, then Part1's (a pair is joined once, so no two tie). */
+  /** Sorted by Part0's row, then Part1's (a pair is joined once, so no two tie): counting sorts by Part1, then, keeping that order, by Part0. */
   sorted(): SurfaceJoints {
-    const count = this.count, part0 = this.#part0, part1 = this.#part1;
-    const order = Uint32Array.from({ length: count }, (_, i) => i).sort((x, y) => part0[x]! - part0[y]! || part1[x]! - part1[y]!);
+    const count = this.count, part0 = this.#part0, part1 = this.#part1, kinds = this.#kinds, frames = this.#frames;
+    let rows = 0;
+    for (let i = 0; i < count; i++) rows = Math.max(rows, part0[i]! + 1, part1[i]! + 1);
+    const identity = new Int32Array(count);
+    for (let i = 0; i < count; i++) identity[i] = i;
+    const order = orderedBy(part0, orderedBy(part1, identity, rows), rows);
     const joints: SurfaceJoints = {
       count, kinds: new Uint8Array(count), part0: new Int32Array(count), part1: new Int32Array(count), frames: new Float32Array(24 * count),
     };
-    for (let to = 0; to < count; to++) {
-      const from = order[to]!;
-      joints.kinds[to] = this.#kinds[from]!;
-      joints.part0[to] = part0[from]!;
-      joints.part1[to] = part1[from]!;
-      joints.frames.set(this.#frames.subarray(24 * from, 24 * from + 24), 24 * to);
+    const to = joints.frames;
+    for (let at = 0; at < count; at++) {
+      const from = order[at]!;
+      joints.kinds[at] = kinds[from]!;
+      joints.part0[at] = part0[from]!;
+      joints.part1[at] = part1[from]!;
+      for (let k = 0; k < 24; k++) to[24 * at + k] = frames[24 * from + k]!;
     }
     return joints;
   }
+}
+
+/** `order` (indices into `keys`) stably sorted by the keys, each in 0..range-1, by counting. */
+function orderedBy(keys: Int32Array, order: Int32Array, range: number): Int32Array {
+  const starts = new Int32Array(range + 1);
+  for (let i = 0; i < order.length; i++) starts[keys[order[i]!]! + 1]!++;
+  for (let k = 1; k <= range; k++) starts[k]! += starts[k - 1]!;
+  const sorted = new Int32Array(order.length);
+  for (let i = 0; i < order.length; i++) sorted[starts[keys[order[i]!]!]!++] = order[i]!;
+  return sorted;
 }
 
 /**
@@ -224,6 +234,11 @@ const CELL_RANGE = 1 << 10;
  * overlapping boxes); a pair is tested in the first cell both boxes cover, so only
  * once. Boxes covering more than MAX_CELLS cells (baseplates) are tested against all
  * others. Returns false, having stopped, when the search would pass `bounds`.
+ *
+ * The grid is flat (a hash table of the cells filled, then each cell's boxes in a run
+ * of one array, in ascending order): a Map of arrays made an allocation a cell. Steps
+ * are counted whole before any pair is looked at; the order pairs are visited in is
+ * the cells' order in the table.
  */
 export function forEachNearPair(
   boxes: Float64Array, n: number, visit: (a: number, b: number) => void, bounds: Readonly<SearchBounds> = SEARCH_BOUNDS,
@@ -244,8 +259,9 @@ export function forEachNearPair(
   const widest = Math.max(hi[0]! - lo[0]!, hi[1]! - lo[1]!, hi[2]! - lo[2]!);
   if (widest / cell >= CELL_RANGE - 1) cell = widest / (CELL_RANGE - 2);
   const first = new Int32Array(3 * n), last = new Int32Array(3 * n);
-  const grid = new Map<number, number[]>();
   const large: number[] = [];
+  const isLarge = new Uint8Array(n);
+  let filled = 0;
   for (let i = 0; i < n; i++) {
     let cells = 1;
     for (let k = 0; k < 3; k++) {
@@ -253,55 +269,129 @@ export function forEachNearPair(
       last[3 * i + k] = Math.floor((boxes[6 * i + 3 + k]! + NEAR - lo[k]!) / cell);
       cells *= last[3 * i + k]! - first[3 * i + k]! + 1;
     }
-    if (cells > MAX_CELLS) { large.push(i); continue; }
-    if ((steps += cells) > bounds.steps) return false;
-    for (let x = first[3 * i]!; x <= last[3 * i]!; x++) {
-      for (let y = first[3 * i + 1]!; y <= last[3 * i + 1]!; y++) {
-        for (let z = first[3 * i + 2]!; z <= last[3 * i + 2]!; z++) {
-          const key = (x * CELL_RANGE + y) * CELL_RANGE + z;
-          const list = grid.get(key);
-          if (list) list.push(i); else grid.set(key, [i]);
-        }
-      }
-    }
+    if (cells > MAX_CELLS) { large.push(i); isLarge[i] = 1; continue; }
+    if ((filled += cells) > bounds.steps) return false;
   }
-  const near = (a: number, b: number): boolean => {
-    for (let k = 0; k < 3; k++) {
-      if (boxes[6 * b + k]! > boxes[6 * a + 3 + k]! + NEAR || boxes[6 * a + k]! > boxes[6 * b + 3 + k]! + NEAR) return false;
-    }
-    return true;
-  };
-  for (const [key, list] of grid) {
-    if (list.length < 2) continue;
+  // Each large box is looked at against every box, and every pair of boxes sharing a cell (counted before any is).
+  if ((steps = filled + large.length * n) > bounds.steps) return false;
+  const { cells, keys, starts, ends, boxesIn } = fillGrid(first, last, isLarge, n, filled);
+  for (let c = 0; c < cells; c++) {
+    const length = ends[c]! - starts[c]!;
+    if ((steps += length * (length - 1) / 2) > bounds.steps) return false;
+  }
+  for (let c = 0; c < cells; c++) {
+    const start = starts[c]!, end = ends[c]!;
+    if (end - start < 2) continue;
+    const key = keys[c]!;
     const z = key % CELL_RANGE, y = Math.floor(key / CELL_RANGE) % CELL_RANGE, x = Math.floor(key / CELL_RANGE / CELL_RANGE);
-    for (let s = 0; s < list.length; s++) {
-      const i = list[s]!;
-      if ((steps += list.length - s - 1) > bounds.steps) return false;
-      for (let t = s + 1; t < list.length; t++) {
-        const j = list[t]!;
+    for (let s = start; s < end; s++) {
+      const i = boxesIn[s]!;
+      const fx = first[3 * i]!, fy = first[3 * i + 1]!, fz = first[3 * i + 2]!;
+      const minX = boxes[6 * i]!, minY = boxes[6 * i + 1]!, minZ = boxes[6 * i + 2]!;
+      const maxX = boxes[6 * i + 3]! + NEAR, maxY = boxes[6 * i + 4]! + NEAR, maxZ = boxes[6 * i + 5]! + NEAR;
+      for (let t = s + 1; t < end; t++) {
+        const j = boxesIn[t]!;
         // Only in the first cell the two cover (the greater of their first cells per axis).
-        if (Math.max(first[3 * i]!, first[3 * j]!) !== x || Math.max(first[3 * i + 1]!, first[3 * j + 1]!) !== y
-          || Math.max(first[3 * i + 2]!, first[3 * j + 2]!) !== z) continue;
-        if (near(i, j)) {
+        if (Math.max(fx, first[3 * j]!) !== x || Math.max(fy, first[3 * j + 1]!) !== y || Math.max(fz, first[3 * j + 2]!) !== z) continue;
+        if (near(boxes, j, minX, minY, minZ, maxX, maxY, maxZ)) {
           if (++nearPairs > bounds.nearPairs) return false;
           visit(i, j);
         }
       }
     }
   }
-  const isLarge = new Uint8Array(n);
-  for (const i of large) isLarge[i] = 1;
   for (const i of large) {
-    if ((steps += n) > bounds.steps) return false;
+    const minX = boxes[6 * i]!, minY = boxes[6 * i + 1]!, minZ = boxes[6 * i + 2]!;
+    const maxX = boxes[6 * i + 3]! + NEAR, maxY = boxes[6 * i + 4]! + NEAR, maxZ = boxes[6 * i + 5]! + NEAR;
     for (let j = 0; j < n; j++) {
       if (j === i || (isLarge[j] && j < i)) continue;
-      if (near(i, j)) {
+      if (near(boxes, j, minX, minY, minZ, maxX, maxY, maxZ)) {
         if (++nearPairs > bounds.nearPairs) return false;
         visit(i, j);
       }
     }
   }
   return true;
+}
+
+/** Whether box `j` and the box min (x, y, z), max (x, y, z) + NEAR overlap once grown by NEAR (in the order of the test a pair gets either way round). */
+function near(boxes: Float64Array, j: number, minX: number, minY: number, minZ: number, maxX: number, maxY: number, maxZ: number): boolean {
+  const o = 6 * j;
+  return !(boxes[o]! > maxX || minX > boxes[o + 3]! + NEAR || boxes[o + 1]! > maxY || minY > boxes[o + 4]! + NEAR
+    || boxes[o + 2]! > maxZ || minZ > boxes[o + 5]! + NEAR);
+}
+
+/** The grid's filled cells, c < cells in the order first filled: cell c's key (x, y, z packed) and its boxes, boxesIn[starts[c]] up to ends[c], ascending. */
+interface Grid {
+  cells: number;
+  keys: Int32Array;
+  starts: Int32Array;
+  ends: Int32Array;
+  boxesIn: Int32Array;
+}
+
+/** Fibonacci hashing's multiplier (2^32 / golden ratio): neighbouring keys spread over the table. */
+const HASH = 0x9e3779b1;
+
+/**
+ * Puts each box not large into the cells it covers (`filled` in all): a hash table of
+ * cell keys, grown as cells are found (memory follows the cells, not the boxes they
+ * hold), then the boxes in one array by counting. Four bytes a filled cell for the
+ * boxes and four for which cell each filling went to.
+ */
+function fillGrid(first: Int32Array, last: Int32Array, isLarge: Uint8Array, n: number, filled: number): Grid {
+  let bits = 4;
+  let table: Int32Array = new Int32Array(1 << bits).fill(-1);
+  let keys = new Int32Array(16), counts = new Int32Array(16);
+  let cells = 0;
+  const cellOf = new Int32Array(filled);
+  let e = 0;
+  for (let i = 0; i < n; i++) {
+    if (isLarge[i]) continue;
+    for (let x = first[3 * i]!; x <= last[3 * i]!; x++) {
+      for (let y = first[3 * i + 1]!; y <= last[3 * i + 1]!; y++) {
+        for (let z = first[3 * i + 2]!; z <= last[3 * i + 2]!; z++) {
+          const key = (x * CELL_RANGE + y) * CELL_RANGE + z;
+          const mask = table.length - 1;
+          let h = Math.imul(key, HASH) >>> (32 - bits);
+          let c = table[h]!;
+          while (c !== -1 && keys[c] !== key) { h = (h + 1) & mask; c = table[h]!; }
+          if (c === -1) {
+            c = cells++;
+            if (c === keys.length) { keys = doubled(keys, (m) => new Int32Array(m)); counts = doubled(counts, (m) => new Int32Array(m)); }
+            keys[c] = key;
+            table[h] = c;
+            // At most half full: probes stay short.
+            if (2 * cells > table.length) table = rehashed(keys, cells, ++bits);
+          }
+          counts[c]!++;
+          cellOf[e++] = c;
+        }
+      }
+    }
+  }
+  const starts = new Int32Array(cells), ends = new Int32Array(cells);
+  for (let c = 0, at = 0; c < cells; c++) { starts[c] = ends[c] = at; at += counts[c]!; }
+  const boxesIn = new Int32Array(filled);
+  e = 0;
+  for (let i = 0; i < n; i++) {
+    if (isLarge[i]) continue;
+    const covered = (last[3 * i]! - first[3 * i]! + 1) * (last[3 * i + 1]! - first[3 * i + 1]! + 1) * (last[3 * i + 2]! - first[3 * i + 2]! + 1);
+    for (let m = 0; m < covered; m++) boxesIn[ends[cellOf[e++]!]!++] = i;
+  }
+  return { cells, keys, starts, ends, boxesIn };
+}
+
+/** A table of 2^bits slots holding cells 0..cells-1 by their keys. */
+function rehashed(keys: Int32Array, cells: number, bits: number): Int32Array {
+  const table = new Int32Array(1 << bits).fill(-1);
+  const mask = table.length - 1;
+  for (let c = 0; c < cells; c++) {
+    let h = Math.imul(keys[c]!, HASH) >>> (32 - bits);
+    while (table[h] !== -1) h = (h + 1) & mask;
+    table[h] = c;
+  }
+  return table;
 }
 
 /**
@@ -316,65 +406,87 @@ function readEnum(column: Column | undefined, at: number): Value | undefined {
   return column?.get(at);
 }
 
+/** The columns a table of joinable parts is read through (looked up once a table, not once a part). */
+interface PartColumns {
+  cframe: Column | undefined;
+  size: Column | undefined;
+  shape: Column | undefined;
+  surfaces: (Column | undefined)[];
+}
+
+/** A table's PartColumns, or null when its class never joins (not a part, a mesh or a CSG part). */
+function partColumns(dom: Dom, table: number): PartColumns | null {
+  const { className, columns: c } = dom.table(table);
+  if (!BASE_PART_CLASSES.has(className) || className === 'MeshPart' || CSG_CLASSES.has(className)) return null;
+  return {
+    cframe: c.get('CFrame'), size: c.get('size') ?? c.get('Size'), shape: c.get('shape') ?? c.get('Shape'),
+    surfaces: SURFACE_PROPERTIES.map((name) => c.get(name)),
+  };
+}
+
+/** A typed array twice as long holding `from` (buffers grown while parts are found: the Workspace's parts are not counted first). */
+function doubled<T extends Uint8Array | Int8Array | Int32Array | Float32Array | Float64Array>(from: T, make: (length: number) => T): T {
+  const to = make(from.length * 2);
+  to.set(from);
+  return to;
+}
+
 function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Bodies {
   const workspace = findService(dom, 'Workspace');
-  const rows: number[] = [];
-  const frames: number[] = [];
-  const boxes: number[] = [];
-  const surfaces: number[] = [];
-  let table = -1;
-  let columns: { cframe?: Column; size?: Column; shape?: Column; surfaces: (Column | undefined)[] } | null = null;
-  const body = new Float64Array(BODY);
+  let rows = new Int32Array(64), frames = new Float64Array(64 * BODY), boxes = new Float64Array(64 * 6), surfaces = new Int8Array(64 * 6);
+  let count = 0;
+  // By table id: undefined until the table is met, null when its parts never join.
+  const tableColumns: (PartColumns | null | undefined)[] = new Array(dom.tables.length);
   for (let row = dom.firstChild(workspace); row !== -1;) {
     if (excluded?.[row]) { row = dom.after(row, workspace); continue; }
-    const className = dom.className(row);
-    if (BASE_PART_CLASSES.has(className) && className !== 'MeshPart' && !CSG_CLASSES.has(className)) {
-      if (dom.tableOf(row) !== table) {
-        table = dom.tableOf(row);
-        const c = dom.table(table).columns;
-        columns = {
-          cframe: c.get('CFrame'), size: c.get('size') ?? c.get('Size'), shape: c.get('shape') ?? c.get('Shape'),
-          surfaces: SURFACE_PROPERTIES.map((name) => c.get(name)),
-        };
-      }
+    const table = dom.tableOf(row);
+    let columns = tableColumns[table];
+    if (columns === undefined) columns = tableColumns[table] = partColumns(dom, table);
+    if (columns) {
       const at = dom.rowInTable(row);
-      const faces = joinableFaces(className, readEnum(columns!.shape, at));
-      if (faces !== NO_FACES && cframeNumbersOf(columns!.cframe, at, NUMBERS)) {
+      const faces = joinableFaces(dom.className(row), readEnum(columns.shape, at));
+      if (faces !== NO_FACES && cframeNumbersOf(columns.cframe, at, NUMBERS)) {
+        if (count === rows.length) {
+          rows = doubled(rows, (n) => new Int32Array(n));
+          frames = doubled(frames, (n) => new Float64Array(n));
+          boxes = doubled(boxes, (n) => new Float64Array(n));
+          surfaces = doubled(surfaces, (n) => new Int8Array(n));
+        }
+        // Written in place at the next body; kept (count moves on) only when its box is finite.
+        const o = count * BODY;
         // Axis j of the part is column j of the rotation (rows at NUMBERS[3 + 3i]).
         for (let i = 0; i < 3; i++) {
-          body[i] = NUMBERS[i]!;
-          for (let j = 0; j < 3; j++) body[AXES + 3 * j + i] = NUMBERS[3 + 3 * i + j]!;
+          frames[o + i] = NUMBERS[i]!;
+          for (let j = 0; j < 3; j++) frames[o + AXES + 3 * j + i] = NUMBERS[3 + 3 * i + j]!;
         }
-        if (vec3NumbersOf(columns!.size, at, NUMBERS)) {
-          for (let i = 0; i < 3; i++) body[HALF + i] = Math.abs(NUMBERS[i]!) / 2;
-          if (addBody(rows, frames, boxes, row, body)) {
-            for (let face = 0; face < 6; face++) surfaces.push(faces[face] ? int8(numberOr(readEnum(columns!.surfaces[face], at), 0)) : -1);
+        if (vec3NumbersOf(columns.size, at, NUMBERS)) {
+          for (let i = 0; i < 3; i++) frames[o + HALF + i] = Math.abs(NUMBERS[i]!) / 2;
+          if (boxOf(frames, o, boxes, 6 * count)) {
+            rows[count] = row;
+            for (let face = 0; face < 6; face++) surfaces[6 * count + face] = faces[face] ? int8(numberOr(readEnum(columns.surfaces[face], at), 0)) : -1;
+            count++;
           }
         }
       }
     }
     row = dom.next(row, workspace);
   }
-  return { count: rows.length, rows: Int32Array.from(rows), frames: Float64Array.from(frames), boxes: Float64Array.from(boxes), surfaces: Int8Array.from(surfaces) };
+  return { count, rows, frames, boxes, surfaces };
 }
 
-/** Adds a body and its box (min x,y,z, max x,y,z) when the box is finite: a part at NaN or Infinity joins nothing. */
-function addBody(rows: number[], frames: number[], boxes: number[], row: number, body: Float64Array): boolean {
-  const box = BOX;
+/** The box (min x,y,z, max x,y,z) of the body at `o` in `frames`, into `boxes` at `to`; false when it is not finite: a part at NaN or Infinity joins nothing. */
+function boxOf(frames: Float64Array, o: number, boxes: Float64Array, to: number): boolean {
+  let finite = true;
   for (let i = 0; i < 3; i++) {
     // World axis i reaches sum_j |axis j's i-th component| * half j.
-    const reach = Math.abs(body[AXES + i]!) * body[HALF]! + Math.abs(body[AXES + 3 + i]!) * body[HALF + 1]! + Math.abs(body[AXES + 6 + i]!) * body[HALF + 2]!;
-    box[i] = body[i]! - reach;
-    box[3 + i] = body[i]! + reach;
+    const reach = Math.abs(frames[o + AXES + i]!) * frames[o + HALF]! + Math.abs(frames[o + AXES + 3 + i]!) * frames[o + HALF + 1]!
+      + Math.abs(frames[o + AXES + 6 + i]!) * frames[o + HALF + 2]!;
+    const min = boxes[to + i] = frames[o + i]! - reach;
+    const max = boxes[to + 3 + i] = frames[o + i]! + reach;
+    finite &&= Number.isFinite(min) && Number.isFinite(max);
   }
-  for (let i = 0; i < 6; i++) if (!Number.isFinite(box[i]!)) return false;
-  rows.push(row);
-  for (let i = 0; i < BODY; i++) frames.push(body[i]!);
-  for (let i = 0; i < 6; i++) boxes.push(box[i]!);
-  return true;
+  return finite;
 }
-
-const BOX = new Float64Array(6);
 
 const ALL_FACES = [true, true, true, true, true, true] as const;
 const NO_FACES = [false, false, false, false, false, false] as const;
