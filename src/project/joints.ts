@@ -85,6 +85,8 @@ export const JOINT_OVERLAP_MIN = 0.35;
 const TIGHT = { angle: 0.01, planar: 0.01 };
 const LOOSE = { angle: 0.05, planar: 0.05 };
 const ROTATE = { angle: 0.025, planar: 0.05 };
+/** The angles' cosines: axes within the angle have a dot product at least this far from 0. */
+const COS_TIGHT = Math.cos(TIGHT.angle), COS_LOOSE = Math.cos(LOOSE.angle), COS_ROTATE = Math.cos(ROTATE.angle);
 /** Parts whose boxes are further apart than this are never joined. */
 export const NEAR = 0.05;
 
@@ -521,6 +523,13 @@ const isSnap = (s: number, t: number): boolean =>
 /** NormalId of axis `axis` with sign `sign`: +X 0, +Y 1, +Z 2, -X 3, -Y 4, -Z 5. */
 const normalId = (axis: number, sign: number): number => (sign > 0 ? axis : axis + 3);
 
+/** Of b's axes, the one closest to a's axis i (the first of equals), from dots[3i + j] = a_i · b_j. */
+function nearestAxis(dots: Float64Array, i: number): number {
+  let j = 0;
+  for (let k = 1; k < 3; k++) if (Math.abs(dots[3 * i + k]!) > Math.abs(dots[3 * i + j]!)) j = k;
+  return j;
+}
+
 /**
  * The narrow phase over `bodies`: whether and how two parts join, in scalars (no
  * allocation per pair). `load` fills the dot products of the pair's axes and their
@@ -534,9 +543,8 @@ class JointSearch {
   readonly #dots = new Float64Array(9);
   /** offset[i] = (b's centre - a's) · a's axis i. */
   readonly #offset = new Float64Array(3);
-  /** The face `opposite` found: b's axis and sign. */
-  #j = 0;
-  #t = 0;
+  /** nearest[i] = b's axis closest to a's axis i (either way round). */
+  readonly #nearest = new Int32Array(3);
 
   readonly #found: FoundJoints;
 
@@ -550,15 +558,22 @@ class JointSearch {
   /** Adds the joint between `a` and `b` to the found ones, if they join; says whether they did. */
   jointBetween(a: number, b: number): boolean {
     this.#load(a, b);
-    if (!this.#aligned(LOOSE.angle)) return false;
-    const tight = this.#aligned(TIGHT.angle);
-    const rotateAligned = this.#aligned(ROTATE.angle);
+    // Each axis of a within an angle of some axis of b (aligned up to right-angle turns): the largest |a_i · b_j| of each i at least the angle's cosine.
+    const d = this.#dots;
+    const m0 = Math.max(Math.abs(d[0]!), Math.abs(d[1]!), Math.abs(d[2]!));
+    const m1 = Math.max(Math.abs(d[3]!), Math.abs(d[4]!), Math.abs(d[5]!));
+    const m2 = Math.max(Math.abs(d[6]!), Math.abs(d[7]!), Math.abs(d[8]!));
+    if (m0 < COS_LOOSE || m1 < COS_LOOSE || m2 < COS_LOOSE) return false;
+    const tight = !(m0 < COS_TIGHT || m1 < COS_TIGHT || m2 < COS_TIGHT);
+    const rotateAligned = !(m0 < COS_ROTATE || m1 < COS_ROTATE || m2 < COS_ROTATE);
+    const nearest = this.#nearest;
+    for (let i = 0; i < 3; i++) nearest[i] = nearestAxis(d, i);
     for (let face = 0; face < 6; face++) {
       const s = this.#s[6 * a + face]!;
       if (s < 0) continue;
       const i = face % 3, sign = face < 3 ? 1 : -1;
-      this.#opposite(i, sign);
-      const j = this.#j, t = this.#t;
+      // b's face pointing against a's: along b's axis nearest a_i, t·b_j along -sign·a_i: t = -sign · sign(a_i · b_j).
+      const j = nearest[i]!, t = d[3 * i + j]! >= 0 ? -sign : sign;
       const other = normalId(j, t);
       const u = this.#s[6 * b + other]!;
       if (u < 0) continue;
@@ -588,26 +603,6 @@ class JointSearch {
       for (let j = 0; j < 3; j++) this.#dots[3 * i + j] = f[A + 3 * i]! * f[B + 3 * j]! + f[A + 3 * i + 1]! * f[B + 3 * j + 1]! + f[A + 3 * i + 2]! * f[B + 3 * j + 2]!;
       this.#offset[i] = (f[pb]! - f[pa]!) * f[A + 3 * i]! + (f[pb + 1]! - f[pa + 1]!) * f[A + 3 * i + 1]! + (f[pb + 2]! - f[pa + 2]!) * f[A + 3 * i + 2]!;
     }
-  }
-
-  /** Each axis of a within `angle` of some axis of b (aligned up to right-angle turns). */
-  #aligned(angle: number): boolean {
-    const cos = Math.cos(angle);
-    const d = this.#dots;
-    for (let i = 0; i < 3; i++) {
-      if (Math.max(Math.abs(d[3 * i]!), Math.abs(d[3 * i + 1]!), Math.abs(d[3 * i + 2]!)) < cos) return false;
-    }
-    return true;
-  }
-
-  /** b's face closest to pointing against a's face (axis i, sign s), into #j (axis) and #t (sign). */
-  #opposite(i: number, s: number): void {
-    const d = this.#dots;
-    let j = 0;
-    for (let k = 1; k < 3; k++) if (Math.abs(d[3 * i + k]!) > Math.abs(d[3 * i + j]!)) j = k;
-    // b's normal t·b_j must point along -s·a_i: t = -s · sign(a_i · b_j).
-    this.#j = j;
-    this.#t = d[3 * i + j]! >= 0 ? -s : s;
   }
 
   /** b's face centre (axis j, sign t) relative to a's face centre (axis i, sign s), along a's axis k. */
@@ -666,9 +661,8 @@ class JointSearch {
       frame[6 + i] = sign * f[za + i]!;
       frame[9 + i] = f[za + i]! * half + f[p0 * BODY + i]! - f[p1 * BODY + i]!;
     }
-    // Into p1's space: dot with p1's axes (the world vector at `v` along p1's axis k).
+    // Into p1's space: dot with p1's axes (a world vector along p1's axis k).
     // `sign * 0` above can be -0; snap32 adds + 0, so no frame holds one.
-    const local = (v: number, k: number): number => snap32(f[B + 3 * k]! * frame[v]! + f[B + 3 * k + 1]! * frame[v + 1]! + f[B + 3 * k + 2]! * frame[v + 2]!);
     const r = C0_ROTATIONS[face]!;
     const out = JOINT_FRAMES;
     // C0: the face centre, rotated by the face's rotation.
@@ -676,10 +670,11 @@ class JointSearch {
     for (let i = 0; i < 9; i++) out[3 + i] = r[i]!;
     // C1: the same frame in p1's space; rotation row k is the frame's X, Y and Z along p1's axis k.
     for (let k = 0; k < 3; k++) {
-      out[12 + k] = local(9, k);
-      out[15 + 3 * k] = local(0, k);
-      out[16 + 3 * k] = local(3, k);
-      out[17 + 3 * k] = local(6, k);
+      const ax = f[B + 3 * k]!, ay = f[B + 3 * k + 1]!, az = f[B + 3 * k + 2]!;
+      out[12 + k] = snap32(ax * frame[9]! + ay * frame[10]! + az * frame[11]!);
+      out[15 + 3 * k] = snap32(ax * frame[0]! + ay * frame[1]! + az * frame[2]!);
+      out[16 + 3 * k] = snap32(ax * frame[3]! + ay * frame[4]! + az * frame[5]!);
+      out[17 + 3 * k] = snap32(ax * frame[6]! + ay * frame[7]! + az * frame[8]!);
     }
     this.#found.add(kind, this.#rows[p0]!, this.#rows[p1]!, out);
     return true;
