@@ -139,7 +139,7 @@ export function searchSurfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoi
   if (!reliesOnSurfaceJoints(dom)) return { joints: NO_JOINTS, unsearchedParts: 0 };
   const bodies = collectBodies(dom, excluded);
   const joined = existingPairs(dom);
-  const found = new FoundJoints();
+  const found = new FoundJoints(bodies.count);
   const search = new JointSearch(bodies, found);
   const complete = forEachNearPair(bodies.boxes, bodies.count, (a, b) => {
     // The engine tries the earlier part's faces first; rows keep that order stable.
@@ -149,51 +149,70 @@ export function searchSurfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoi
     search.jointBetween(p, q);
   });
   if (!complete) return { joints: NO_JOINTS, unsearchedParts: bodies.count };
-  return { joints: found.sorted(), unsearchedParts: 0 };
+  return { joints: found.sorted(bodies), unsearchedParts: 0 };
 }
 
-/** The joints as the search finds them, then put in order: typed columns grown by doubling (a joint never an object, nor 24 boxed numbers). */
+/**
+ * The joints as the search finds them, then put in order: typed columns grown by
+ * doubling (a joint never an object, nor 24 boxed numbers), each joint as its parts
+ * (bodies) and Part0's face; its frames are worked out once it has its place.
+ */
 class FoundJoints {
   count = 0;
-  #kinds = new Uint8Array(64);
-  #part0 = new Int32Array(64);
-  #part1 = new Int32Array(64);
-  #frames = new Float32Array(64 * 24);
+  #kinds: Uint8Array;
+  #faces: Uint8Array;
+  #body0: Int32Array;
+  #body1: Int32Array;
 
-  add(kind: number, part0: number, part1: number, frame: Float64Array): void {
+  /** Room for `expected` joints before the columns grow. */
+  constructor(expected: number) {
+    const room = Math.max(64, expected);
+    this.#kinds = new Uint8Array(room);
+    this.#faces = new Uint8Array(room);
+    this.#body0 = new Int32Array(room);
+    this.#body1 = new Int32Array(room);
+  }
+
+  /** A joint between bodies `body0` (Part0, at its face `face`) and `body1`. */
+  add(kind: number, body0: number, face: number, body1: number): void {
     const at = this.count++;
     if (at === this.#kinds.length) {
       this.#kinds = doubled(this.#kinds, (n) => new Uint8Array(n));
-      this.#part0 = doubled(this.#part0, (n) => new Int32Array(n));
-      this.#part1 = doubled(this.#part1, (n) => new Int32Array(n));
-      this.#frames = doubled(this.#frames, (n) => new Float32Array(n));
+      this.#faces = doubled(this.#faces, (n) => new Uint8Array(n));
+      this.#body0 = doubled(this.#body0, (n) => new Int32Array(n));
+      this.#body1 = doubled(this.#body1, (n) => new Int32Array(n));
     }
     this.#kinds[at] = kind;
-    this.#part0[at] = part0;
-    this.#part1[at] = part1;
-    // float32: every component was rounded to one (snap32). A loop: `set` of 24 numbers costs more in the call than the copy.
-    const frames = this.#frames, o = 24 * at;
-    for (let k = 0; k < 24; k++) frames[o + k] = frame[k]!;
+    this.#faces[at] = face;
+    this.#body0[at] = body0;
+    this.#body1[at] = body1;
   }
 
   /** Sorted by Part0's row, then Part1's (a pair is joined once, so no two tie): counting sorts by Part1, then, keeping that order, by Part0. */
-  sorted(): SurfaceJoints {
-    const count = this.count, part0 = this.#part0, part1 = this.#part1, kinds = this.#kinds, frames = this.#frames;
-    let rows = 0;
-    for (let i = 0; i < count; i++) rows = Math.max(rows, part0[i]! + 1, part1[i]! + 1);
-    const identity = new Int32Array(count);
-    for (let i = 0; i < count; i++) identity[i] = i;
-    const order = orderedBy(part0, orderedBy(part1, identity, rows), rows);
+  sorted(bodies: Bodies): SurfaceJoints {
+    const count = this.count, rows = bodies.rows, kinds = this.#kinds, faces = this.#faces, body0 = this.#body0, body1 = this.#body1;
     const joints: SurfaceJoints = {
       count, kinds: new Uint8Array(count), part0: new Int32Array(count), part1: new Int32Array(count), frames: new Float32Array(24 * count),
     };
-    const to = joints.frames;
+    // The rows in found order first (in `joints`' columns, overwritten below).
+    const part0 = joints.part0, part1 = joints.part1;
+    let range = 0;
+    for (let i = 0; i < count; i++) {
+      part0[i] = rows[body0[i]!]!;
+      part1[i] = rows[body1[i]!]!;
+      range = Math.max(range, part0[i]! + 1, part1[i]! + 1);
+    }
+    const identity = new Int32Array(count);
+    for (let i = 0; i < count; i++) identity[i] = i;
+    const order = orderedBy(part0, orderedBy(part1, identity, range), range);
     for (let at = 0; at < count; at++) {
       const from = order[at]!;
       joints.kinds[at] = kinds[from]!;
-      joints.part0[at] = part0[from]!;
-      joints.part1[at] = part1[from]!;
-      for (let k = 0; k < 24; k++) to[24 * at + k] = frames[24 * from + k]!;
+      writeJointFrames(bodies.frames, body0[from]!, faces[from]!, body1[from]!, joints.frames, 24 * at);
+    }
+    for (let at = 0; at < count; at++) {
+      part0[at] = rows[body0[order[at]!]!]!;
+      part1[at] = rows[body1[order[at]!]!]!;
     }
     return joints;
   }
@@ -402,11 +421,8 @@ function rehashed(keys: Int32Array, cells: number, bits: number): Int32Array {
  */
 const NUMBERS = new Float64Array(12);
 
-/** An Enum-like row as a number (straight from the column in binary files), or whatever `get` gives. */
-function readEnum(column: Column | undefined, at: number): Value | undefined {
-  if (column?.type === 'Enum' && column.numbers) { column.numbers(at, NUMBERS); return NUMBERS[0]!; }
-  return column?.get(at);
-}
+/** An Enum-like row: a number in binary files (`get` reads an Enum row as `numbers` does, without the scratch), whatever it holds in others. */
+const readEnum = (column: Column | undefined, at: number): Value | undefined => column?.get(at);
 
 /** The columns a table of joinable parts is read through (looked up once a table, not once a part). */
 interface PartColumns {
@@ -538,7 +554,6 @@ function nearestAxis(dots: Float64Array, i: number): number {
 class JointSearch {
   readonly #f: Float64Array;
   readonly #s: Int8Array;
-  readonly #rows: Int32Array;
   /** dots[3i + j] = a's axis i · b's axis j. */
   readonly #dots = new Float64Array(9);
   /** offset[i] = (b's centre - a's) · a's axis i. */
@@ -551,7 +566,6 @@ class JointSearch {
   constructor(bodies: Bodies, found: FoundJoints) {
     this.#f = bodies.frames;
     this.#s = bodies.surfaces;
-    this.#rows = bodies.rows;
     this.#found = found;
   }
 
@@ -598,10 +612,12 @@ class JointSearch {
   }
 
   #load(a: number, b: number): void {
-    const f = this.#f, A = a * BODY + AXES, B = b * BODY + AXES, pa = a * BODY, pb = b * BODY;
+    const f = this.#f, dots = this.#dots, offset = this.#offset, A = a * BODY + AXES, B = b * BODY + AXES, pa = a * BODY, pb = b * BODY;
+    const dx = f[pb]! - f[pa]!, dy = f[pb + 1]! - f[pa + 1]!, dz = f[pb + 2]! - f[pa + 2]!;
     for (let i = 0; i < 3; i++) {
-      for (let j = 0; j < 3; j++) this.#dots[3 * i + j] = f[A + 3 * i]! * f[B + 3 * j]! + f[A + 3 * i + 1]! * f[B + 3 * j + 1]! + f[A + 3 * i + 2]! * f[B + 3 * j + 2]!;
-      this.#offset[i] = (f[pb]! - f[pa]!) * f[A + 3 * i]! + (f[pb + 1]! - f[pa + 1]!) * f[A + 3 * i + 1]! + (f[pb + 2]! - f[pa + 2]!) * f[A + 3 * i + 2]!;
+      const x = f[A + 3 * i]!, y = f[A + 3 * i + 1]!, z = f[A + 3 * i + 2]!;
+      for (let j = 0; j < 3; j++) dots[3 * i + j] = x * f[B + 3 * j]! + y * f[B + 3 * j + 1]! + z * f[B + 3 * j + 2]!;
+      offset[i] = dx * x + dy * y + dz * z;
     }
   }
 
@@ -642,47 +658,49 @@ class JointSearch {
     return true;
   }
 
-  /**
-   * A joint between `p0` (at its face `face`) and `p1`. C0, in p0's space: origin at the
-   * face centre, Z along the outward normal, X the next axis, Y = Z × X. C1 is the
-   * same world frame in p1's space: rotation p1ᵀ·(p0·C0), position p1ᵀ·(world - p1).
-   */
+  /** The joint between `p0` (at its face `face`) and `p1`, found (its frames are made once the joints are in order). */
   #joint(kind: number, p0: number, face: number, p1: number): true {
-    const f = this.#f, A = p0 * BODY + AXES, B = p1 * BODY + AXES;
-    const axis = face % 3;
-    const sign = face < 3 ? 1 : -1;
-    const half = sign * f[p0 * BODY + HALF + axis]!;
-    // In the world, C0's X is p0's next axis, Y = sign · the axis after, Z = sign · the face's axis.
-    const xa = A + 3 * ((axis + 1) % 3), ya = A + 3 * ((axis + 2) % 3), za = A + 3 * axis;
-    const frame = FRAME;
-    for (let i = 0; i < 3; i++) {
-      frame[i] = f[xa + i]!;
-      frame[3 + i] = sign * f[ya + i]!;
-      frame[6 + i] = sign * f[za + i]!;
-      frame[9 + i] = f[za + i]! * half + f[p0 * BODY + i]! - f[p1 * BODY + i]!;
-    }
-    // Into p1's space: dot with p1's axes (a world vector along p1's axis k).
-    // `sign * 0` above can be -0; snap32 adds + 0, so no frame holds one.
-    const r = C0_ROTATIONS[face]!;
-    const out = JOINT_FRAMES;
-    // C0: the face centre, rotated by the face's rotation.
-    for (let i = 0; i < 3; i++) out[i] = axis === i ? snap32(half) : 0;
-    for (let i = 0; i < 9; i++) out[3 + i] = r[i]!;
-    // C1: the same frame in p1's space; rotation row k is the frame's X, Y and Z along p1's axis k.
-    for (let k = 0; k < 3; k++) {
-      const ax = f[B + 3 * k]!, ay = f[B + 3 * k + 1]!, az = f[B + 3 * k + 2]!;
-      out[12 + k] = snap32(ax * frame[9]! + ay * frame[10]! + az * frame[11]!);
-      out[15 + 3 * k] = snap32(ax * frame[0]! + ay * frame[1]! + az * frame[2]!);
-      out[16 + 3 * k] = snap32(ax * frame[3]! + ay * frame[4]! + az * frame[5]!);
-      out[17 + 3 * k] = snap32(ax * frame[6]! + ay * frame[7]! + az * frame[8]!);
-    }
-    this.#found.add(kind, this.#rows[p0]!, this.#rows[p1]!, out);
+    this.#found.add(kind, p0, face, p1);
     return true;
   }
 }
 
-/** A joint's C0 and C1 while it is added: CFrame.new's twelve numbers each. */
-const JOINT_FRAMES = new Float64Array(24);
+/**
+ * The frames of a joint between bodies `p0` (at its face `face`) and `p1`, into `out`
+ * at `at`. C0, in p0's space: origin at the face centre, Z along the outward normal,
+ * X the next axis, Y = Z × X. C1 is the same world frame in p1's space: rotation
+ * p1ᵀ·(p0·C0), position p1ᵀ·(world - p1). Every component is a float32 (snap32, or
+ * 0 and ±1), so `out` holds it as it is.
+ */
+function writeJointFrames(f: Float64Array, p0: number, face: number, p1: number, out: Float32Array, at: number): void {
+  const A = p0 * BODY + AXES, B = p1 * BODY + AXES;
+  const axis = face % 3;
+  const sign = face < 3 ? 1 : -1;
+  const half = sign * f[p0 * BODY + HALF + axis]!;
+  // In the world, C0's X is p0's next axis, Y = sign · the axis after, Z = sign · the face's axis.
+  const xa = A + 3 * ((axis + 1) % 3), ya = A + 3 * ((axis + 2) % 3), za = A + 3 * axis;
+  const frame = FRAME;
+  for (let i = 0; i < 3; i++) {
+    frame[i] = f[xa + i]!;
+    frame[3 + i] = sign * f[ya + i]!;
+    frame[6 + i] = sign * f[za + i]!;
+    frame[9 + i] = f[za + i]! * half + f[p0 * BODY + i]! - f[p1 * BODY + i]!;
+  }
+  // Into p1's space: dot with p1's axes (a world vector along p1's axis k).
+  // `sign * 0` above can be -0; snap32 adds + 0, so no frame holds one.
+  const r = C0_ROTATIONS[face]!;
+  // C0: the face centre, rotated by the face's rotation.
+  for (let i = 0; i < 3; i++) out[at + i] = axis === i ? snap32(half) : 0;
+  for (let i = 0; i < 9; i++) out[at + 3 + i] = r[i]!;
+  // C1: the same frame in p1's space; rotation row k is the frame's X, Y and Z along p1's axis k.
+  for (let k = 0; k < 3; k++) {
+    const ax = f[B + 3 * k]!, ay = f[B + 3 * k + 1]!, az = f[B + 3 * k + 2]!;
+    out[at + 12 + k] = snap32(ax * frame[9]! + ay * frame[10]! + az * frame[11]!);
+    out[at + 15 + 3 * k] = snap32(ax * frame[0]! + ay * frame[1]! + az * frame[2]!);
+    out[at + 16 + 3 * k] = snap32(ax * frame[3]! + ay * frame[4]! + az * frame[5]!);
+    out[at + 17 + 3 * k] = snap32(ax * frame[6]! + ay * frame[7]! + az * frame[8]!);
+  }
+}
 
 /** A joint's frame in the world while it is made: X, Y, Z and the origin relative to Part1's centre. */
 const FRAME = new Float64Array(12);
