@@ -274,8 +274,7 @@ export function forEachNearPair(
     extents[i] = Math.max(boxes[o + 3]! - boxes[o]!, boxes[o + 4]! - boxes[o + 1]!, boxes[o + 5]! - boxes[o + 2]!);
     for (let k = 0; k < 3; k++) { lo[k] = Math.min(lo[k]!, boxes[o + k]!); hi[k] = Math.max(hi[k]!, boxes[o + 3 + k]! + NEAR); }
   }
-  extents.sort();
-  let cell = Math.max(2 * extents[n >> 1]!, 4 * NEAR);
+  let cell = Math.max(2 * median(extents), 4 * NEAR);
   // Wider cells where the place spans more than CELL_RANGE of them.
   const widest = Math.max(hi[0]! - lo[0]!, hi[1]! - lo[1]!, hi[2]! - lo[2]!);
   if (widest / cell >= CELL_RANGE - 1) cell = widest / (CELL_RANGE - 2);
@@ -308,12 +307,14 @@ export function forEachNearPair(
     for (let s = start; s < end; s++) {
       const i = boxesIn[s]!;
       const fx = first[3 * i]!, fy = first[3 * i + 1]!, fz = first[3 * i + 2]!;
+      // In i's own first cell, the first cell of i and any box here is this one.
+      const own = fx === x && fy === y && fz === z;
       const minX = boxes[6 * i]!, minY = boxes[6 * i + 1]!, minZ = boxes[6 * i + 2]!;
       const maxX = boxes[6 * i + 3]! + NEAR, maxY = boxes[6 * i + 4]! + NEAR, maxZ = boxes[6 * i + 5]! + NEAR;
       for (let t = s + 1; t < end; t++) {
         const j = boxesIn[t]!;
         // Only in the first cell the two cover (the greater of their first cells per axis).
-        if (Math.max(fx, first[3 * j]!) !== x || Math.max(fy, first[3 * j + 1]!) !== y || Math.max(fz, first[3 * j + 2]!) !== z) continue;
+        if (!own && (Math.max(fx, first[3 * j]!) !== x || Math.max(fy, first[3 * j + 1]!) !== y || Math.max(fz, first[3 * j + 2]!) !== z)) continue;
         if (near(boxes, j, minX, minY, minZ, maxX, maxY, maxZ)) {
           if (++nearPairs > bounds.nearPairs) return false;
           visit(i, j);
@@ -333,6 +334,34 @@ export function forEachNearPair(
     }
   }
   return true;
+}
+
+/**
+ * The middle value of `values` (the one at n >> 1 once sorted), which it reorders: a
+ * selection, halving the part still unsorted around a pivot (a sort of every box was
+ * a tenth of the broad phase). Values with NaN (a sort puts them last), or halving
+ * that hardly shrinks the part (values laid out against the pivots), are left to a sort.
+ */
+function median(values: Float64Array): number {
+  const middle = values.length >> 1;
+  const sorted = (): number => values.sort()[middle]!;
+  for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i]!)) return sorted();
+  let from = 0, to = values.length - 1;
+  for (let rounds = 0; from < to; rounds++) {
+    if (rounds > 64) return sorted();
+    const pivot = values[(from + to) >> 1]!;
+    // Hoare's partition: [from, j] ≤ pivot ≤ [i, to].
+    let i = from, j = to;
+    while (i <= j) {
+      while (values[i]! < pivot) i++;
+      while (values[j]! > pivot) j--;
+      if (i <= j) { const v = values[i]!; values[i++] = values[j]!; values[j--] = v; }
+    }
+    if (middle <= j) to = j;
+    else if (middle >= i) from = i;
+    else return values[middle]!;
+  }
+  return values[middle]!;
 }
 
 /** Whether box `j` and the box min (x, y, z), max (x, y, z) + NEAR overlap once grown by NEAR (in the order of the test a pair gets either way round). */
@@ -361,8 +390,17 @@ const HASH = 0x9e3779b1;
  * boxes and four for which cell each filling went to.
  */
 function fillGrid(first: Int32Array, last: Int32Array, isLarge: Uint8Array, n: number, filled: number): Grid {
+  // The cells the boxes span: when that block is not much larger than the cells filled, a table over the whole block, no hashing.
+  const low = [Infinity, Infinity, Infinity], high = [-Infinity, -Infinity, -Infinity];
+  for (let i = 0; i < n; i++) {
+    if (isLarge[i]) continue;
+    for (let k = 0; k < 3; k++) { low[k] = Math.min(low[k]!, first[3 * i + k]!); high[k] = Math.max(high[k]!, last[3 * i + k]!); }
+  }
+  const spanY = high[1]! - low[1]! + 1, spanZ = high[2]! - low[2]! + 1;
+  const block = (high[0]! - low[0]! + 1) * spanY * spanZ;
+  const dense = block <= 4 * filled + 4096;
   let bits = 4;
-  let table: Int32Array = new Int32Array(1 << bits).fill(-1);
+  let table: Int32Array = new Int32Array(dense ? block : 1 << bits).fill(-1);
   let keys = new Int32Array(16), counts = new Int32Array(16);
   let cells = 0;
   const cellOf = new Int32Array(filled);
@@ -373,17 +411,23 @@ function fillGrid(first: Int32Array, last: Int32Array, isLarge: Uint8Array, n: n
       for (let y = first[3 * i + 1]!; y <= last[3 * i + 1]!; y++) {
         for (let z = first[3 * i + 2]!; z <= last[3 * i + 2]!; z++) {
           const key = (x * CELL_RANGE + y) * CELL_RANGE + z;
-          const mask = table.length - 1;
-          let h = Math.imul(key, HASH) >>> (32 - bits);
-          let c = table[h]!;
-          while (c !== -1 && keys[c] !== key) { h = (h + 1) & mask; c = table[h]!; }
+          let h: number, c: number;
+          if (dense) {
+            h = ((x - low[0]!) * spanY + y - low[1]!) * spanZ + z - low[2]!;
+            c = table[h]!;
+          } else {
+            const mask = table.length - 1;
+            h = Math.imul(key, HASH) >>> (32 - bits);
+            c = table[h]!;
+            while (c !== -1 && keys[c] !== key) { h = (h + 1) & mask; c = table[h]!; }
+          }
           if (c === -1) {
             c = cells++;
             if (c === keys.length) { keys = doubled(keys, (m) => new Int32Array(m)); counts = doubled(counts, (m) => new Int32Array(m)); }
             keys[c] = key;
             table[h] = c;
             // At most half full: probes stay short.
-            if (2 * cells > table.length) table = rehashed(keys, cells, ++bits);
+            if (!dense && 2 * cells > table.length) table = rehashed(keys, cells, ++bits);
           }
           counts[c]!++;
           cellOf[e++] = c;
