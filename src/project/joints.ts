@@ -145,7 +145,7 @@ export function searchSurfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoi
     // The engine tries the earlier part's faces first; rows keep that order stable.
     const p = bodies.rows[a]! < bodies.rows[b]! ? a : b;
     const q = p === a ? b : a;
-    if (joined.size && joined.has(pairKey(bodies.rows[p]!, bodies.rows[q]!))) return;
+    if (joined.size && joined.has(pairKey(bodies.rows[p]!, bodies.rows[q]!, dom.count))) return;
     search.jointBetween(p, q);
   });
   if (!complete) return { joints: NO_JOINTS, unsearchedParts: bodies.count };
@@ -256,16 +256,15 @@ const CELL_RANGE = 1 << 10;
  * once. Boxes covering more than MAX_CELLS cells (baseplates) are tested against all
  * others. Returns false, having stopped, when the search would pass `bounds`.
  *
- * The grid is flat (a hash table of the cells filled, then each cell's boxes in a run
- * of one array, in ascending order): a Map of arrays made an allocation a cell. Steps
- * are counted whole before any pair is looked at; the order pairs are visited in is
- * the cells' order in the table.
+ * The grid is flat (a table of the cells filled, then each cell's boxes in a run of
+ * one array, ascending): a Map of arrays made an allocation a cell. The steps are
+ * counted whole before any pair is looked at (the same count, so the same bounds, as
+ * when each was counted on the way); cells are visited in the order first filled.
  */
 export function forEachNearPair(
   boxes: Float64Array, n: number, visit: (a: number, b: number) => void, bounds: Readonly<SearchBounds> = SEARCH_BOUNDS,
 ): boolean {
   if (n < 2) return true;
-  let steps = 0;
   let nearPairs = 0;
   const extents = new Float64Array(n);
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
@@ -293,7 +292,8 @@ export function forEachNearPair(
     if ((filled += cells) > bounds.steps) return false;
   }
   // Each large box is looked at against every box, and every pair of boxes sharing a cell (counted before any is).
-  if ((steps = filled + large.length * n) > bounds.steps) return false;
+  let steps = filled + large.length * n;
+  if (steps > bounds.steps) return false;
   const { cells, keys, starts, ends, boxesIn } = fillGrid(first, last, isLarge, n, filled);
   for (let c = 0; c < cells; c++) {
     const length = ends[c]! - starts[c]!;
@@ -384,10 +384,11 @@ interface Grid {
 const HASH = 0x9e3779b1;
 
 /**
- * Puts each box not large into the cells it covers (`filled` in all): a hash table of
- * cell keys, grown as cells are found (memory follows the cells, not the boxes they
- * hold), then the boxes in one array by counting. Four bytes a filled cell for the
- * boxes and four for which cell each filling went to.
+ * Puts each box not large into the cells it covers (`filled` in all): a table of the
+ * cells, indexed by position in the block of cells the boxes span when that block is
+ * small, else a hash table of cell keys grown as cells are found (memory follows the
+ * cells, never the place's extent); then the boxes in one array by counting. Four
+ * bytes a filled cell for the boxes and four for which cell each filling went to.
  */
 function fillGrid(first: Int32Array, last: Int32Array, isLarge: Uint8Array, n: number, filled: number): Grid {
   // The cells the boxes span: when that block is not much larger than the cells filled, a table over the whole block, no hashing.
@@ -398,7 +399,7 @@ function fillGrid(first: Int32Array, last: Int32Array, isLarge: Uint8Array, n: n
   }
   const spanY = high[1]! - low[1]! + 1, spanZ = high[2]! - low[2]! + 1;
   const block = (high[0]! - low[0]! + 1) * spanY * spanZ;
-  const dense = block <= 4 * filled + 4096;
+  const dense = filled > 0 && block <= 4 * filled + 4096;
   let bits = 4;
   let table: Int32Array = new Int32Array(dense ? block : 1 << bits).fill(-1);
   let keys = new Int32Array(16), counts = new Int32Array(16);
@@ -486,7 +487,7 @@ function partColumns(dom: Dom, table: number): PartColumns | null {
   };
 }
 
-/** A typed array twice as long holding `from` (buffers grown while parts are found: the Workspace's parts are not counted first). */
+/** A typed array twice as long holding `from` (columns grown as they fill: bodies, cells, joints). */
 function doubled<T extends Uint8Array | Int8Array | Int32Array | Float32Array | Float64Array>(from: T, make: (length: number) => T): T {
   const to = make(from.length * 2);
   to.set(from);
@@ -495,15 +496,18 @@ function doubled<T extends Uint8Array | Int8Array | Int32Array | Float32Array | 
 
 function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Bodies {
   const workspace = findService(dom, 'Workspace');
-  let rows = new Int32Array(64), frames = new Float64Array(64 * BODY), boxes = new Float64Array(64 * 6), surfaces = new Int8Array(64 * 6);
+  // By table id: null when its parts never join.
+  const tableColumns = dom.tables.map((_, table) => partColumns(dom, table));
+  // Room for every part of the joinable tables (those of other services too), up to a bound: past it the buffers grow.
+  let room = 0;
+  for (let table = 0; table < dom.tables.length; table++) if (tableColumns[table]) room += dom.table(table).rows.length;
+  room = Math.min(Math.max(room, 64), 1 << 16);
+  let rows = new Int32Array(room), frames = new Float64Array(room * BODY), boxes = new Float64Array(room * 6), surfaces = new Int8Array(room * 6);
   let count = 0;
-  // By table id: undefined until the table is met, null when its parts never join.
-  const tableColumns: (PartColumns | null | undefined)[] = new Array(dom.tables.length);
   for (let row = dom.firstChild(workspace); row !== -1;) {
     if (excluded?.[row]) { row = dom.after(row, workspace); continue; }
     const table = dom.tableOf(row);
-    let columns = tableColumns[table];
-    if (columns === undefined) columns = tableColumns[table] = partColumns(dom, table);
+    const columns = tableColumns[table];
     if (columns) {
       const at = dom.rowInTable(row);
       const faces = joinableFaces(dom.className(row), readEnum(columns.shape, at));
@@ -783,12 +787,13 @@ function snap32(v: number): number {
 // ---------------------------------------------------------------------------
 // What holds parts together
 
-const pairKey = (a: number, b: number): string => (a < b ? `${a},${b}` : `${b},${a}`);
+/** Rows a and b, either way round, as one number: exact below 2^53 (rows are fewer than the instance limit, 10^7). */
+const pairKey = (a: number, b: number, rows: number): number => (a < b ? a * rows + b : b * rows + a);
 
 /** Pairs of parts the file already joins (Part0/Part1 of joints and WeldConstraints). */
-function existingPairs(dom: Dom): Set<string> {
-  const pairs = new Set<string>();
-  for (const [a, b] of jointLinks(dom)) pairs.add(pairKey(a, b));
+function existingPairs(dom: Dom): Set<number> {
+  const pairs = new Set<number>();
+  for (const [a, b] of jointLinks(dom)) pairs.add(pairKey(a, b, dom.count));
   return pairs;
 }
 
@@ -844,9 +849,11 @@ export function assemblies(dom: Dom, extra: SurfaceJoints = NO_JOINTS, excluded?
   for (const [a, b] of jointLinks(dom)) if (!excluded?.[a] && !excluded?.[b]) union(a, b);
   for (let i = 0; i < extra.count; i++) union(extra.part0[i]!, extra.part1[i]!);
 
-  // Workspace parts as rows and flags (a 200k-part map makes no object per part).
-  const rows: number[] = [];
-  const anchoredFlags: number[] = [];
+  // Workspace parts: an anchored one marks its assembly; the others are kept (rows in a typed
+  // array, walk order: a 200k-part map makes no object per part) and looked at once all are marked.
+  const anchoredRoot = new Uint8Array(dom.count);
+  let loose = new Int32Array(1024);
+  let unanchored = 0;
   if (workspace !== -1) {
     const partTables = dom.tables.map(({ className }) => BASE_PART_CLASSES.has(className));
     const anchoredColumns: (Column | undefined)[] = [];
@@ -855,20 +862,16 @@ export function assemblies(dom: Dom, extra: SurfaceJoints = NO_JOINTS, excluded?
       const table = dom.tableOf(row);
       if (partTables[table]) {
         const column = anchoredColumns[table] ??= dom.table(table).columns.get('Anchored');
-        rows.push(row);
-        anchoredFlags.push(column?.get(dom.rowInTable(row)) === true ? 1 : 0);
+        if (column?.get(dom.rowInTable(row)) === true) anchoredRoot[find(row)] = 1;
+        else {
+          if (unanchored === loose.length) loose = doubled(loose, (n) => new Int32Array(n));
+          loose[unanchored++] = row;
+        }
       }
       row = dom.next(row, workspace);
     }
   }
-  const anchoredRoot = new Uint8Array(dom.count);
-  for (let i = 0; i < rows.length; i++) if (anchoredFlags[i]) anchoredRoot[find(rows[i]!)] = 1;
   const free: number[] = [];
-  let unanchored = 0;
-  for (let i = 0; i < rows.length; i++) {
-    if (anchoredFlags[i]) continue;
-    unanchored++;
-    if (!anchoredRoot[find(rows[i]!)]) free.push(rows[i]!);
-  }
+  for (let i = 0; i < unanchored; i++) if (!anchoredRoot[find(loose[i]!)]) free.push(loose[i]!);
   return { unanchored, held: unanchored - free.length, free };
 }
