@@ -85,6 +85,8 @@ export const JOINT_OVERLAP_MIN = 0.35;
 const TIGHT = { angle: 0.01, planar: 0.01 };
 const LOOSE = { angle: 0.05, planar: 0.05 };
 const ROTATE = { angle: 0.025, planar: 0.05 };
+/** The angles' cosines: axes within the angle have a dot product at least this far from 0. */
+const COS_TIGHT = Math.cos(TIGHT.angle), COS_LOOSE = Math.cos(LOOSE.angle), COS_ROTATE = Math.cos(ROTATE.angle);
 /** Parts whose boxes are further apart than this are never joined. */
 export const NEAR = 0.05;
 
@@ -137,64 +139,93 @@ export function searchSurfaceJoints(dom: Dom, excluded?: Uint8Array): SurfaceJoi
   if (!reliesOnSurfaceJoints(dom)) return { joints: NO_JOINTS, unsearchedParts: 0 };
   const bodies = collectBodies(dom, excluded);
   const joined = existingPairs(dom);
-  const found = new FoundJoints();
+  const found = new FoundJoints(bodies.count);
   const search = new JointSearch(bodies, found);
   const complete = forEachNearPair(bodies.boxes, bodies.count, (a, b) => {
     // The engine tries the earlier part's faces first; rows keep that order stable.
     const p = bodies.rows[a]! < bodies.rows[b]! ? a : b;
     const q = p === a ? b : a;
-    if (joined.size && joined.has(pairKey(bodies.rows[p]!, bodies.rows[q]!))) return;
+    if (joined.size && joined.has(pairKey(bodies.rows[p]!, bodies.rows[q]!, dom.count))) return;
     search.jointBetween(p, q);
   });
   if (!complete) return { joints: NO_JOINTS, unsearchedParts: bodies.count };
-  return { joints: found.sorted(), unsearchedParts: 0 };
+  return { joints: found.sorted(bodies), unsearchedParts: 0 };
 }
 
-/** The joints as the search finds them, then put in order: typed columns grown by doubling (a joint never an object, nor 24 boxed numbers). */
+/**
+ * The joints as the search finds them, then put in order: typed columns grown by
+ * doubling (a joint never an object, nor 24 boxed numbers), each joint as its parts
+ * (bodies) and Part0's face; its frames are worked out once it has its place.
+ */
 class FoundJoints {
   count = 0;
-  #kinds = new Uint8Array(64);
-  #part0 = new Int32Array(64);
-  #part1 = new Int32Array(64);
-  #frames = new Float32Array(64 * 24);
+  #kinds: Uint8Array;
+  #faces: Uint8Array;
+  #body0: Int32Array;
+  #body1: Int32Array;
 
-  add(kind: number, part0: number, part1: number, frame: Float64Array): void {
+  /** Room for `expected` joints before the columns grow. */
+  constructor(expected: number) {
+    const room = Math.max(64, expected);
+    this.#kinds = new Uint8Array(room);
+    this.#faces = new Uint8Array(room);
+    this.#body0 = new Int32Array(room);
+    this.#body1 = new Int32Array(room);
+  }
+
+  /** A joint between bodies `body0` (Part0, at its face `face`) and `body1`. */
+  add(kind: number, body0: number, face: number, body1: number): void {
     const at = this.count++;
-    if (at === this.#kinds.length) this.#grow();
+    if (at === this.#kinds.length) {
+      this.#kinds = doubled(this.#kinds, (n) => new Uint8Array(n));
+      this.#faces = doubled(this.#faces, (n) => new Uint8Array(n));
+      this.#body0 = doubled(this.#body0, (n) => new Int32Array(n));
+      this.#body1 = doubled(this.#body1, (n) => new Int32Array(n));
+    }
     this.#kinds[at] = kind;
-    this.#part0[at] = part0;
-    this.#part1[at] = part1;
-    this.#frames.set(frame, 24 * at); // float32: every component was rounded to one (snap32)
+    this.#faces[at] = face;
+    this.#body0[at] = body0;
+    this.#body1[at] = body1;
   }
 
-  #grow(): void {
-    const grown = <T extends Uint8Array | Int32Array | Float32Array>(from: T, make: (length: number) => T): T => {
-      const to = make(from.length * 2);
-      to.set(from);
-      return to;
-    };
-    this.#kinds = grown(this.#kinds, (n) => new Uint8Array(n));
-    this.#part0 = grown(this.#part0, (n) => new Int32Array(n));
-    this.#part1 = grown(this.#part1, (n) => new Int32Array(n));
-    this.#frames = grown(this.#frames, (n) => new Float32Array(n));
-  }
-
-  /** Sorted by Part0's row, then Part1's (a pair is joined once, so no two tie). */
-  sorted(): SurfaceJoints {
-    const count = this.count, part0 = this.#part0, part1 = this.#part1;
-    const order = Uint32Array.from({ length: count }, (_, i) => i).sort((x, y) => part0[x]! - part0[y]! || part1[x]! - part1[y]!);
+  /** Sorted by Part0's row, then Part1's (a pair is joined once, so no two tie): counting sorts by Part1, then, keeping that order, by Part0. */
+  sorted(bodies: Bodies): SurfaceJoints {
+    const count = this.count, rows = bodies.rows, kinds = this.#kinds, faces = this.#faces, body0 = this.#body0, body1 = this.#body1;
     const joints: SurfaceJoints = {
       count, kinds: new Uint8Array(count), part0: new Int32Array(count), part1: new Int32Array(count), frames: new Float32Array(24 * count),
     };
-    for (let to = 0; to < count; to++) {
-      const from = order[to]!;
-      joints.kinds[to] = this.#kinds[from]!;
-      joints.part0[to] = part0[from]!;
-      joints.part1[to] = part1[from]!;
-      joints.frames.set(this.#frames.subarray(24 * from, 24 * from + 24), 24 * to);
+    // The rows in found order first (in `joints`' columns, overwritten below).
+    const part0 = joints.part0, part1 = joints.part1;
+    let range = 0;
+    for (let i = 0; i < count; i++) {
+      part0[i] = rows[body0[i]!]!;
+      part1[i] = rows[body1[i]!]!;
+      range = Math.max(range, part0[i]! + 1, part1[i]! + 1);
+    }
+    const identity = new Int32Array(count);
+    for (let i = 0; i < count; i++) identity[i] = i;
+    const order = orderedBy(part0, orderedBy(part1, identity, range), range);
+    for (let at = 0; at < count; at++) {
+      const from = order[at]!;
+      joints.kinds[at] = kinds[from]!;
+      writeJointFrames(bodies.frames, body0[from]!, faces[from]!, body1[from]!, joints.frames, 24 * at);
+    }
+    for (let at = 0; at < count; at++) {
+      part0[at] = rows[body0[order[at]!]!]!;
+      part1[at] = rows[body1[order[at]!]!]!;
     }
     return joints;
   }
+}
+
+/** `order` (indices into `keys`) stably sorted by the keys, each in 0..range-1, by counting. */
+function orderedBy(keys: Int32Array, order: Int32Array, range: number): Int32Array {
+  const starts = new Int32Array(range + 1);
+  for (let i = 0; i < order.length; i++) starts[keys[order[i]!]! + 1]!++;
+  for (let k = 1; k <= range; k++) starts[k]! += starts[k - 1]!;
+  const sorted = new Int32Array(order.length);
+  for (let i = 0; i < order.length; i++) sorted[starts[keys[order[i]!]!]!++] = order[i]!;
+  return sorted;
 }
 
 /**
@@ -224,12 +255,16 @@ const CELL_RANGE = 1 << 10;
  * overlapping boxes); a pair is tested in the first cell both boxes cover, so only
  * once. Boxes covering more than MAX_CELLS cells (baseplates) are tested against all
  * others. Returns false, having stopped, when the search would pass `bounds`.
+ *
+ * The grid is flat (a table of the cells filled, then each cell's boxes in a run of
+ * one array, ascending): a Map of arrays made an allocation a cell. The steps are
+ * counted whole before any pair is looked at (the same count, so the same bounds, as
+ * when each was counted on the way); cells are visited in the order first filled.
  */
 export function forEachNearPair(
   boxes: Float64Array, n: number, visit: (a: number, b: number) => void, bounds: Readonly<SearchBounds> = SEARCH_BOUNDS,
 ): boolean {
   if (n < 2) return true;
-  let steps = 0;
   let nearPairs = 0;
   const extents = new Float64Array(n);
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
@@ -238,14 +273,14 @@ export function forEachNearPair(
     extents[i] = Math.max(boxes[o + 3]! - boxes[o]!, boxes[o + 4]! - boxes[o + 1]!, boxes[o + 5]! - boxes[o + 2]!);
     for (let k = 0; k < 3; k++) { lo[k] = Math.min(lo[k]!, boxes[o + k]!); hi[k] = Math.max(hi[k]!, boxes[o + 3 + k]! + NEAR); }
   }
-  extents.sort();
-  let cell = Math.max(2 * extents[n >> 1]!, 4 * NEAR);
+  let cell = Math.max(2 * median(extents), 4 * NEAR);
   // Wider cells where the place spans more than CELL_RANGE of them.
   const widest = Math.max(hi[0]! - lo[0]!, hi[1]! - lo[1]!, hi[2]! - lo[2]!);
   if (widest / cell >= CELL_RANGE - 1) cell = widest / (CELL_RANGE - 2);
   const first = new Int32Array(3 * n), last = new Int32Array(3 * n);
-  const grid = new Map<number, number[]>();
   const large: number[] = [];
+  const isLarge = new Uint8Array(n);
+  let filled = 0;
   for (let i = 0; i < n; i++) {
     let cells = 1;
     for (let k = 0; k < 3; k++) {
@@ -253,49 +288,46 @@ export function forEachNearPair(
       last[3 * i + k] = Math.floor((boxes[6 * i + 3 + k]! + NEAR - lo[k]!) / cell);
       cells *= last[3 * i + k]! - first[3 * i + k]! + 1;
     }
-    if (cells > MAX_CELLS) { large.push(i); continue; }
-    if ((steps += cells) > bounds.steps) return false;
-    for (let x = first[3 * i]!; x <= last[3 * i]!; x++) {
-      for (let y = first[3 * i + 1]!; y <= last[3 * i + 1]!; y++) {
-        for (let z = first[3 * i + 2]!; z <= last[3 * i + 2]!; z++) {
-          const key = (x * CELL_RANGE + y) * CELL_RANGE + z;
-          const list = grid.get(key);
-          if (list) list.push(i); else grid.set(key, [i]);
-        }
-      }
-    }
+    if (cells > MAX_CELLS) { large.push(i); isLarge[i] = 1; continue; }
+    if ((filled += cells) > bounds.steps) return false;
   }
-  const near = (a: number, b: number): boolean => {
-    for (let k = 0; k < 3; k++) {
-      if (boxes[6 * b + k]! > boxes[6 * a + 3 + k]! + NEAR || boxes[6 * a + k]! > boxes[6 * b + 3 + k]! + NEAR) return false;
-    }
-    return true;
-  };
-  for (const [key, list] of grid) {
-    if (list.length < 2) continue;
+  // Each large box is looked at against every box, and every pair of boxes sharing a cell (counted before any is).
+  let steps = filled + large.length * n;
+  if (steps > bounds.steps) return false;
+  const { cells, keys, starts, ends, boxesIn } = fillGrid(first, last, isLarge, n, filled);
+  for (let c = 0; c < cells; c++) {
+    const length = ends[c]! - starts[c]!;
+    if ((steps += length * (length - 1) / 2) > bounds.steps) return false;
+  }
+  for (let c = 0; c < cells; c++) {
+    const start = starts[c]!, end = ends[c]!;
+    if (end - start < 2) continue;
+    const key = keys[c]!;
     const z = key % CELL_RANGE, y = Math.floor(key / CELL_RANGE) % CELL_RANGE, x = Math.floor(key / CELL_RANGE / CELL_RANGE);
-    for (let s = 0; s < list.length; s++) {
-      const i = list[s]!;
-      if ((steps += list.length - s - 1) > bounds.steps) return false;
-      for (let t = s + 1; t < list.length; t++) {
-        const j = list[t]!;
+    for (let s = start; s < end; s++) {
+      const i = boxesIn[s]!;
+      const fx = first[3 * i]!, fy = first[3 * i + 1]!, fz = first[3 * i + 2]!;
+      // In i's own first cell, the first cell of i and any box here is this one.
+      const own = fx === x && fy === y && fz === z;
+      const minX = boxes[6 * i]!, minY = boxes[6 * i + 1]!, minZ = boxes[6 * i + 2]!;
+      const maxX = boxes[6 * i + 3]! + NEAR, maxY = boxes[6 * i + 4]! + NEAR, maxZ = boxes[6 * i + 5]! + NEAR;
+      for (let t = s + 1; t < end; t++) {
+        const j = boxesIn[t]!;
         // Only in the first cell the two cover (the greater of their first cells per axis).
-        if (Math.max(first[3 * i]!, first[3 * j]!) !== x || Math.max(first[3 * i + 1]!, first[3 * j + 1]!) !== y
-          || Math.max(first[3 * i + 2]!, first[3 * j + 2]!) !== z) continue;
-        if (near(i, j)) {
+        if (!own && (Math.max(fx, first[3 * j]!) !== x || Math.max(fy, first[3 * j + 1]!) !== y || Math.max(fz, first[3 * j + 2]!) !== z)) continue;
+        if (near(boxes, j, minX, minY, minZ, maxX, maxY, maxZ)) {
           if (++nearPairs > bounds.nearPairs) return false;
           visit(i, j);
         }
       }
     }
   }
-  const isLarge = new Uint8Array(n);
-  for (const i of large) isLarge[i] = 1;
   for (const i of large) {
-    if ((steps += n) > bounds.steps) return false;
+    const minX = boxes[6 * i]!, minY = boxes[6 * i + 1]!, minZ = boxes[6 * i + 2]!;
+    const maxX = boxes[6 * i + 3]! + NEAR, maxY = boxes[6 * i + 4]! + NEAR, maxZ = boxes[6 * i + 5]! + NEAR;
     for (let j = 0; j < n; j++) {
       if (j === i || (isLarge[j] && j < i)) continue;
-      if (near(i, j)) {
+      if (near(boxes, j, minX, minY, minZ, maxX, maxY, maxZ)) {
         if (++nearPairs > bounds.nearPairs) return false;
         visit(i, j);
       }
@@ -305,76 +337,222 @@ export function forEachNearPair(
 }
 
 /**
+ * The middle value of `values` (the one at n >> 1 once sorted), which it reorders: a
+ * selection, halving the part still unsorted around a pivot (a sort of every box was
+ * a tenth of the broad phase). Values with NaN (a sort puts them last), or halving
+ * that hardly shrinks the part (values laid out against the pivots), are left to a sort.
+ */
+function median(values: Float64Array): number {
+  const middle = values.length >> 1;
+  const sorted = (): number => values.sort()[middle]!;
+  for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i]!)) return sorted();
+  let from = 0, to = values.length - 1;
+  for (let rounds = 0; from < to; rounds++) {
+    if (rounds > 64) return sorted();
+    const pivot = values[(from + to) >> 1]!;
+    // Hoare's partition: [from, j] ≤ pivot ≤ [i, to].
+    let i = from, j = to;
+    while (i <= j) {
+      while (values[i]! < pivot) i++;
+      while (values[j]! > pivot) j--;
+      if (i <= j) { const v = values[i]!; values[i++] = values[j]!; values[j--] = v; }
+    }
+    if (middle <= j) to = j;
+    else if (middle >= i) from = i;
+    else return values[middle]!;
+  }
+  return values[middle]!;
+}
+
+/** Whether box `j` and the box min (x, y, z), max (x, y, z) + NEAR overlap once grown by NEAR (in the order of the test a pair gets either way round). */
+function near(boxes: Float64Array, j: number, minX: number, minY: number, minZ: number, maxX: number, maxY: number, maxZ: number): boolean {
+  const o = 6 * j;
+  return !(boxes[o]! > maxX || minX > boxes[o + 3]! + NEAR || boxes[o + 1]! > maxY || minY > boxes[o + 4]! + NEAR
+    || boxes[o + 2]! > maxZ || minZ > boxes[o + 5]! + NEAR);
+}
+
+/** The grid's filled cells, c < cells in the order first filled: cell c's key (x, y, z packed) and its boxes, boxesIn[starts[c]] up to ends[c], ascending. */
+interface Grid {
+  cells: number;
+  keys: Int32Array;
+  starts: Int32Array;
+  ends: Int32Array;
+  boxesIn: Int32Array;
+}
+
+/** Fibonacci hashing's multiplier (2^32 / golden ratio): neighbouring keys spread over the table. */
+const HASH = 0x9e3779b1;
+
+/**
+ * Puts each box not large into the cells it covers (`filled` in all): a table of the
+ * cells, indexed by position in the block of cells the boxes span when that block is
+ * small, else a hash table of cell keys grown as cells are found (memory follows the
+ * cells, never the place's extent); then the boxes in one array by counting. Four
+ * bytes a filled cell for the boxes and four for which cell each filling went to.
+ */
+function fillGrid(first: Int32Array, last: Int32Array, isLarge: Uint8Array, n: number, filled: number): Grid {
+  // The cells the boxes span: when that block is not much larger than the cells filled, a table over the whole block, no hashing.
+  const low = [Infinity, Infinity, Infinity], high = [-Infinity, -Infinity, -Infinity];
+  for (let i = 0; i < n; i++) {
+    if (isLarge[i]) continue;
+    for (let k = 0; k < 3; k++) { low[k] = Math.min(low[k]!, first[3 * i + k]!); high[k] = Math.max(high[k]!, last[3 * i + k]!); }
+  }
+  const spanY = high[1]! - low[1]! + 1, spanZ = high[2]! - low[2]! + 1;
+  const block = (high[0]! - low[0]! + 1) * spanY * spanZ;
+  const dense = filled > 0 && block <= 4 * filled + 4096;
+  let bits = 4;
+  let table: Int32Array = new Int32Array(dense ? block : 1 << bits).fill(-1);
+  let keys = new Int32Array(16), counts = new Int32Array(16);
+  let cells = 0;
+  const cellOf = new Int32Array(filled);
+  let e = 0;
+  for (let i = 0; i < n; i++) {
+    if (isLarge[i]) continue;
+    for (let x = first[3 * i]!; x <= last[3 * i]!; x++) {
+      for (let y = first[3 * i + 1]!; y <= last[3 * i + 1]!; y++) {
+        for (let z = first[3 * i + 2]!; z <= last[3 * i + 2]!; z++) {
+          const key = (x * CELL_RANGE + y) * CELL_RANGE + z;
+          let h: number, c: number;
+          if (dense) {
+            h = ((x - low[0]!) * spanY + y - low[1]!) * spanZ + z - low[2]!;
+            c = table[h]!;
+          } else {
+            const mask = table.length - 1;
+            h = Math.imul(key, HASH) >>> (32 - bits);
+            c = table[h]!;
+            while (c !== -1 && keys[c] !== key) { h = (h + 1) & mask; c = table[h]!; }
+          }
+          if (c === -1) {
+            c = cells++;
+            if (c === keys.length) { keys = doubled(keys, (m) => new Int32Array(m)); counts = doubled(counts, (m) => new Int32Array(m)); }
+            keys[c] = key;
+            table[h] = c;
+            // At most half full: probes stay short.
+            if (!dense && 2 * cells > table.length) table = rehashed(keys, cells, ++bits);
+          }
+          counts[c]!++;
+          cellOf[e++] = c;
+        }
+      }
+    }
+  }
+  const starts = new Int32Array(cells), ends = new Int32Array(cells);
+  for (let c = 0, at = 0; c < cells; c++) { starts[c] = ends[c] = at; at += counts[c]!; }
+  const boxesIn = new Int32Array(filled);
+  e = 0;
+  for (let i = 0; i < n; i++) {
+    if (isLarge[i]) continue;
+    const covered = (last[3 * i]! - first[3 * i]! + 1) * (last[3 * i + 1]! - first[3 * i + 1]! + 1) * (last[3 * i + 2]! - first[3 * i + 2]! + 1);
+    for (let m = 0; m < covered; m++) boxesIn[ends[cellOf[e++]!]!++] = i;
+  }
+  return { cells, keys, starts, ends, boxesIn };
+}
+
+/** A table of 2^bits slots holding cells 0..cells-1 by their keys. */
+function rehashed(keys: Int32Array, cells: number, bits: number): Int32Array {
+  const table = new Int32Array(1 << bits).fill(-1);
+  const mask = table.length - 1;
+  for (let c = 0; c < cells; c++) {
+    let h = Math.imul(keys[c]!, HASH) >>> (32 - bits);
+    while (table[h] !== -1) h = (h + 1) & mask;
+    table[h] = c;
+  }
+  return table;
+}
+
+/**
  * Scratch for one row's numbers (Column.numbers): each read overwrites it, so what a
  * read gives is copied out before the next.
  */
 const NUMBERS = new Float64Array(12);
 
-/** An Enum-like row as a number (straight from the column in binary files), or whatever `get` gives. */
-function readEnum(column: Column | undefined, at: number): Value | undefined {
-  if (column?.type === 'Enum' && column.numbers) { column.numbers(at, NUMBERS); return NUMBERS[0]!; }
-  return column?.get(at);
+/** An Enum-like row: a number in binary files (`get` reads an Enum row as `numbers` does, without the scratch), whatever it holds in others. */
+const readEnum = (column: Column | undefined, at: number): Value | undefined => column?.get(at);
+
+/** The columns a table of joinable parts is read through (looked up once a table, not once a part). */
+interface PartColumns {
+  cframe: Column | undefined;
+  size: Column | undefined;
+  shape: Column | undefined;
+  surfaces: (Column | undefined)[];
+}
+
+/** A table's PartColumns, or null when its class never joins (not a part, a mesh or a CSG part). */
+function partColumns(dom: Dom, table: number): PartColumns | null {
+  const { className, columns: c } = dom.table(table);
+  if (!BASE_PART_CLASSES.has(className) || className === 'MeshPart' || CSG_CLASSES.has(className)) return null;
+  return {
+    cframe: c.get('CFrame'), size: c.get('size') ?? c.get('Size'), shape: c.get('shape') ?? c.get('Shape'),
+    surfaces: SURFACE_PROPERTIES.map((name) => c.get(name)),
+  };
+}
+
+/** A typed array twice as long holding `from` (columns grown as they fill: bodies, cells, joints). */
+function doubled<T extends Uint8Array | Int8Array | Int32Array | Float32Array | Float64Array>(from: T, make: (length: number) => T): T {
+  const to = make(from.length * 2);
+  to.set(from);
+  return to;
 }
 
 function collectBodies(dom: Dom, excluded: Uint8Array | undefined): Bodies {
   const workspace = findService(dom, 'Workspace');
-  const rows: number[] = [];
-  const frames: number[] = [];
-  const boxes: number[] = [];
-  const surfaces: number[] = [];
-  let table = -1;
-  let columns: { cframe?: Column; size?: Column; shape?: Column; surfaces: (Column | undefined)[] } | null = null;
-  const body = new Float64Array(BODY);
+  // By table id: null when its parts never join.
+  const tableColumns = dom.tables.map((_, table) => partColumns(dom, table));
+  // Room for every part of the joinable tables (those of other services too), up to a bound: past it the buffers grow.
+  let room = 0;
+  for (let table = 0; table < dom.tables.length; table++) if (tableColumns[table]) room += dom.table(table).rows.length;
+  room = Math.min(Math.max(room, 64), 1 << 16);
+  let rows = new Int32Array(room), frames = new Float64Array(room * BODY), boxes = new Float64Array(room * 6), surfaces = new Int8Array(room * 6);
+  let count = 0;
   for (let row = dom.firstChild(workspace); row !== -1;) {
     if (excluded?.[row]) { row = dom.after(row, workspace); continue; }
-    const className = dom.className(row);
-    if (BASE_PART_CLASSES.has(className) && className !== 'MeshPart' && !CSG_CLASSES.has(className)) {
-      if (dom.tableOf(row) !== table) {
-        table = dom.tableOf(row);
-        const c = dom.table(table).columns;
-        columns = {
-          cframe: c.get('CFrame'), size: c.get('size') ?? c.get('Size'), shape: c.get('shape') ?? c.get('Shape'),
-          surfaces: SURFACE_PROPERTIES.map((name) => c.get(name)),
-        };
-      }
+    const table = dom.tableOf(row);
+    const columns = tableColumns[table];
+    if (columns) {
       const at = dom.rowInTable(row);
-      const faces = joinableFaces(className, readEnum(columns!.shape, at));
-      if (faces !== NO_FACES && cframeNumbersOf(columns!.cframe, at, NUMBERS)) {
+      const faces = joinableFaces(dom.className(row), readEnum(columns.shape, at));
+      if (faces !== NO_FACES && cframeNumbersOf(columns.cframe, at, NUMBERS)) {
+        if (count === rows.length) {
+          rows = doubled(rows, (n) => new Int32Array(n));
+          frames = doubled(frames, (n) => new Float64Array(n));
+          boxes = doubled(boxes, (n) => new Float64Array(n));
+          surfaces = doubled(surfaces, (n) => new Int8Array(n));
+        }
+        // Written in place at the next body; kept (count moves on) only when its box is finite.
+        const o = count * BODY;
         // Axis j of the part is column j of the rotation (rows at NUMBERS[3 + 3i]).
         for (let i = 0; i < 3; i++) {
-          body[i] = NUMBERS[i]!;
-          for (let j = 0; j < 3; j++) body[AXES + 3 * j + i] = NUMBERS[3 + 3 * i + j]!;
+          frames[o + i] = NUMBERS[i]!;
+          for (let j = 0; j < 3; j++) frames[o + AXES + 3 * j + i] = NUMBERS[3 + 3 * i + j]!;
         }
-        if (vec3NumbersOf(columns!.size, at, NUMBERS)) {
-          for (let i = 0; i < 3; i++) body[HALF + i] = Math.abs(NUMBERS[i]!) / 2;
-          if (addBody(rows, frames, boxes, row, body)) {
-            for (let face = 0; face < 6; face++) surfaces.push(faces[face] ? int8(numberOr(readEnum(columns!.surfaces[face], at), 0)) : -1);
+        if (vec3NumbersOf(columns.size, at, NUMBERS)) {
+          for (let i = 0; i < 3; i++) frames[o + HALF + i] = Math.abs(NUMBERS[i]!) / 2;
+          if (boxOf(frames, o, boxes, 6 * count)) {
+            rows[count] = row;
+            for (let face = 0; face < 6; face++) surfaces[6 * count + face] = faces[face] ? int8(numberOr(readEnum(columns.surfaces[face], at), 0)) : -1;
+            count++;
           }
         }
       }
     }
     row = dom.next(row, workspace);
   }
-  return { count: rows.length, rows: Int32Array.from(rows), frames: Float64Array.from(frames), boxes: Float64Array.from(boxes), surfaces: Int8Array.from(surfaces) };
+  return { count, rows, frames, boxes, surfaces };
 }
 
-/** Adds a body and its box (min x,y,z, max x,y,z) when the box is finite: a part at NaN or Infinity joins nothing. */
-function addBody(rows: number[], frames: number[], boxes: number[], row: number, body: Float64Array): boolean {
-  const box = BOX;
+/** The box (min x,y,z, max x,y,z) of the body at `o` in `frames`, into `boxes` at `to`; false when it is not finite: a part at NaN or Infinity joins nothing. */
+function boxOf(frames: Float64Array, o: number, boxes: Float64Array, to: number): boolean {
+  let finite = true;
   for (let i = 0; i < 3; i++) {
     // World axis i reaches sum_j |axis j's i-th component| * half j.
-    const reach = Math.abs(body[AXES + i]!) * body[HALF]! + Math.abs(body[AXES + 3 + i]!) * body[HALF + 1]! + Math.abs(body[AXES + 6 + i]!) * body[HALF + 2]!;
-    box[i] = body[i]! - reach;
-    box[3 + i] = body[i]! + reach;
+    const reach = Math.abs(frames[o + AXES + i]!) * frames[o + HALF]! + Math.abs(frames[o + AXES + 3 + i]!) * frames[o + HALF + 1]!
+      + Math.abs(frames[o + AXES + 6 + i]!) * frames[o + HALF + 2]!;
+    const min = boxes[to + i] = frames[o + i]! - reach;
+    const max = boxes[to + 3 + i] = frames[o + i]! + reach;
+    finite &&= Number.isFinite(min) && Number.isFinite(max);
   }
-  for (let i = 0; i < 6; i++) if (!Number.isFinite(box[i]!)) return false;
-  rows.push(row);
-  for (let i = 0; i < BODY; i++) frames.push(body[i]!);
-  for (let i = 0; i < 6; i++) boxes.push(box[i]!);
-  return true;
+  return finite;
 }
-
-const BOX = new Float64Array(6);
 
 const ALL_FACES = [true, true, true, true, true, true] as const;
 const NO_FACES = [false, false, false, false, false, false] as const;
@@ -409,6 +587,13 @@ const isSnap = (s: number, t: number): boolean =>
 /** NormalId of axis `axis` with sign `sign`: +X 0, +Y 1, +Z 2, -X 3, -Y 4, -Z 5. */
 const normalId = (axis: number, sign: number): number => (sign > 0 ? axis : axis + 3);
 
+/** Of b's axes, the one closest to a's axis i (the first of equals), from dots[3i + j] = a_i · b_j. */
+function nearestAxis(dots: Float64Array, i: number): number {
+  let j = 0;
+  for (let k = 1; k < 3; k++) if (Math.abs(dots[3 * i + k]!) > Math.abs(dots[3 * i + j]!)) j = k;
+  return j;
+}
+
 /**
  * The narrow phase over `bodies`: whether and how two parts join, in scalars (no
  * allocation per pair). `load` fills the dot products of the pair's axes and their
@@ -417,36 +602,40 @@ const normalId = (axis: number, sign: number): number => (sign > 0 ? axis : axis
 class JointSearch {
   readonly #f: Float64Array;
   readonly #s: Int8Array;
-  readonly #rows: Int32Array;
   /** dots[3i + j] = a's axis i · b's axis j. */
   readonly #dots = new Float64Array(9);
   /** offset[i] = (b's centre - a's) · a's axis i. */
   readonly #offset = new Float64Array(3);
-  /** The face `opposite` found: b's axis and sign. */
-  #j = 0;
-  #t = 0;
+  /** nearest[i] = b's axis closest to a's axis i (either way round). */
+  readonly #nearest = new Int32Array(3);
 
   readonly #found: FoundJoints;
 
   constructor(bodies: Bodies, found: FoundJoints) {
     this.#f = bodies.frames;
     this.#s = bodies.surfaces;
-    this.#rows = bodies.rows;
     this.#found = found;
   }
 
   /** Adds the joint between `a` and `b` to the found ones, if they join; says whether they did. */
   jointBetween(a: number, b: number): boolean {
     this.#load(a, b);
-    if (!this.#aligned(LOOSE.angle)) return false;
-    const tight = this.#aligned(TIGHT.angle);
-    const rotateAligned = this.#aligned(ROTATE.angle);
+    // Each axis of a within an angle of some axis of b (aligned up to right-angle turns): the largest |a_i · b_j| of each i at least the angle's cosine.
+    const d = this.#dots;
+    const m0 = Math.max(Math.abs(d[0]!), Math.abs(d[1]!), Math.abs(d[2]!));
+    const m1 = Math.max(Math.abs(d[3]!), Math.abs(d[4]!), Math.abs(d[5]!));
+    const m2 = Math.max(Math.abs(d[6]!), Math.abs(d[7]!), Math.abs(d[8]!));
+    if (m0 < COS_LOOSE || m1 < COS_LOOSE || m2 < COS_LOOSE) return false;
+    const tight = !(m0 < COS_TIGHT || m1 < COS_TIGHT || m2 < COS_TIGHT);
+    const rotateAligned = !(m0 < COS_ROTATE || m1 < COS_ROTATE || m2 < COS_ROTATE);
+    const nearest = this.#nearest;
+    for (let i = 0; i < 3; i++) nearest[i] = nearestAxis(d, i);
     for (let face = 0; face < 6; face++) {
       const s = this.#s[6 * a + face]!;
       if (s < 0) continue;
       const i = face % 3, sign = face < 3 ? 1 : -1;
-      this.#opposite(i, sign);
-      const j = this.#j, t = this.#t;
+      // b's face pointing against a's: along b's axis nearest a_i, t·b_j along -sign·a_i: t = -sign · sign(a_i · b_j).
+      const j = nearest[i]!, t = d[3 * i + j]! >= 0 ? -sign : sign;
       const other = normalId(j, t);
       const u = this.#s[6 * b + other]!;
       if (u < 0) continue;
@@ -471,31 +660,13 @@ class JointSearch {
   }
 
   #load(a: number, b: number): void {
-    const f = this.#f, A = a * BODY + AXES, B = b * BODY + AXES, pa = a * BODY, pb = b * BODY;
+    const f = this.#f, dots = this.#dots, offset = this.#offset, A = a * BODY + AXES, B = b * BODY + AXES, pa = a * BODY, pb = b * BODY;
+    const dx = f[pb]! - f[pa]!, dy = f[pb + 1]! - f[pa + 1]!, dz = f[pb + 2]! - f[pa + 2]!;
     for (let i = 0; i < 3; i++) {
-      for (let j = 0; j < 3; j++) this.#dots[3 * i + j] = f[A + 3 * i]! * f[B + 3 * j]! + f[A + 3 * i + 1]! * f[B + 3 * j + 1]! + f[A + 3 * i + 2]! * f[B + 3 * j + 2]!;
-      this.#offset[i] = (f[pb]! - f[pa]!) * f[A + 3 * i]! + (f[pb + 1]! - f[pa + 1]!) * f[A + 3 * i + 1]! + (f[pb + 2]! - f[pa + 2]!) * f[A + 3 * i + 2]!;
+      const x = f[A + 3 * i]!, y = f[A + 3 * i + 1]!, z = f[A + 3 * i + 2]!;
+      for (let j = 0; j < 3; j++) dots[3 * i + j] = x * f[B + 3 * j]! + y * f[B + 3 * j + 1]! + z * f[B + 3 * j + 2]!;
+      offset[i] = dx * x + dy * y + dz * z;
     }
-  }
-
-  /** Each axis of a within `angle` of some axis of b (aligned up to right-angle turns). */
-  #aligned(angle: number): boolean {
-    const cos = Math.cos(angle);
-    const d = this.#dots;
-    for (let i = 0; i < 3; i++) {
-      if (Math.max(Math.abs(d[3 * i]!), Math.abs(d[3 * i + 1]!), Math.abs(d[3 * i + 2]!)) < cos) return false;
-    }
-    return true;
-  }
-
-  /** b's face closest to pointing against a's face (axis i, sign s), into #j (axis) and #t (sign). */
-  #opposite(i: number, s: number): void {
-    const d = this.#dots;
-    let j = 0;
-    for (let k = 1; k < 3; k++) if (Math.abs(d[3 * i + k]!) > Math.abs(d[3 * i + j]!)) j = k;
-    // b's normal t·b_j must point along -s·a_i: t = -s · sign(a_i · b_j).
-    this.#j = j;
-    this.#t = d[3 * i + j]! >= 0 ? -s : s;
   }
 
   /** b's face centre (axis j, sign t) relative to a's face centre (axis i, sign s), along a's axis k. */
@@ -535,47 +706,49 @@ class JointSearch {
     return true;
   }
 
-  /**
-   * A joint between `p0` (at its face `face`) and `p1`. C0, in p0's space: origin at the
-   * face centre, Z along the outward normal, X the next axis, Y = Z × X. C1 is the
-   * same world frame in p1's space: rotation p1ᵀ·(p0·C0), position p1ᵀ·(world - p1).
-   */
+  /** The joint between `p0` (at its face `face`) and `p1`, found (its frames are made once the joints are in order). */
   #joint(kind: number, p0: number, face: number, p1: number): true {
-    const f = this.#f, A = p0 * BODY + AXES, B = p1 * BODY + AXES;
-    const axis = face % 3;
-    const sign = face < 3 ? 1 : -1;
-    const half = sign * f[p0 * BODY + HALF + axis]!;
-    // In the world, C0's X is p0's next axis, Y = sign · the axis after, Z = sign · the face's axis.
-    const xa = A + 3 * ((axis + 1) % 3), ya = A + 3 * ((axis + 2) % 3), za = A + 3 * axis;
-    const frame = FRAME;
-    for (let i = 0; i < 3; i++) {
-      frame[i] = f[xa + i]!;
-      frame[3 + i] = sign * f[ya + i]!;
-      frame[6 + i] = sign * f[za + i]!;
-      frame[9 + i] = f[za + i]! * half + f[p0 * BODY + i]! - f[p1 * BODY + i]!;
-    }
-    // Into p1's space: dot with p1's axes (the world vector at `v` along p1's axis k).
-    // `sign * 0` above can be -0; snap32 adds + 0, so no frame holds one.
-    const local = (v: number, k: number): number => snap32(f[B + 3 * k]! * frame[v]! + f[B + 3 * k + 1]! * frame[v + 1]! + f[B + 3 * k + 2]! * frame[v + 2]!);
-    const r = C0_ROTATIONS[face]!;
-    const out = JOINT_FRAMES;
-    // C0: the face centre, rotated by the face's rotation.
-    for (let i = 0; i < 3; i++) out[i] = axis === i ? snap32(half) : 0;
-    for (let i = 0; i < 9; i++) out[3 + i] = r[i]!;
-    // C1: the same frame in p1's space; rotation row k is the frame's X, Y and Z along p1's axis k.
-    for (let k = 0; k < 3; k++) {
-      out[12 + k] = local(9, k);
-      out[15 + 3 * k] = local(0, k);
-      out[16 + 3 * k] = local(3, k);
-      out[17 + 3 * k] = local(6, k);
-    }
-    this.#found.add(kind, this.#rows[p0]!, this.#rows[p1]!, out);
+    this.#found.add(kind, p0, face, p1);
     return true;
   }
 }
 
-/** A joint's C0 and C1 while it is added: CFrame.new's twelve numbers each. */
-const JOINT_FRAMES = new Float64Array(24);
+/**
+ * The frames of a joint between bodies `p0` (at its face `face`) and `p1`, into `out`
+ * at `at`. C0, in p0's space: origin at the face centre, Z along the outward normal,
+ * X the next axis, Y = Z × X. C1 is the same world frame in p1's space: rotation
+ * p1ᵀ·(p0·C0), position p1ᵀ·(world - p1). Every component is a float32 (snap32, or
+ * 0 and ±1), so `out` holds it as it is.
+ */
+function writeJointFrames(f: Float64Array, p0: number, face: number, p1: number, out: Float32Array, at: number): void {
+  const A = p0 * BODY + AXES, B = p1 * BODY + AXES;
+  const axis = face % 3;
+  const sign = face < 3 ? 1 : -1;
+  const half = sign * f[p0 * BODY + HALF + axis]!;
+  // In the world, C0's X is p0's next axis, Y = sign · the axis after, Z = sign · the face's axis.
+  const xa = A + 3 * ((axis + 1) % 3), ya = A + 3 * ((axis + 2) % 3), za = A + 3 * axis;
+  const frame = FRAME;
+  for (let i = 0; i < 3; i++) {
+    frame[i] = f[xa + i]!;
+    frame[3 + i] = sign * f[ya + i]!;
+    frame[6 + i] = sign * f[za + i]!;
+    frame[9 + i] = f[za + i]! * half + f[p0 * BODY + i]! - f[p1 * BODY + i]!;
+  }
+  // Into p1's space: dot with p1's axes (a world vector along p1's axis k).
+  // `sign * 0` above can be -0; snap32 adds + 0, so no frame holds one.
+  const r = C0_ROTATIONS[face]!;
+  // C0: the face centre, rotated by the face's rotation.
+  for (let i = 0; i < 3; i++) out[at + i] = axis === i ? snap32(half) : 0;
+  for (let i = 0; i < 9; i++) out[at + 3 + i] = r[i]!;
+  // C1: the same frame in p1's space; rotation row k is the frame's X, Y and Z along p1's axis k.
+  for (let k = 0; k < 3; k++) {
+    const ax = f[B + 3 * k]!, ay = f[B + 3 * k + 1]!, az = f[B + 3 * k + 2]!;
+    out[at + 12 + k] = snap32(ax * frame[9]! + ay * frame[10]! + az * frame[11]!);
+    out[at + 15 + 3 * k] = snap32(ax * frame[0]! + ay * frame[1]! + az * frame[2]!);
+    out[at + 16 + 3 * k] = snap32(ax * frame[3]! + ay * frame[4]! + az * frame[5]!);
+    out[at + 17 + 3 * k] = snap32(ax * frame[6]! + ay * frame[7]! + az * frame[8]!);
+  }
+}
 
 /** A joint's frame in the world while it is made: X, Y, Z and the origin relative to Part1's centre. */
 const FRAME = new Float64Array(12);
@@ -614,12 +787,13 @@ function snap32(v: number): number {
 // ---------------------------------------------------------------------------
 // What holds parts together
 
-const pairKey = (a: number, b: number): string => (a < b ? `${a},${b}` : `${b},${a}`);
+/** Rows a and b, either way round, as one number: exact below 2^53 (rows are fewer than the instance limit, 10^7). */
+const pairKey = (a: number, b: number, rows: number): number => (a < b ? a * rows + b : b * rows + a);
 
 /** Pairs of parts the file already joins (Part0/Part1 of joints and WeldConstraints). */
-function existingPairs(dom: Dom): Set<string> {
-  const pairs = new Set<string>();
-  for (const [a, b] of jointLinks(dom)) pairs.add(pairKey(a, b));
+function existingPairs(dom: Dom): Set<number> {
+  const pairs = new Set<number>();
+  for (const [a, b] of jointLinks(dom)) pairs.add(pairKey(a, b, dom.count));
   return pairs;
 }
 
@@ -675,9 +849,11 @@ export function assemblies(dom: Dom, extra: SurfaceJoints = NO_JOINTS, excluded?
   for (const [a, b] of jointLinks(dom)) if (!excluded?.[a] && !excluded?.[b]) union(a, b);
   for (let i = 0; i < extra.count; i++) union(extra.part0[i]!, extra.part1[i]!);
 
-  // Workspace parts as rows and flags (a 200k-part map makes no object per part).
-  const rows: number[] = [];
-  const anchoredFlags: number[] = [];
+  // Workspace parts: an anchored one marks its assembly; the others are kept (rows in a typed
+  // array, walk order: a 200k-part map makes no object per part) and looked at once all are marked.
+  const anchoredRoot = new Uint8Array(dom.count);
+  let loose = new Int32Array(1024);
+  let unanchored = 0;
   if (workspace !== -1) {
     const partTables = dom.tables.map(({ className }) => BASE_PART_CLASSES.has(className));
     const anchoredColumns: (Column | undefined)[] = [];
@@ -686,20 +862,16 @@ export function assemblies(dom: Dom, extra: SurfaceJoints = NO_JOINTS, excluded?
       const table = dom.tableOf(row);
       if (partTables[table]) {
         const column = anchoredColumns[table] ??= dom.table(table).columns.get('Anchored');
-        rows.push(row);
-        anchoredFlags.push(column?.get(dom.rowInTable(row)) === true ? 1 : 0);
+        if (column?.get(dom.rowInTable(row)) === true) anchoredRoot[find(row)] = 1;
+        else {
+          if (unanchored === loose.length) loose = doubled(loose, (n) => new Int32Array(n));
+          loose[unanchored++] = row;
+        }
       }
       row = dom.next(row, workspace);
     }
   }
-  const anchoredRoot = new Uint8Array(dom.count);
-  for (let i = 0; i < rows.length; i++) if (anchoredFlags[i]) anchoredRoot[find(rows[i]!)] = 1;
   const free: number[] = [];
-  let unanchored = 0;
-  for (let i = 0; i < rows.length; i++) {
-    if (anchoredFlags[i]) continue;
-    unanchored++;
-    if (!anchoredRoot[find(rows[i]!)]) free.push(rows[i]!);
-  }
+  for (let i = 0; i < unanchored; i++) if (!anchoredRoot[find(loose[i]!)]) free.push(loose[i]!);
   return { unanchored, held: unanchored - free.length, free };
 }
