@@ -22,7 +22,8 @@
  * each.
  */
 import { Buffer } from 'node:buffer';
-import { findService, getValue, type Dom } from '../parser/dom.js';
+import { findService, getValue, type Column, type Dom } from '../parser/dom.js';
+import { StringColumn } from '../parser/columns/strings.js';
 import type { Matrix3, Value, Vec3 } from '../parser/values.js';
 import { parseAssetUri, uriOf } from '../assets/refs.js';
 import {
@@ -119,6 +120,105 @@ export function buildScene(dom: Dom, excluded?: Uint8Array): Scene {
   return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Scene;
 }
 
+// What a table's instances are to the scene, by class, told once per table: the walk
+// and the scan of a part's children read one byte per row instead of comparing names.
+/** Not a node: walked through, the nodes below it belong to the node above. */
+const PASS = 0;
+/** Terrain and the Camera: left out with their subtree. */
+const LEFT_OUT = 1;
+const GROUP = 2;
+const PART = 3;
+// Classes below a part that give it images or a mesh (passed through by the walk).
+const DECAL_OR_TEXTURE = 4;
+const SURFACE_APPEARANCE = 5;
+const MESH_OBJECT = 6;
+
+function tableKinds(dom: Dom): Uint8Array {
+  const kinds = new Uint8Array(dom.tables.length);
+  for (let table = 0; table < kinds.length; table++) {
+    const name = dom.table(table).className;
+    kinds[table] = name === 'Terrain' || name === 'Camera' ? LEFT_OUT
+      : BASE_PART_CLASSES.has(name) ? PART
+        : GROUP_CLASSES.has(name) ? GROUP
+          : name === 'Decal' || name === 'Texture' ? DECAL_OR_TEXTURE
+            : name === 'SurfaceAppearance' ? SURFACE_APPEARANCE
+              : MESH_OBJECT_CLASSES.has(name) ? MESH_OBJECT
+                : PASS;
+  }
+  return kinds;
+}
+
+/**
+ * Where a part's images come from, per table: groups of reference columns, each group
+ * giving at most one image (its first column with a link). Written as the texture
+ * object `{link, "class", "property", "face"?}` JSON.stringify writes for it: the link's
+ * fields, then `tail` (`,"class":"Decal","property":"Texture"`), then the face.
+ */
+interface ImageSource {
+  column: Column;
+  tail: Uint8Array;
+}
+interface ImageTable {
+  groups: ImageSource[][];
+  /** Decal.Face / Texture.Face. */
+  face: Column | undefined;
+}
+
+function imageTable(dom: Dom, table: number, groups: string[][], face: boolean): ImageTable {
+  const { className, columns } = dom.table(table);
+  const source = (property: string): ImageSource | undefined => {
+    const column = columns.get(property);
+    return column && { column, tail: Buffer.from(`,"class":${JSON.stringify(className)},"property":${JSON.stringify(property)}`, 'utf8') };
+  };
+  return {
+    groups: groups.map((names) => names.map(source).filter((s) => s !== undefined)).filter((group) => group.length > 0),
+    face: face ? columns.get('Face') : undefined,
+  };
+}
+
+const SURFACE_MAPS = ['ColorMap', 'NormalMap', 'MetalnessMap', 'RoughnessMap'] as const;
+
+/** The images of an instance of table `table` below a part (a DECAL_OR_TEXTURE, SURFACE_APPEARANCE or MESH_OBJECT). */
+function childImageTable(dom: Dom, table: number, kind: number): ImageTable {
+  if (kind === DECAL_OR_TEXTURE) return imageTable(dom, table, [['TextureContent', 'ColorMapContent', 'Texture']], true);
+  if (kind === SURFACE_APPEARANCE) return imageTable(dom, table, SURFACE_MAPS.map((map) => [map + 'Content', map]), false);
+  return imageTable(dom, table, [['TextureContent', 'TextureId']], false);
+}
+
+/** A part table's columns and the fixed text of its parts, resolved once. */
+interface PartTable {
+  className: string;
+  columns: PartColumns;
+  /** `,"shape":…,"color":[` for the class, when the table has no shape column. */
+  classShape: Uint8Array;
+  /** The part's own image: TextureContent, else TextureID. */
+  image: ImageTable;
+}
+
+function partTable(dom: Dom, table: number): PartTable {
+  const className = dom.table(table).className;
+  const columns = partColumns(dom, table);
+  const source = (column: Column | undefined, property: string): ImageSource[] =>
+    column ? [{ column, tail: Buffer.from(`,"class":${JSON.stringify(className)},"property":"${property}"`, 'utf8') }] : [];
+  const own = [...source(columns.textureContent, 'TextureContent'), ...source(columns.textureId, 'TextureID')];
+  return {
+    className,
+    columns,
+    classShape: shapeText(shapeOf(className, undefined)),
+    image: { groups: own.length ? [own] : [], face: undefined },
+  };
+}
+
+/** What sceneJson resolves once per table of a DOM. */
+interface SceneTables {
+  kinds: Uint8Array;
+  parts: (PartTable | undefined)[];
+  images: (ImageTable | undefined)[];
+}
+
+const PART_OPEN = Buffer.from('{"type":"part","id":', 'latin1');
+const GROUP_OPEN = Buffer.from('{"type":"group","id":', 'latin1');
+
 /**
  * Writes the scene, `{"root", "children": [...], "parts", "groups"}`, in one pre-order
  * walk of the Workspace (of every instance in a model file): a node is written when
@@ -132,7 +232,8 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
   w.text(`{"root":${JSON.stringify(sceneRoot(dom))},"children":[`);
   let parts = 0;
   let groups = 0;
-  const columnsByTable = new Map<number, PartColumns>();
+  const tables: SceneTables = { kinds: tableKinds(dom), parts: [], images: [] };
+  const kinds = tables.kinds;
   // Per open node: whether it is a group, and whether its "children" array was opened.
   const isGroup: boolean[] = [];
   const hasChildren: boolean[] = [];
@@ -149,35 +250,31 @@ export function* sceneJson(w: JsonWriter, dom: Dom, excluded?: Uint8Array): Gene
 
   let row = workspace === -1 ? dom.firstRoot : dom.firstChild(workspace);
   while (row !== -1) {
-    const className = dom.className(row);
+    const table = dom.tableOf(row);
+    const kind = kinds[table]!;
     let node = false;
     let descend = true;
-    if (className === 'Terrain' || className === 'Camera' || excluded?.[row]) {
+    if (kind === LEFT_OUT || excluded?.[row]) {
       descend = false; // left out, with its subtree
-    } else {
-      const part = BASE_PART_CLASSES.has(className);
-      if (part || GROUP_CLASSES.has(className)) {
-        node = true;
-        const depth = isGroup.length;
-        if (depth === 0) { if (!first) w.byte(0x2c); first = false; }
-        else if (hasChildren[depth - 1]) w.byte(0x2c);
-        else { w.ascii(',"children":['); hasChildren[depth - 1] = true; }
-        w.ascii(part ? '{"type":"part","id":' : '{"type":"group","id":');
-        writeId(w, row);
-        const table = dom.tableOf(row);
-        w.bytes(classHeads[table] ??= Buffer.from(`,"class":${JSON.stringify(className)},"name":`, 'utf8'));
-        writeName(w, row);
-        if (part) {
-          let columns = columnsByTable.get(table);
-          if (!columns) columnsByTable.set(table, (columns = partColumns(dom, table)));
-          writePart(w, dom, row, className, columns);
-          parts++;
-        } else {
-          groups++;
-        }
-        isGroup.push(!part);
-        hasChildren.push(false);
+    } else if (kind === PART || kind === GROUP) {
+      const part = kind === PART;
+      node = true;
+      const depth = isGroup.length;
+      if (depth === 0) { if (!first) w.byte(0x2c); first = false; }
+      else if (hasChildren[depth - 1]) w.byte(0x2c);
+      else { w.ascii(',"children":['); hasChildren[depth - 1] = true; }
+      w.bytes(part ? PART_OPEN : GROUP_OPEN);
+      writeId(w, row);
+      w.bytes(classHeads[table] ??= Buffer.from(`,"class":${JSON.stringify(dom.table(table).className)},"name":`, 'utf8'));
+      writeName(w, row);
+      if (part) {
+        writePart(w, dom, row, tables.parts[table] ??= partTable(dom, table), tables);
+        parts++;
+      } else {
+        groups++;
       }
+      isGroup.push(!part);
+      hasChildren.push(false);
     }
 
     const firstChild = descend ? dom.firstChild(row) : -1;
@@ -241,53 +338,160 @@ function writeTransform(w: JsonWriter, column: PartColumns['cframe'], at: number
 /** A part without a CFrame stands at the origin, unrotated. */
 const ORIGIN_CFRAME = Float64Array.of(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
 
-/** A part's fields after its name: transform, size, look, flags, and the mesh and images it shows. */
-function writePart(w: JsonWriter, dom: Dom, row: number, className: string, c: PartColumns): void {
+/**
+ * A part's fields after its name: transform, size, look, flags, and the mesh and images
+ * it shows, written as JSON.stringify writes the `mesh` object and `textures` array.
+ */
+function writePart(w: JsonWriter, dom: Dom, row: number, t: PartTable, tables: SceneTables): void {
+  const c = t.columns;
+  const className = t.className;
   const at = dom.rowInTable(row);
   writeTransform(w, c.cframe, at);
   w.ascii(',"size":');
   if (vec3NumbersOf(c.size, at, NUMBERS)) w.float32Array(NUMBERS, 0, 3);
   else w.ascii('null');
-  w.bytes(shapeText(shapeOf(className, c.shape?.get(at))));
-  const color = colorOf(c, at);
-  w.int(color[0]); w.byte(0x2c); w.int(color[1]); w.byte(0x2c); w.int(color[2]);
+  w.bytes(c.shape ? shapeText(shapeOf(className, c.shape.get(at))) : t.classShape);
+  writeColor(w, c, at);
   w.bytes(materialText(numberOr(c.material?.get(at), 256)));
   w.float32(numberOr(c.transparency?.get(at), 0));
   w.bytes(FLAGS[(c.anchored?.get(at) === true ? 2 : 0) + (c.canCollide?.get(at) === false ? 0 : 1)]!);
 
-  let mesh: SceneMesh | null = (c.meshContent && linkOf(c.meshContent.get(at))) ?? (c.meshId && linkOf(c.meshId.get(at))) ?? (c.assetId && linkOf(c.assetId.get(at))) ?? null;
-  const textures: SceneTexture[] = [];
-  const own = (c.textureContent && textureLink(c.textureContent.get(at), className, 'TextureContent')) ?? (c.textureId && textureLink(c.textureId.get(at), className, 'TextureID'));
-  if (own) textures.push(own);
-
-  // Decals, Textures, SurfaceAppearance and mesh objects directly below the part.
-  for (let child = dom.firstChild(row); child !== -1; child = dom.nextSibling(child)) {
-    const childClass = dom.className(child);
-    if (childClass === 'Decal' || childClass === 'Texture') {
-      const texture = textureLink(getValue(dom, child, 'TextureContent'), childClass, 'TextureContent')
-        ?? textureLink(getValue(dom, child, 'ColorMapContent'), childClass, 'ColorMapContent')
-        ?? textureLink(getValue(dom, child, 'Texture'), childClass, 'Texture');
-      if (texture) {
-        const face = getValue(dom, child, 'Face');
-        if (typeof face === 'number' && NORMAL_IDS[face]) texture.face = NORMAL_IDS[face];
-        textures.push(texture);
-      }
-    } else if (childClass === 'SurfaceAppearance') {
-      for (const property of SURFACE_MAPS) {
-        const texture = textureLink(getValue(dom, child, property + 'Content'), childClass, property + 'Content') ?? textureLink(getValue(dom, child, property), childClass, property);
-        if (texture) textures.push(texture);
-      }
-    } else if (!mesh && MESH_OBJECT_CLASSES.has(childClass)) {
-      mesh = meshObject(dom, child);
-      const texture = textureLink(getValue(dom, child, 'TextureContent'), childClass, 'TextureContent') ?? textureLink(getValue(dom, child, 'TextureId'), childClass, 'TextureId');
-      if (texture) textures.push(texture);
+  // The mesh: the part's own, else the first a mesh object below it gives (an object: rare).
+  let link = c.meshContent ? linkAt(c.meshContent, at) : NO_LINK;
+  if (link === NO_LINK && c.meshId) link = linkAt(c.meshId, at);
+  if (link === NO_LINK && c.assetId) link = linkAt(c.assetId, at);
+  const ownMesh = link !== NO_LINK;
+  let meshChild = -1;
+  if (ownMesh) {
+    w.ascii(',"mesh":{');
+    writeLinkFields(w, link);
+    w.byte(0x7d);
+  } else {
+    for (let child = dom.firstChild(row); child !== -1; child = dom.nextSibling(child)) {
+      if (tables.kinds[dom.tableOf(child)] !== MESH_OBJECT) continue;
+      const mesh = meshObject(dom, child);
+      if (mesh) { w.text(`,"mesh":${JSON.stringify(mesh)}`); meshChild = child; break; }
     }
   }
-  if (mesh) w.text(`,"mesh":${JSON.stringify(mesh)}`);
-  if (textures.length) w.text(`,"textures":${JSON.stringify(textures)}`);
+
+  // Images: the part's own, then those of the Decals, Textures, SurfaceAppearances below
+  // it, and of the mesh objects up to the one that gave the mesh (none when the part has its own).
+  let images = writeImages(w, 0, t.image, at);
+  let pastMesh = ownMesh;
+  for (let child = dom.firstChild(row); child !== -1; child = dom.nextSibling(child)) {
+    const table = dom.tableOf(child);
+    const kind = tables.kinds[table]!;
+    if (kind < DECAL_OR_TEXTURE) continue;
+    if (kind === MESH_OBJECT) {
+      if (pastMesh) continue;
+      if (child === meshChild) pastMesh = true;
+    }
+    images = writeImages(w, images, tables.images[table] ??= childImageTable(dom, table, kind), dom.rowInTable(child));
+  }
+  if (images > 0) w.byte(0x5d);
 }
 
-const SURFACE_MAPS = ['ColorMap', 'NormalMap', 'MetalnessMap', 'RoughnessMap'] as const;
+/** The images of row `at` of an image table, after `written` images; returns how many are written now. */
+function writeImages(w: JsonWriter, written: number, table: ImageTable, at: number): number {
+  for (const group of table.groups) {
+    for (const source of group) {
+      const link = linkAt(source.column, at);
+      if (link === NO_LINK) continue;
+      w.ascii(written++ === 0 ? ',"textures":[{' : ',{');
+      writeLinkFields(w, link);
+      w.bytes(source.tail);
+      const face = table.face?.get(at);
+      const faceText = typeof face === 'number' ? FACE_TEXTS[face] : undefined;
+      if (faceText) w.bytes(faceText);
+      w.byte(0x7d);
+      break;
+    }
+  }
+  return written;
+}
+
+const FACE_TEXTS: Readonly<Record<number, Uint8Array>> = NORMAL_IDS.map((face) => Buffer.from(`,"face":"${face}"`, 'latin1'));
+
+// What linkAt found in a reference column's row: nothing (no reference, or not a
+// downloadable one), an id whose digits it left in the column's bytes, or a link
+// parsed from the value's text (linkOf).
+const NO_LINK = 0;
+const ID_DIGITS = 1;
+const PARSED_LINK = 2;
+/** The last link linkAt found: digits [idFrom, idTo) of idBytes, or parsedLink. */
+let idBytes: Uint8Array = new Uint8Array(0);
+let idFrom = 0;
+let idTo = 0;
+let parsedLink: AssetLink | null = null;
+
+/**
+ * Row `at`'s reference, as linkOf reads it: in a binary file's String column the usual
+ * forms (rbxassetid://N and the roblox.com/asset/?id=N URL) are read from the bytes,
+ * no string made and no cache looked up; anything else is a value for linkOf.
+ */
+function linkAt(column: Column, at: number): number {
+  if (column instanceof StringColumn && column.type === 'String') {
+    const data = column.data;
+    const start = column.byteStart(at);
+    const end = column.byteEnd(at);
+    if (start === end) return NO_LINK;
+    const from = idStart(data, start, end);
+    if (from !== -1) {
+      idBytes = data; idFrom = from; idTo = end;
+      return ID_DIGITS;
+    }
+  }
+  parsedLink = linkOf(column.get(at));
+  return parsedLink ? PARSED_LINK : NO_LINK;
+}
+
+/** The link linkAt found last, `"id":"N"` or `"builtin":"path"`, as JSON.stringify writes its object's fields. */
+function writeLinkFields(w: JsonWriter, link: number): void {
+  if (link === ID_DIGITS) {
+    w.ascii('"id":');
+    w.asciiString(idBytes, idFrom, idTo);
+  } else if (parsedLink && 'id' in parsedLink) {
+    w.ascii('"id":');
+    w.string(parsedLink.id);
+  } else if (parsedLink) {
+    w.ascii('"builtin":');
+    w.string(parsedLink.builtin);
+  }
+}
+
+/** Reference prefixes after which parseAssetUri reads the rest as the id's digits (compared ignoring ASCII case, as it does). */
+const ID_PREFIXES = ['rbxassetid://', 'http://www.roblox.com/asset/?id=', 'https://www.roblox.com/asset/?id=']
+  .map((prefix) => Buffer.from(prefix, 'latin1'));
+/** Ids of up to 18 digits are valid whatever the digits (19 need the comparison with 2^63 - 1: left to parseAssetUri). */
+const MAX_FAST_ID_DIGITS = 18;
+
+/**
+ * Where the id starts in bytes [start, end) when they are one of ID_PREFIXES and then
+ * only the digits of a valid id (leading zeros skipped, as parseAssetUri's canonical
+ * form does); -1 for anything else (then the text is parsed).
+ */
+function idStart(data: Uint8Array, start: number, end: number): number {
+  for (let p = 0; p < ID_PREFIXES.length; p++) {
+    const prefix = ID_PREFIXES[p]!;
+    const length = prefix.length;
+    if (end - start <= length) continue;
+    let i = 0;
+    for (; i < length; i++) {
+      const c = data[start + i]!;
+      if ((c >= 0x41 && c <= 0x5a ? c | 0x20 : c) !== prefix[i]) break;
+    }
+    if (i < length) continue;
+    let digits = start + length;
+    while (digits < end - 1 && data[digits] === 0x30) digits++;
+    if (end - digits > MAX_FAST_ID_DIGITS) return -1;
+    for (let k = digits; k < end; k++) {
+      const c = data[k]!;
+      if (c < 0x30 || c > 0x39) return -1;
+    }
+    return data[digits] === 0x30 ? -1 : digits; // id 0 is no id
+  }
+  return -1;
+}
 
 /** A SpecialMesh/FileMesh/BlockMesh/CylinderMesh: its file (if any), type, scale and offset. */
 function meshObject(dom: Dom, child: number): SceneMesh | null {
@@ -325,33 +529,40 @@ export function linkOf(value: Value | undefined): AssetLink | null {
 const LINKS = new Map<string, AssetLink | null>();
 const MAX_CACHED_LINKS = 65_536;
 
-function textureLink(value: Value | undefined, className: string, property: string): SceneTexture | null {
-  const link = linkOf(value);
-  return link ? { ...link, class: className, property } : null;
-}
-
 function shapeOf(className: string, shape: Value | undefined): string {
   if (typeof shape === 'number') return PART_TYPES[shape] ?? 'Block';
   return CLASS_SHAPES[className] ?? 'Block';
 }
 
-/** Color3uint8, else Color (Color3, 0..1), else the BrickColor palette; Medium stone grey otherwise. */
-function colorOf(c: PartColumns, row: number): [number, number, number] {
+/** `r,g,b`: Color3uint8, else Color (Color3, 0..1), else the BrickColor palette; Medium stone grey otherwise. */
+function writeColor(w: JsonWriter, c: PartColumns, row: number): void {
+  colorInto(c, row, NUMBERS);
+  w.int(NUMBERS[0]!); w.byte(0x2c); w.int(NUMBERS[1]!); w.byte(0x2c); w.int(NUMBERS[2]!);
+}
+
+function colorInto(c: PartColumns, row: number, out: Float64Array): void {
   if (c.color3uint8?.type === 'Color3uint8' && c.color3uint8.numbers) {
-    c.color3uint8.numbers(row, NUMBERS);
-    return [NUMBERS[0]!, NUMBERS[1]!, NUMBERS[2]!];
+    c.color3uint8.numbers(row, out);
+    return;
   }
   const bytes = c.color3uint8?.get(row);
-  if (Array.isArray(bytes) && bytes.length === 3) return [clampByte(bytes[0]), clampByte(bytes[1]), clampByte(bytes[2])];
+  if (Array.isArray(bytes) && bytes.length === 3) {
+    out[0] = clampByte(bytes[0]); out[1] = clampByte(bytes[1]); out[2] = clampByte(bytes[2]);
+    return;
+  }
   // An XML Color3uint8 may arrive packed as 0xAARRGGBB.
-  if (typeof bytes === 'number') return [(bytes >>> 16) & 255, (bytes >>> 8) & 255, bytes & 255];
+  if (typeof bytes === 'number') {
+    out[0] = (bytes >>> 16) & 255; out[1] = (bytes >>> 8) & 255; out[2] = bytes & 255;
+    return;
+  }
   const floats = c.color?.get(row);
   if (Array.isArray(floats) && floats.length === 3) {
-    return [clampByte(Number(floats[0]) * 255), clampByte(Number(floats[1]) * 255), clampByte(Number(floats[2]) * 255)];
+    out[0] = clampByte(Number(floats[0]) * 255); out[1] = clampByte(Number(floats[1]) * 255); out[2] = clampByte(Number(floats[2]) * 255);
+    return;
   }
   const brick = c.brickColor?.get(row);
-  const palette = typeof brick === 'number' ? BRICK_COLORS.get(brick) : undefined;
-  return palette ? [palette[0], palette[1], palette[2]] : [DEFAULT_PART_COLOR[0], DEFAULT_PART_COLOR[1], DEFAULT_PART_COLOR[2]];
+  const palette = (typeof brick === 'number' ? BRICK_COLORS.get(brick) : undefined) ?? DEFAULT_PART_COLOR;
+  out[0] = palette[0]; out[1] = palette[1]; out[2] = palette[2];
 }
 
 function clampByte(x: unknown): number {
