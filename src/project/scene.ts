@@ -325,14 +325,49 @@ const FLAGS = [
 /** Scratch for a CFrame's twelve numbers (Column.numbers). */
 const NUMBERS = new Float64Array(12);
 
-/** position and rotation, from the CFrame column's numbers when it has them (binary files), else from its value; the origin without a CFrame. */
+/**
+ * position, rotation and the key of size, from the CFrame column's numbers when it has
+ * them (binary files), else from its value; the origin without a CFrame. Most parts
+ * are turned by quarter turns or not at all: the text of such a rotation (every entry
+ * 0, -0, 1 or -1) is kept, not formatted nine numbers at a time.
+ */
 function writeTransform(w: JsonWriter, column: PartColumns['cframe'], at: number): void {
   if (!cframeNumbersOf(column, at, NUMBERS)) NUMBERS.set(ORIGIN_CFRAME);
   w.ascii(',"position":');
   w.float32Array(NUMBERS, 0, 3);
+  const key = quarterTurnKey(NUMBERS);
+  const kept = key === -1 ? undefined : ROTATION_TEXT.get(key);
+  if (kept) { w.bytes(kept); return; }
   w.ascii(',"rotation":[');
   w.float32Array(NUMBERS, 3, 3); w.byte(0x2c); w.float32Array(NUMBERS, 6, 3); w.byte(0x2c); w.float32Array(NUMBERS, 9, 3);
-  w.byte(0x5d);
+  w.ascii('],"size":');
+  if (key !== -1 && ROTATION_TEXT.size < MAX_ROTATION_TEXTS) ROTATION_TEXT.set(key, rotationText(NUMBERS));
+}
+
+/** Kept rotation texts `,"rotation":[[…],[…],[…]],"size":`, by quarterTurnKey (4^9 keys at most; a few dozen in a map). */
+const ROTATION_TEXT = new Map<number, Uint8Array>();
+const MAX_ROTATION_TEXTS = 1024;
+
+/** The rotation's nine entries (numbers 3..11) as base-4 digits (0, -0, 1, -1); -1 when an entry is anything else. */
+function quarterTurnKey(numbers: Float64Array): number {
+  let key = 0;
+  for (let i = 3; i < 12; i++) {
+    const x = numbers[i]!;
+    key *= 4;
+    if (x === 1) key += 2;
+    else if (x === -1) key += 3;
+    else if (x !== 0) return -1;
+    else if (1 / x < 0) key += 1;
+  }
+  return key;
+}
+
+function rotationText(numbers: Float64Array): Uint8Array {
+  const w = new JsonWriter(64);
+  w.ascii(',"rotation":[');
+  w.float32Array(numbers, 3, 3); w.byte(0x2c); w.float32Array(numbers, 6, 3); w.byte(0x2c); w.float32Array(numbers, 9, 3);
+  w.ascii('],"size":');
+  return Buffer.concat(w.flush());
 }
 
 /** A part without a CFrame stands at the origin, unrotated. */
@@ -347,7 +382,6 @@ function writePart(w: JsonWriter, dom: Dom, row: number, t: PartTable, tables: S
   const className = t.className;
   const at = dom.rowInTable(row);
   writeTransform(w, c.cframe, at);
-  w.ascii(',"size":');
   if (vec3NumbersOf(c.size, at, NUMBERS)) w.float32Array(NUMBERS, 0, 3);
   else w.ascii('null');
   w.bytes(c.shape ? shapeText(shapeOf(className, c.shape.get(at))) : t.classShape);
@@ -534,11 +568,27 @@ function shapeOf(className: string, shape: Value | undefined): string {
   return CLASS_SHAPES[className] ?? 'Block';
 }
 
-/** `r,g,b`: Color3uint8, else Color (Color3, 0..1), else the BrickColor palette; Medium stone grey otherwise. */
+/** `r,g,b`: Color3uint8, else Color (Color3, 0..1), else the BrickColor palette; Medium stone grey otherwise. Parts share a few colours: their texts are kept. */
 function writeColor(w: JsonWriter, c: PartColumns, row: number): void {
   colorInto(c, row, NUMBERS);
-  w.int(NUMBERS[0]!); w.byte(0x2c); w.int(NUMBERS[1]!); w.byte(0x2c); w.int(NUMBERS[2]!);
+  const r = NUMBERS[0]!, g = NUMBERS[1]!, b = NUMBERS[2]!;
+  if (!isByte(r) || !isByte(g) || !isByte(b)) { w.int(r); w.byte(0x2c); w.int(g); w.byte(0x2c); w.int(b); return; }
+  const key = (r << 16) | (g << 8) | b;
+  let text = COLOR_TEXT.get(key);
+  if (!text) {
+    text = Buffer.from(`${r},${g},${b}`, 'latin1');
+    // A map's colours are a palette's worth: a hostile one cannot grow the cache without bound.
+    if (COLOR_TEXT.size >= MAX_COLOR_TEXTS) COLOR_TEXT.clear();
+    COLOR_TEXT.set(key, text);
+  }
+  w.bytes(text);
 }
+
+const isByte = (x: number): boolean => (x & 255) === x;
+
+/** Kept colour texts by 65536·r + 256·g + b. */
+const COLOR_TEXT = new Map<number, Uint8Array>();
+const MAX_COLOR_TEXTS = 4096;
 
 function colorInto(c: PartColumns, row: number, out: Float64Array): void {
   if (c.color3uint8?.type === 'Color3uint8' && c.color3uint8.numbers) {

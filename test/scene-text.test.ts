@@ -1,7 +1,8 @@
 /**
- * The scene reads a binary file's usual references (rbxassetid://N, the roblox.com
- * asset URL) straight from the column's bytes: its links must be those linkOf gives
- * for the same text, for every form near the fast one.
+ * The scene's text shortcuts give the text of the values they stand for: a binary
+ * file's usual references (rbxassetid://N, the roblox.com asset URL) read straight
+ * from the column's bytes must give linkOf's links for every form near the fast one;
+ * kept rotation and colour texts must keep -0 and every other number as formatted.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -61,4 +62,26 @@ test('scene links: a binary file\'s references read from their bytes give linkOf
   assert.deepEqual(fromBytes.get('mesh1')!.mesh, { id: '123' });
   assert.deepEqual(fromBytes.get('mesh10')!.mesh, { id: '42' });
   assert.deepEqual(fromBytes.get('mesh20')!.mesh, { id: '7' });
+});
+
+test('scene text: kept quarter-turn rotations and colours are the numbers\' text, -0 included', () => {
+  const turns: [number, number, number][][] = [
+    [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
+    [[-0, 0, 1], [0, 1, 0], [-1, 0, -0]],
+    [[0, 0, 1], [0, 1, 0], [-1, 0, 0]],
+    [[0.5, 0, 1], [0, 1, 0], [-1, 0, 0]],
+    [[-0, 0, 1], [0, 1, 0], [-1, 0, -0]],
+  ];
+  const colors: [number, number, number][] = [[0, 0, 0], [255, 255, 255], [1, 2, 3], [255, 255, 255]];
+  const nodes = turns.flatMap((orientation, i) => colors.map((color, j) =>
+    part(`p${i}.${j}`, [0, 0, 0], [1, 1, 1], { Color3uint8: ['Color3uint8', color] }, 'Part', orientation as [[number, number, number], [number, number, number], [number, number, number]])));
+  // Twice: the second scene reads the kept texts.
+  for (let pass = 0; pass < 2; pass++) {
+    const parts = partsByName(buildScene(handDom([{ class: 'Workspace', children: nodes }])).children);
+    turns.forEach((orientation, i) => colors.forEach((color, j) => {
+      const scenePart = parts.get(`p${i}.${j}`)!;
+      assert.deepEqual(scenePart.rotation, orientation);
+      assert.deepEqual(scenePart.color, color);
+    }));
+  }
 });
