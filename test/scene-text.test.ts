@@ -85,3 +85,18 @@ test('scene text: kept quarter-turn rotations and colours are the numbers\' text
     }));
   }
 });
+
+test('scene text: transparency 0 with the flags after it, -0 and others formatted; shape numbers out of the enum are Blocks', () => {
+  const looks: [number, number][] = [[0, 1], [-0, 0], [0.5, 4], [1, 1.5], [0, 7], [0, -1], [0, 2]];
+  const nodes = looks.map(([transparency, shape], i) => part(`p${i}`, [0, 0, 0], [1, 1, 1], {
+    Transparency: ['Float32', transparency], shape: ['Enum', shape], Anchored: ['Bool', i % 2 === 0], CanCollide: ['Bool', i % 3 === 0],
+  }));
+  const parts = partsByName(buildScene(handDom([{ class: 'Workspace', children: nodes }])).children);
+  looks.forEach(([transparency, shape], i) => {
+    const scenePart = parts.get(`p${i}`)!;
+    assert.equal(scenePart.transparency, transparency);
+    assert.equal(scenePart.shape, ['Ball', 'Block', 'Cylinder', 'Wedge', 'CornerWedge'][shape] ?? 'Block');
+    assert.equal(scenePart.anchored, i % 2 === 0);
+    assert.equal(scenePart.can_collide, i % 3 === 0);
+  });
+});

@@ -187,9 +187,8 @@ function childImageTable(dom: Dom, table: number, kind: number): ImageTable {
 
 /** A part table's columns and the fixed text of its parts, resolved once. */
 interface PartTable {
-  className: string;
   columns: PartColumns;
-  /** `,"shape":…,"color":[` for the class, when the table has no shape column. */
+  /** `,"shape":…,"color":[` for the class: parts without a shape number (Enum.PartType). */
   classShape: Uint8Array;
   /** The part's own image: TextureContent, else TextureID. */
   image: ImageTable;
@@ -202,7 +201,6 @@ function partTable(dom: Dom, table: number): PartTable {
     column ? [{ column, tail: Buffer.from(`,"class":${JSON.stringify(className)},"property":"${property}"`, 'utf8') }] : [];
   const own = [...source(columns.textureContent, 'TextureContent'), ...source(columns.textureId, 'TextureID')];
   return {
-    className,
     columns,
     classShape: shapeText(shapeOf(className, undefined)),
     image: { groups: own.length ? [own] : [], face: undefined },
@@ -317,10 +315,16 @@ function materialText(material: number): Uint8Array {
   }
   return text;
 }
-const FLAGS = [
+const FLAG_TEXTS = [
   ',"anchored":false,"can_collide":false', ',"anchored":false,"can_collide":true',
   ',"anchored":true,"can_collide":false', ',"anchored":true,"can_collide":true',
-].map((text) => Buffer.from(text, 'latin1'));
+];
+const FLAGS = FLAG_TEXTS.map((text) => Buffer.from(text, 'latin1'));
+/** The same after transparency 0 (most parts): `0,"anchored":…`. */
+const OPAQUE_FLAGS = FLAG_TEXTS.map((text) => Buffer.from('0' + text, 'latin1'));
+/** Shape texts by Enum.PartType value (the `shape` property of Part and its siblings). */
+const PART_TYPE_TEXTS: readonly Uint8Array[] = PART_TYPES.map(shapeText);
+const BLOCK_TEXT = shapeText('Block');
 
 /** Scratch for a CFrame's twelve numbers (Column.numbers). */
 const NUMBERS = new Float64Array(12);
@@ -379,16 +383,22 @@ const ORIGIN_CFRAME = Float64Array.of(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
  */
 function writePart(w: JsonWriter, dom: Dom, row: number, t: PartTable, tables: SceneTables): void {
   const c = t.columns;
-  const className = t.className;
   const at = dom.rowInTable(row);
   writeTransform(w, c.cframe, at);
   if (vec3NumbersOf(c.size, at, NUMBERS)) w.float32Array(NUMBERS, 0, 3);
   else w.ascii('null');
-  w.bytes(c.shape ? shapeText(shapeOf(className, c.shape.get(at))) : t.classShape);
+  const shape = c.shape?.get(at);
+  w.bytes(typeof shape === 'number' ? PART_TYPE_TEXTS[shape] ?? BLOCK_TEXT : t.classShape);
   writeColor(w, c, at);
   w.bytes(materialText(numberOr(c.material?.get(at), 256)));
-  w.float32(numberOr(c.transparency?.get(at), 0));
-  w.bytes(FLAGS[(c.anchored?.get(at) === true ? 2 : 0) + (c.canCollide?.get(at) === false ? 0 : 1)]!);
+  const transparency = numberOr(c.transparency?.get(at), 0);
+  const flags = (c.anchored?.get(at) === true ? 2 : 0) + (c.canCollide?.get(at) === false ? 0 : 1);
+  if (transparency === 0 && 1 / transparency > 0) {
+    w.bytes(OPAQUE_FLAGS[flags]!);
+  } else {
+    w.float32(transparency);
+    w.bytes(FLAGS[flags]!);
+  }
 
   // The mesh: the part's own, else the first a mesh object below it gives (an object: rare).
   let link = c.meshContent ? linkAt(c.meshContent, at) : NO_LINK;
