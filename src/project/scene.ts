@@ -401,14 +401,11 @@ function writePart(w: JsonWriter, dom: Dom, row: number, t: PartTable, tables: S
   }
 
   // The mesh: the part's own, else the first a mesh object below it gives (an object: rare).
-  let link = c.meshContent ? linkAt(c.meshContent, at) : NO_LINK;
-  if (link === NO_LINK && c.meshId) link = linkAt(c.meshId, at);
-  if (link === NO_LINK && c.assetId) link = linkAt(c.assetId, at);
-  const ownMesh = link !== NO_LINK;
+  const ownMesh = (c.meshContent !== undefined && writeLink(w, c.meshContent, at, MESH_OPEN))
+    || (c.meshId !== undefined && writeLink(w, c.meshId, at, MESH_OPEN))
+    || (c.assetId !== undefined && writeLink(w, c.assetId, at, MESH_OPEN));
   let meshChild = -1;
   if (ownMesh) {
-    w.ascii(',"mesh":{');
-    writeLinkFields(w, link);
     w.byte(0x7d);
   } else {
     for (let child = dom.firstChild(row); child !== -1; child = dom.nextSibling(child)) {
@@ -439,10 +436,8 @@ function writePart(w: JsonWriter, dom: Dom, row: number, t: PartTable, tables: S
 function writeImages(w: JsonWriter, written: number, table: ImageTable, at: number): number {
   for (const group of table.groups) {
     for (const source of group) {
-      const link = linkAt(source.column, at);
-      if (link === NO_LINK) continue;
-      w.ascii(written++ === 0 ? ',"textures":[{' : ',{');
-      writeLinkFields(w, link);
+      if (!writeLink(w, source.column, at, written === 0 ? ',"textures":[{' : ',{')) continue;
+      written++;
       w.bytes(source.tail);
       const face = table.face?.get(at);
       const faceText = typeof face === 'number' ? FACE_TEXTS[face] : undefined;
@@ -454,53 +449,41 @@ function writeImages(w: JsonWriter, written: number, table: ImageTable, at: numb
   return written;
 }
 
+const MESH_OPEN = ',"mesh":{';
 const FACE_TEXTS: Readonly<Record<number, Uint8Array>> = NORMAL_IDS.map((face) => Buffer.from(`,"face":"${face}"`, 'latin1'));
 
-// What linkAt found in a reference column's row: nothing (no reference, or not a
-// downloadable one), an id whose digits it left in the column's bytes, or a link
-// parsed from the value's text (linkOf).
-const NO_LINK = 0;
-const ID_DIGITS = 1;
-const PARSED_LINK = 2;
-/** The last link linkAt found: digits [idFrom, idTo) of idBytes, or parsedLink. */
-let idBytes: Uint8Array = new Uint8Array(0);
-let idFrom = 0;
-let idTo = 0;
-let parsedLink: AssetLink | null = null;
-
 /**
- * Row `at`'s reference, as linkOf reads it: in a binary file's String column the usual
- * forms (rbxassetid://N and the roblox.com/asset/?id=N URL) are read from the bytes,
- * no string made and no cache looked up; anything else is a value for linkOf.
+ * Writes `open`, then the fields of row `at`'s link (`"id":"N"` or `"builtin":"path"`,
+ * as JSON.stringify writes linkOf's object), when the row holds one; returns whether it
+ * did. In a binary file's String column the usual forms (rbxassetid://N and the
+ * roblox.com/asset/?id=N URL) are read from the bytes, no string made and no cache
+ * looked up; anything else is a value for linkOf.
  */
-function linkAt(column: Column, at: number): number {
+function writeLink(w: JsonWriter, column: Column, at: number, open: string): boolean {
   if (column instanceof StringColumn && column.type === 'String') {
     const data = column.data;
     const start = column.byteStart(at);
     const end = column.byteEnd(at);
-    if (start === end) return NO_LINK;
+    if (start === end) return false;
     const from = idStart(data, start, end);
     if (from !== -1) {
-      idBytes = data; idFrom = from; idTo = end;
-      return ID_DIGITS;
+      w.ascii(open);
+      w.ascii('"id":');
+      w.asciiString(data, from, end);
+      return true;
     }
   }
-  parsedLink = linkOf(column.get(at));
-  return parsedLink ? PARSED_LINK : NO_LINK;
-}
-
-/** The link linkAt found last, `"id":"N"` or `"builtin":"path"`, as JSON.stringify writes its object's fields. */
-function writeLinkFields(w: JsonWriter, link: number): void {
-  if (link === ID_DIGITS) {
+  const link = linkOf(column.get(at));
+  if (!link) return false;
+  w.ascii(open);
+  if ('id' in link) {
     w.ascii('"id":');
-    w.asciiString(idBytes, idFrom, idTo);
-  } else if (parsedLink && 'id' in parsedLink) {
-    w.ascii('"id":');
-    w.string(parsedLink.id);
-  } else if (parsedLink) {
+    w.string(link.id);
+  } else {
     w.ascii('"builtin":');
-    w.string(parsedLink.builtin);
+    w.string(link.builtin);
   }
+  return true;
 }
 
 /** Reference prefixes after which parseAssetUri reads the rest as the id's digits (compared ignoring ASCII case, as it does). */
