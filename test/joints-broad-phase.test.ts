@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mulberry32 } from '../bench/generate.js';
-import { forEachNearPair, NEAR } from '../src/project/joints.js';
+import { forEachNearPair, NEAR, SEARCH_BOUNDS } from '../src/project/joints.js';
 
 interface Box { id: number; min: number[]; max: number[] }
 
@@ -60,17 +60,20 @@ test('the broad phase stops at its bounds: cells filled and pairs looked at, and
   assert.equal(forEachNearPair(piled, 300, () => { visits++; }), true, 'within the default bounds');
   assert.equal(visits, 44_850);
   visits = 0;
-  assert.equal(forEachNearPair(piled, 300, () => { visits++; }, { steps: 1e9, nearPairs: 1_000 }), false);
+  assert.equal(forEachNearPair(piled, 300, () => { visits++; }, { ...SEARCH_BOUNDS, steps: 1e9, nearPairs: 1_000 }), false);
   assert.equal(visits, 1_000, 'no pair past the bound is handed on');
-  assert.equal(forEachNearPair(piled, 300, () => {}, { steps: 10_000, nearPairs: 1e9 }), false, 'pairs looked at');
+  assert.equal(forEachNearPair(piled, 300, () => {}, { ...SEARCH_BOUNDS, steps: 10_000, nearPairs: 1e9 }), false, 'pairs looked at');
   // Small boxes apart from one another set the cells' size (2 studs): 300 cells filled, no pair to look at.
   const small = Array.from({ length: 300 }, (_, id) => ({ id, min: [10 * id, 1_000, 0], max: [10 * id + 1, 1_001, 1] }));
   // A few huge boxes (each past MAX_CELLS cells) are tested against every other box: 305 steps each.
   const huge = flat([...small, ...Array.from({ length: 5 }, (_, i) => ({ id: 300 + i, min: [0, 0, 10 * i], max: [2_000, 1, 10 * i + 1] }))]);
-  assert.equal(forEachNearPair(huge, 305, () => {}, { steps: 1_000, nearPairs: 1e9 }), false, 'large boxes');
+  assert.equal(forEachNearPair(huge, 305, () => {}, { ...SEARCH_BOUNDS, steps: 1_000, nearPairs: 1e9 }), false, 'large boxes');
   assert.equal(forEachNearPair(huge, 305, () => {}), true);
   // Boxes spanning many cells (up to MAX_CELLS) fill each of them: 20 boxes of 20 x 20 cells, apart from one another.
   const wide = flat([...small, ...Array.from({ length: 20 }, (_, i) => ({ id: 300 + i, min: [0, 0, 10 * i], max: [39, 39, 10 * i + 1] }))]);
-  assert.equal(forEachNearPair(wide, 320, () => {}, { steps: 1_000, nearPairs: 1e9 }), false, 'cells filled');
-  assert.equal(forEachNearPair(wide, 320, () => {}, { steps: 20_000, nearPairs: 1e9 }), true);
+  assert.equal(forEachNearPair(wide, 320, () => {}, { ...SEARCH_BOUNDS, steps: 1_000, nearPairs: 1e9 }), false, 'cells filled');
+  assert.equal(forEachNearPair(wide, 320, () => {}, { ...SEARCH_BOUNDS, steps: 20_000, nearPairs: 1e9 }), true);
+  // The grid's memory has a bound of its own (the place is wide: its cells are about 2.9 studs, and these fill 6,094), whatever the steps allow.
+  assert.equal(forEachNearPair(wide, 320, () => {}, { steps: 1e9, nearPairs: 1e9, cells: 6_093 }), false, 'grid cells past their own bound');
+  assert.equal(forEachNearPair(wide, 320, () => {}, { steps: 1e9, nearPairs: 1e9, cells: 6_094 }), true);
 });

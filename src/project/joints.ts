@@ -234,13 +234,17 @@ function orderedBy(keys: Int32Array, order: Int32Array, range: number): Int32Arr
  * and `nearPairs`, pairs handed to the narrow phase (about 0.3 µs each).
  * rocket-arena-2006's 1,790 parts take 33,251 steps and 3,429 near pairs; a 4 KB file
  * of 20,000 parts piled in one place asked for 200 million, a minute of a worker.
- * Past either bound the place gets no generated joints rather than an arbitrary share.
+ * `cells` bounds the grid's memory: each cell a box fills costs up to about 40 bytes of
+ * typed arrays, outside the worker's heap limit, and 120k boxes of 512 cells each (within
+ * the steps) took 1.5 GB; a 46,656-brick cube fills about 370k.
+ * Past any bound the place gets no generated joints rather than an arbitrary share.
  */
 export interface SearchBounds {
   steps: number;
   nearPairs: number;
+  cells: number;
 }
-export const SEARCH_BOUNDS: Readonly<SearchBounds> = Object.freeze({ steps: 64_000_000, nearPairs: 1_000_000 });
+export const SEARCH_BOUNDS: Readonly<SearchBounds> = Object.freeze({ steps: 64_000_000, nearPairs: 1_000_000, cells: 2_000_000 });
 
 /** A box spanning more grid cells than this is tested against every other box instead. */
 const MAX_CELLS = 512;
@@ -289,7 +293,7 @@ export function forEachNearPair(
       cells *= last[3 * i + k]! - first[3 * i + k]! + 1;
     }
     if (cells > MAX_CELLS) { large.push(i); isLarge[i] = 1; continue; }
-    if ((filled += cells) > bounds.steps) return false;
+    if ((filled += cells) > bounds.steps || filled > bounds.cells) return false;
   }
   // Each large box is looked at against every box, and every pair of boxes sharing a cell (counted before any is).
   let steps = filled + large.length * n;
