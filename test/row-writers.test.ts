@@ -160,6 +160,15 @@ test('a float32 given as its bit pattern is written as float32 writes the float,
   }
 });
 
+test('a number that is not a float32 is never given a float32\'s cached text', () => {
+  const float = Math.fround(1.1);
+  const between = float + 2 ** -52; // a double next to it, no float32
+  const values = [float, between, float, between, 16777216, 16777217, 2 ** 31, 2 ** 31 + 1, NaN, -Infinity, -0, 0];
+  const expected = ['1.1', String(between), '1.1', String(between), '16777216', '16777217', '2147483600', String(2 ** 31 + 1), '"NaN"', '"-Infinity"', '-0', '0'];
+  assert.deepEqual(text((w) => { for (const x of values) { w.float32(x); w.byte(0x2c); } }).split(',').slice(0, -1), expected);
+  assert.equal(text((w) => w.float32Array(values, 0, values.length)), `[${expected.join(',')}]`);
+});
+
 test('intArray and quotedInt write what int writes', () => {
   const values = [0, -0, 1, -1, 9, 10, 99, 255, 65535, -32768, 2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0.5, 2 ** 60, NaN, Infinity];
   for (let from = 0; from < values.length; from++) {

@@ -85,6 +85,7 @@ const ID_KEY = Buffer.from('{"id":', 'latin1');
 const PARENT_KEY = Buffer.from(',"parent":', 'latin1');
 const PROPERTIES_KEY = Buffer.from(',"properties":{', 'latin1');
 const NO_PARENT = Buffer.from(',"parent":null,"properties":{', 'latin1');
+const GENERATED_PROPERTIES = Buffer.from(',"generated":true,"properties":{', 'latin1');
 
 /**
  * The longest JSON text a value may have to be a class default: a longer one (a string of
@@ -469,11 +470,11 @@ export class InstanceTree {
 
   /** Writes generated instance `index`: complete properties and types of its own. */
   writeGenerated(w: JsonWriter, generated: GeneratedInstances, index: number): void {
-    w.ascii('{"id":');
+    w.bytes(ID_KEY);
     w.string(generated.id(index));
     w.bytes(this.#generatedHead(generated.className(index), generated.name(index)));
     writeId(w, generated.parent(index));
-    w.ascii(',"generated":true,"properties":{');
+    w.bytes(GENERATED_PROPERTIES);
     const { keys, tail } = this.#generatedText(generated.schema);
     for (let k = 0; k < keys.length; k++) {
       w.bytes(keys[k]!);

@@ -382,28 +382,15 @@ const FLOAT_KEY = new Uint32Array(FLOAT_BITS.buffer);
 
 /**
  * Writes a float32's text at `at` (room for 32 bytes reserved); returns where it
- * ends, or -1 when the value needs slowFloat32. Fractions: a map repeats its sizes,
- * offsets and rotations, so their text is kept by bit pattern in a small
- * direct-mapped cache.
+ * ends, or -1 when the value needs slowFloat32. A map repeats its sizes, offsets,
+ * positions and rotations, so their text is kept by bit pattern in a small
+ * direct-mapped cache (float32BitsInto).
  */
 function float32Into(buffer: Uint8Array, from: number, x: number): number {
-  if ((x | 0) === x) return writeFloat32(buffer, from, x);
   FLOAT_BITS[0] = x;
-  const bits = FLOAT_KEY[0]!;
-  const slot = Math.imul(bits, 0x9e3779b1) >>> (32 - CACHE_BITS);
-  const length = CACHED_LENGTHS[slot]!;
-  if (length !== 0 && CACHED_KEYS[slot] === bits && FLOAT_BITS[0] === x) {
-    const text = slot * CACHED_BYTES;
-    for (let i = 0; i < length; i++) buffer[from + i] = CACHED_TEXT[text + i]!;
-    return from + length;
-  }
-  const at = writeFloat32(buffer, from, x);
-  if (at >= 0 && at - from <= CACHED_BYTES) {
-    CACHED_KEYS[slot] = bits;
-    CACHED_LENGTHS[slot] = at - from;
-    for (let i = from, to = slot * CACHED_BYTES; i < at; i++, to++) CACHED_TEXT[to] = buffer[i]!;
-  }
-  return at;
+  // A number that is not a float32 (a double between two, NaN) reads back different: never cached.
+  if (FLOAT_BITS[0] !== x) return writeFloat32(buffer, from, x);
+  return float32BitsInto(buffer, from, FLOAT_KEY[0]!);
 }
 
 /** The float32 with bit pattern `bits`. */
