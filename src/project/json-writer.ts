@@ -19,6 +19,7 @@ const QUOTE = 0x22, BACKSLASH = 0x5c, MINUS = 0x2d, DOT = 0x2e, ZERO = 0x30;
 const HEX = '0123456789abcdef';
 /** Each byte's two lower-case hex digits (high digit in the high byte). */
 const HEX_PAIRS = Uint16Array.from({ length: 256 }, (_, b) => (HEX.charCodeAt(b >> 4) << 8) | HEX.charCodeAt(b & 15));
+const TRUE = Buffer.from('true', 'latin1'), FALSE = Buffer.from('false', 'latin1');
 /** Characters of a long string escaped at a time (JsonWriter's #longString): at most 384 KiB of JSON. */
 const LONG_STRING_SLICE = 1 << 16;
 const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
@@ -365,7 +366,7 @@ export class JsonWriter {
   }
 
   bool(value: boolean): void {
-    this.ascii(value ? 'true' : 'false');
+    this.bytes(value ? TRUE : FALSE);
   }
 }
 

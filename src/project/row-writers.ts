@@ -65,6 +65,8 @@ export function rowWriter(column: Column, ctx: EncodeContext): RowWriter {
       if (!w.asciiString(column.data, column.byteStart(row), column.byteEnd(row))) encode(w, column.get(row), ctx);
     };
   }
+  // Bools (a part's Anchored, CanCollide, ...): ENCODERS.Bool without the call through the encoder.
+  if (column.type === 'Bool') return (w, row) => w.bool(column.get(row) === true);
   return (w, row) => encode(w, column.get(row), ctx);
 }
 
