@@ -22,7 +22,7 @@ import { ByteWriter } from '../src/parser/writer/bytes.js';
 import { concat, fileHeader, frameChunk } from '../src/parser/writer/chunks.js';
 import { writeReferents } from '../src/parser/writer/interleave.js';
 import { encode } from '../src/parser/writer/index.js';
-import type { Value } from '../src/parser/values.js';
+import { valuesEqual, type Value } from '../src/parser/values.js';
 import { DecodeError } from '../src/parser/errors.js';
 import { readChunks } from '../src/parser/chunk.js';
 import { DEFAULT_LIMITS } from '../src/parser/limits.js';
@@ -30,7 +30,7 @@ import { analyzeDom } from '../src/project/report.js';
 import { buildScene } from '../src/project/scene.js';
 import { prng } from './support/corpus.js';
 import { PLACES_DIR } from './support/paths.js';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // ---------------------------------------------------------------------------
@@ -683,4 +683,26 @@ test('differing over byte planes sets exactly the rows whose bytes differ, at an
       }
     }
   }
+});
+
+test('differing on the String and CFrame columns of real places sets exactly the rows whose value differs', () => {
+  const types = new Set<string>();
+  for (const name of readdirSync(PLACES_DIR).filter((file) => /\.rbx[lm]$/.test(file))) {
+    const dom = decode(readFileSync(join(PLACES_DIR, name)));
+    for (const { className, columns } of dom.tables) {
+      for (const [property, column] of columns) {
+        if (!['String', 'CFrame', 'OptionalCFrame'].includes(column.type) || !column.differing || column.length === 0) continue;
+        types.add(column.type);
+        for (const reference of [0, column.length >> 1, column.length - 1]) {
+          const bits: Uint8Array = column.differing(reference);
+          const expected = column.get(reference);
+          for (let row = 0; row < column.length; row++) {
+            const set: number = (bits[row >> 3]! >> (row & 7)) & 1;
+            assert.equal(set, valuesEqual(column.get(row), expected) ? 0 : 1, `${name} ${className}.${property} row ${row}, reference ${reference}`);
+          }
+        }
+      }
+    }
+  }
+  assert.deepEqual([...types].sort(), ['CFrame', 'OptionalCFrame', 'String']);
 });

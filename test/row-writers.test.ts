@@ -8,7 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode } from '../src/parser/index.js';
 import type { Column } from '../src/parser/dom.js';
-import { arrayColumn } from '../src/parser/columns/column.js';
+import { arrayColumn, ViewColumn } from '../src/parser/columns/column.js';
 import { ENCODERS, type EncodeContext } from '../src/project/encoding.js';
 import { JsonWriter } from '../src/project/json-writer.js';
 import { nameWriter, rowWriter } from '../src/project/row-writers.js';
@@ -36,8 +36,10 @@ function* sampledRows(column: Column): Generator<number> {
 
 test('every binary column: the row writer writes the encoder\'s text of `get`, and `numbers` gives its numbers', () => {
   const scratch = new Float64Array(12);
+  const bitScratch = new Uint32Array(12);
   let checked = 0;
   const direct = new Set<string>();
+  const floatBits = new Set<string>();
   for (const file of FILES) {
     const dom = decode(readFileSync(file));
     for (const table of dom.tables) {
@@ -47,6 +49,14 @@ test('every binary column: the row writer writes the encoder\'s text of `get`, a
           const value = column.get(row);
           const where = `${file} ${table.className}.${name} row ${row}`;
           assert.equal(text((w) => write(w, row)), text((w) => ENCODERS[column.type](w, value, ctx)), where);
+          if (column instanceof ViewColumn && column.floatBits) {
+            // The bit patterns are the numbers' float32s, NaN's payload and -0 included.
+            const count = column.floatBits(row, bitScratch);
+            assert.equal(count, column.numbers!(row, scratch), where);
+            const floats = new Float32Array(bitScratch.buffer, 0, count);
+            for (let i = 0; i < count; i++) assert.ok(Object.is(floats[i], scratch[i]), `${where}: number ${i}`);
+            floatBits.add(column.type);
+          }
           if (column.numbers) {
             direct.add(column.type);
             const count = column.numbers(row, scratch);
@@ -65,6 +75,7 @@ test('every binary column: the row writer writes the encoder\'s text of `get`, a
   for (const type of ['Float32', 'Int32', 'Enum', 'BrickColor', 'Vector3', 'Color3', 'Color3uint8', 'Vector3int16', 'CFrame', 'OptionalCFrame', 'UniqueId']) {
     assert.ok(direct.has(type), `${type} columns have numbers`);
   }
+  for (const type of ['Float32', 'Vector3', 'Color3', 'CFrame', 'OptionalCFrame']) assert.ok(floatBits.has(type), `${type} columns have floatBits`);
 });
 
 function cframeNumbers(value: { position: number[]; orientation: number[][] }): number[] {
@@ -126,6 +137,48 @@ test('the float32 text cache: values that share a slot each keep their own text'
   pairs.flatMap(([a, b]) => [a, b, a, b]).forEach((x, i) => {
     assert.ok(Object.is(Math.fround(Number(texts[i])), x), `${x} written as ${texts[i]}`);
   });
+});
+
+test('a float32 given as its bit pattern is written as float32 writes the float, alone or in arrays, cached or not', () => {
+  const patterns = [
+    0, 0x80000000, 0x3f800000, 0xbf800000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 1, 0x807fffff, 0x00800000,
+    0x3f000000, 0x3e800000, 0x40000000, 0xc0000000, 0x4b000000, 0x4b7fffff, 0x4b800001, 0x5f000000, 0x2f000000, 0x3dcccccd, 0x3e4ccccd, 0x42f6e979, 0xc2f6e979,
+  ];
+  let seed = 5;
+  for (let i = 0; i < 20000; i++) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    // Spread over all exponents, and clustered near whole numbers and small magnitudes.
+    patterns.push(i % 3 === 0 ? seed : i % 3 === 1 ? 0x3f000000 + (seed & 0x00ffffff) : 0x44000000 + (seed & 0xfff));
+  }
+  const bits = Uint32Array.from(patterns);
+  const floats = new Float32Array(bits.buffer);
+  for (let pass = 0; pass < 2; pass++) { // the second pass reads the cache the first filled
+    assert.equal(text((w) => { for (const b of bits) { w.float32Bits(b); w.byte(0x2c); } }), text((w) => { for (const x of floats) { w.float32(x); w.byte(0x2c); } }));
+    for (let from = 0; from + 12 <= bits.length; from += 12) {
+      assert.equal(text((w) => w.float32BitsArray(bits, from, 12)), text((w) => w.float32Array(floats, from, 12)), `patterns from ${from}`);
+    }
+  }
+});
+
+test('a number that is not a float32 is never given a float32\'s cached text', () => {
+  const float = Math.fround(1.1);
+  const between = float + 2 ** -52; // a double next to it, no float32
+  const values = [float, between, float, between, 16777216, 16777217, 2 ** 31, 2 ** 31 + 1, NaN, -Infinity, -0, 0];
+  const expected = ['1.1', String(between), '1.1', String(between), '16777216', '16777217', '2147483600', String(2 ** 31 + 1), '"NaN"', '"-Infinity"', '-0', '0'];
+  assert.deepEqual(text((w) => { for (const x of values) { w.float32(x); w.byte(0x2c); } }).split(',').slice(0, -1), expected);
+  assert.equal(text((w) => w.float32Array(values, 0, values.length)), `[${expected.join(',')}]`);
+});
+
+test('intArray and quotedInt write what int writes', () => {
+  const values = [0, -0, 1, -1, 9, 10, 99, 255, 65535, -32768, 2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0.5, 2 ** 60, NaN, Infinity];
+  for (let from = 0; from < values.length; from++) {
+    for (const count of [0, 1, 3]) {
+      if (from + count > values.length) continue;
+      const expected = text((w) => { w.byte(0x5b); for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.int(values[from + i]!); } w.byte(0x5d); });
+      assert.equal(text((w) => w.intArray(values, from, count)), expected, `${count} from ${from}`);
+    }
+  }
+  for (const row of [0, 1, 9, 10, 12345, 2 ** 32, Number.MAX_SAFE_INTEGER]) assert.equal(text((w) => w.quotedInt(row)), `"${row}"`);
 });
 
 test('a document written from the columns is the document written from materialised values', () => {

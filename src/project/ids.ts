@@ -14,9 +14,7 @@ export function instanceId(row: number): string {
 
 /** Writes a map instance's id as a JSON string, digits straight into the writer. */
 export function writeId(w: JsonWriter, row: number): void {
-  w.byte(0x22);
-  w.int(row);
-  w.byte(0x22);
+  w.quotedInt(row);
 }
 
 export function generatedId(index: number): string {

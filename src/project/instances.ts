@@ -26,12 +26,13 @@
  * from their class default are read and encoded.
  */
 import { Buffer } from 'node:buffer';
-import type { Column, Dom } from '../parser/dom.js';
+import type { Column, Dom, PropertyTable } from '../parser/dom.js';
+import { StringColumn } from '../parser/columns/strings.js';
 import type { PropType } from '../parser/values.js';
 import { ENCODERS, encodeValueWithin, type EncodeContext, type Encoder } from './encoding.js';
 import { writeId } from './ids.js';
 import { JsonCapError, JsonWriter } from './json-writer.js';
-import { isAsciiRow, nameWriter, rowWriter, type RowWriter } from './row-writers.js';
+import { rowWriter, type RowWriter } from './row-writers.js';
 
 /** One class's entry of `classes`. */
 export interface ClassSchema {
@@ -79,7 +80,13 @@ interface GeneratedText {
   tail: Uint8Array;
 }
 
-/** Where sampled values are written to be compared as text. */
+/** Fixed text of every instance, encoded once. */
+const ID_KEY = Buffer.from('{"id":', 'latin1');
+const PARENT_KEY = Buffer.from(',"parent":', 'latin1');
+const PROPERTIES_KEY = Buffer.from(',"properties":{', 'latin1');
+const NO_PARENT = Buffer.from(',"parent":null,"properties":{', 'latin1');
+const GENERATED_PROPERTIES = Buffer.from(',"generated":true,"properties":{', 'latin1');
+
 /**
  * The longest JSON text a value may have to be a class default: a longer one (a string of
  * megabytes, a sequence of a million keypoints) is written with its instances. Sampling
@@ -96,9 +103,22 @@ const SAMPLE_ROWS = 32;
 /** Rows read to tell whether a column's first row may hold most rows' value (see #leadingFirstRow). */
 const PROBE_ROWS = 8;
 
+/** How writeInstance treats a plan's rows. */
+const enum PlanKind {
+  /** Written with its row writer (its bit set, or its want of a default, says the row differs). */
+  Write,
+  /** Without a bit set: the value's text is compared with the default's (XML files, other columns). */
+  CompareText,
+  /** Name, left to the instance's `name` whenever it is text. */
+  Name,
+}
+
 interface Plan {
   /** `"Name":` as UTF-8. */
   key: Uint8Array;
+  /** `,"Name":`: the key of every property but an instance's first. */
+  commaKey: Uint8Array;
+  kind: PlanKind;
   name: string;
   column: Column;
   encode: Encoder;
@@ -106,12 +126,10 @@ interface Plan {
   write: RowWriter;
   /** The class default's text, when the property has one. */
   defaultText: string | undefined;
-  /** Rows that may differ from the default (Column.differing), null when unknown: then values are compared as text. */
+  /** Rows that may differ from the default (Column.differing; for Name, rows whose name may not be text), null when unknown: then every row is looked at. */
   differs: Uint8Array | null;
   /** `"Name":"Type"` when this table's type differs from the class's. */
   typeOverride: string;
-  /** The Name property, implied by the instance's `name` when it is text. */
-  isName: boolean;
   /** Written even when equal to the default (the property is partial in its class). */
   noDefault: boolean;
 }
@@ -126,32 +144,64 @@ interface Plan {
 interface TablePlans {
   /** `,"class":"Part","name":` as UTF-8: what follows every id of the table. */
   head: Uint8Array;
+  /** The table's Name column when its names can be copied from their bytes (as nameWriter does). */
+  nameColumn: StringColumn | null;
   plans: Plan[];
   starts: Uint32Array;
   order: Uint16Array | Uint32Array;
 }
 
-function indexRows(className: string, plans: Plan[], rows: number): TablePlans {
+function indexRows(table: PropertyTable, plans: Plan[]): TablePlans {
+  const rows = table.rows.length;
   const starts = new Uint32Array(rows + 1);
-  const forEachRow = (plan: Plan, visit: (row: number) => void): void => {
+  // Two passes over each bit set (count, then fill), written out: a visitor per row cost as much as the rest.
+  for (const plan of plans) {
     const bits = plan.differs;
-    if (bits === null) { for (let r = 0; r < rows; r++) visit(r); return; }
+    if (bits === null) { for (let r = 1; r <= rows; r++) starts[r]!++; continue; }
     for (let byte = 0; byte < bits.length; byte++) {
-      let set = bits[byte]!;
-      while (set !== 0) {
-        const low = set & -set;
-        const row = (byte << 3) + 31 - Math.clz32(low);
-        if (row < rows) visit(row);
-        set ^= low;
+      for (let set = bits[byte]!; set !== 0; set &= set - 1) {
+        const row = (byte << 3) + 31 - Math.clz32(set & -set);
+        if (row < rows) starts[row + 1]!++;
       }
     }
-  };
-  for (const plan of plans) forEachRow(plan, (row) => { starts[row + 1]!++; });
+  }
   for (let r = 0; r < rows; r++) starts[r + 1]! += starts[r]!;
   const order = plans.length < 0x10000 ? new Uint16Array(starts[rows]!) : new Uint32Array(starts[rows]!);
   const next = starts.slice(0, rows);
-  plans.forEach((plan, index) => forEachRow(plan, (row) => { order[next[row]!++] = index; }));
-  return { head: Buffer.from(`,"class":${JSON.stringify(className)},"name":`, 'utf8'), plans, starts, order };
+  for (let index = 0; index < plans.length; index++) {
+    const bits = plans[index]!.differs;
+    if (bits === null) { for (let r = 0; r < rows; r++) order[next[r]!++] = index; continue; }
+    for (let byte = 0; byte < bits.length; byte++) {
+      for (let set = bits[byte]!; set !== 0; set &= set - 1) {
+        const row = (byte << 3) + 31 - Math.clz32(set & -set);
+        if (row < rows) order[next[row]!++] = index;
+      }
+    }
+  }
+  const name = table.columns.get('Name');
+  return {
+    head: Buffer.from(`,"class":${JSON.stringify(table.className)},"name":`, 'utf8'),
+    nameColumn: name instanceof StringColumn && name.type === 'String' ? name : null,
+    plans,
+    starts,
+    order,
+  };
+}
+
+/** Rows of a String column whose bytes are not all ASCII (those whose Name may not be text): bit r for row r. */
+function nonAsciiRows(column: StringColumn): Uint8Array {
+  const bits = new Uint8Array((column.length + 7) >> 3);
+  const data = column.data;
+  // Most columns have no such byte at all (nor a length of 128 or more): one pass over the column's bytes says so.
+  let any = false;
+  for (let i = column.at; i < column.end; i++) if (data[i]! > 0x7f) { any = true; break; }
+  if (!any) return bits;
+  for (let row = 0; row < column.length; row++) {
+    for (let i = column.byteStart(row), end = column.byteEnd(row); i < end; i++) {
+      if (data[i]! > 0x7f) { bits[row >> 3]! |= 1 << (row & 7); break; }
+    }
+  }
+  return bits;
 }
 
 /** Set bits in `bits`. */
@@ -175,7 +225,6 @@ export class InstanceTree {
   readonly #ctx: EncodeContext;
   readonly #generatedHeads = new Map<string, Map<string, Uint8Array>>();
   readonly #generatedTexts = new Map<GeneratedSchema, GeneratedText>();
-  readonly #writeName: RowWriter;
   /** Row writers of the columns sampled for defaults. */
   readonly #writers = new Map<Column, RowWriter>();
   /** Per table, per property: each sampled value's text and the first row holding it. */
@@ -187,7 +236,6 @@ export class InstanceTree {
     this.dom = dom;
     this.excluded = options.excluded;
     this.#ctx = ctx;
-    this.#writeName = nameWriter(dom);
     const omit = options.omit ?? (() => false);
     const kept = this.#keptRowsPerTable();
 
@@ -228,22 +276,27 @@ export class InstanceTree {
         const classType = schema.properties[name];
         const defaultText = classType === column.type ? schema.defaults.get(name) : undefined;
         const defaultRow = defaultText === undefined || !column.differing ? -1 : this.#findRow(t, name, defaultText);
-        const key = Buffer.from(JSON.stringify(name) + ':', 'utf8');
+        const key = JSON.stringify(name) + ':';
+        let differs = defaultRow === -1 ? null : defaultRow === 0 ? this.#firstRowBits.get(column) ?? column.differing!(0) : column.differing!(defaultRow);
+        // Only where the class says Name is text can a row's Name be left to its `name`.
+        const isName = name === 'Name' && column.type === 'String' && classType === 'String' && !schema.partial.has(name);
+        // An ASCII name is text: only the other rows need a look (Name has no default).
+        if (isName && column instanceof StringColumn) differs = nonAsciiRows(column);
         plans.push({
-          key,
+          key: Buffer.from(key, 'utf8'),
+          commaKey: Buffer.from(',' + key, 'utf8'),
+          kind: isName ? PlanKind.Name : differs === null && defaultText !== undefined ? PlanKind.CompareText : PlanKind.Write,
           name,
           column,
           encode: ENCODERS[column.type],
           write: this.#writers.get(column) ?? rowWriter(column, ctx),
           defaultText,
-          differs: defaultRow === -1 ? null : defaultRow === 0 ? this.#firstRowBits.get(column) ?? column.differing!(0) : column.differing!(defaultRow),
+          differs,
           typeOverride: classType === column.type ? '' : `${JSON.stringify(name)}:${JSON.stringify(column.type)}`,
-          // Only where the class says Name is text can a row's Name be left to its `name`.
-          isName: name === 'Name' && column.type === 'String' && classType === 'String' && !schema.partial.has(name),
           noDefault: schema.partial.has(name),
         });
       }
-      return indexRows(table.className, plans, table.rows.length);
+      return indexRows(table, plans);
     });
     this.#samples.clear();
     this.#writers.clear();
@@ -376,39 +429,38 @@ export class InstanceTree {
   /** Writes one instance's JSON. */
   writeInstance(w: JsonWriter, row: number): void {
     const { dom } = this;
-    const { head, plans, starts, order } = this.#tables[dom.tableOf(row)]!;
+    const { head, nameColumn, plans, starts, order } = this.#tables[dom.tableOf(row)]!;
     const at = dom.rowInTable(row);
-    w.ascii('{"id":');
+    w.bytes(ID_KEY);
     writeId(w, row);
     w.bytes(head);
-    this.#writeName(w, row);
+    if (nameColumn === null || !w.asciiString(nameColumn.data, nameColumn.byteStart(at), nameColumn.byteEnd(at))) w.string(dom.name(row));
     const parent = dom.parent(row);
-    if (parent === -1) w.ascii(',"parent":null,"properties":{');
-    else { w.ascii(',"parent":'); writeId(w, parent); w.ascii(',"properties":{'); }
+    if (parent === -1) w.bytes(NO_PARENT);
+    else { w.bytes(PARENT_KEY); writeId(w, parent); w.bytes(PROPERTIES_KEY); }
     let first = true;
     let types = '';
     for (let i = starts[at]!, end = starts[at + 1]!; i < end; i++) {
       const plan = plans[order[i]!]!;
-      const differs = plan.differs;
-      // Name is the instance's `name` (dom.name reads this column) whenever it is text.
-      if (plan.isName && (isAsciiRow(plan.column, at) || typeof plan.column.get(at) === 'string')) continue;
-      if (differs === null && plan.defaultText !== undefined) {
-        // Without a bit set to tell, the default is compared as text (XML files, other columns).
+      const kind = plan.kind;
+      if (kind === PlanKind.Write) {
+        w.bytes(first ? plan.key : plan.commaKey);
+        plan.write(w, at);
+      } else if (kind === PlanKind.Name) {
+        // Name is the instance's `name` (dom.name reads this column) whenever it is text.
+        if (typeof plan.column.get(at) === 'string') continue;
+        w.bytes(first ? plan.key : plan.commaKey);
+        plan.write(w, at);
+      } else {
         const value = plan.column.get(at);
         // A text past the cap cannot be the default's: it is written as the value, not made whole.
         const text = encodeValueWithin(plan.column.type, value, this.#ctx, MAX_DEFAULT_TEXT_BYTES);
         if (text === plan.defaultText) continue;
-        if (!first) w.byte(0x2c);
-        first = false;
-        w.bytes(plan.key);
+        w.bytes(first ? plan.key : plan.commaKey);
         if (text === undefined) plan.encode(w, value, this.#ctx);
         else w.text(text);
-      } else {
-        if (!first) w.byte(0x2c);
-        first = false;
-        w.bytes(plan.key);
-        plan.write(w, at);
       }
+      first = false;
       if (plan.typeOverride) types += (types ? ',' : '') + plan.typeOverride;
     }
     w.byte(0x7d);
@@ -418,11 +470,11 @@ export class InstanceTree {
 
   /** Writes generated instance `index`: complete properties and types of its own. */
   writeGenerated(w: JsonWriter, generated: GeneratedInstances, index: number): void {
-    w.ascii('{"id":');
+    w.bytes(ID_KEY);
     w.string(generated.id(index));
     w.bytes(this.#generatedHead(generated.className(index), generated.name(index)));
     writeId(w, generated.parent(index));
-    w.ascii(',"generated":true,"properties":{');
+    w.bytes(GENERATED_PROPERTIES);
     const { keys, tail } = this.#generatedText(generated.schema);
     for (let k = 0; k < keys.length; k++) {
       w.bytes(keys[k]!);
@@ -470,11 +522,16 @@ export class InstanceTree {
 export function* instancesJson(w: JsonWriter, tree: InstanceTree, generated?: GeneratedInstances): Generator<Buffer> {
   w.byte(0x5b);
   let first = true;
-  for (const row of tree.rows()) {
+  // tree.rows(), walked here: a generator step per instance is not free on a 200k-part place.
+  const { dom, excluded } = tree;
+  let row = dom.firstRoot;
+  while (row !== -1) {
+    if (excluded?.[row]) { row = dom.after(row); continue; }
     if (!first) w.byte(0x2c);
     first = false;
     tree.writeInstance(w, row);
     if (w.ready) yield* w.take();
+    row = dom.next(row);
   }
   for (let index = 0; index < (generated?.count ?? 0); index++) {
     if (!first) w.byte(0x2c);

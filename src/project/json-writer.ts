@@ -17,6 +17,9 @@ import { Buffer } from 'node:buffer';
 const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 const QUOTE = 0x22, BACKSLASH = 0x5c, MINUS = 0x2d, DOT = 0x2e, ZERO = 0x30;
 const HEX = '0123456789abcdef';
+/** Each byte's two lower-case hex digits (high digit in the high byte). */
+const HEX_PAIRS = Uint16Array.from({ length: 256 }, (_, b) => (HEX.charCodeAt(b >> 4) << 8) | HEX.charCodeAt(b & 15));
+const TRUE = Buffer.from('true', 'latin1'), FALSE = Buffer.from('false', 'latin1');
 /** Characters of a long string escaped at a time (JsonWriter's #longString): at most 384 KiB of JSON. */
 const LONG_STRING_SLICE = 1 << 16;
 const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
@@ -139,8 +142,12 @@ export class JsonWriter {
     let at = this.#at;
     buffer[at++] = QUOTE;
     for (let w = 0; w < 4; w++) {
-      const word = words[w]!;
-      for (let shift = 28; shift >= 0; shift -= 4) buffer[at++] = HEX.charCodeAt((word >>> shift) & 15);
+      const word = words[w]! >>> 0;
+      for (let shift = 24; shift >= 0; shift -= 8) {
+        const pair = HEX_PAIRS[(word >>> shift) & 0xff]!;
+        buffer[at++] = pair >> 8;
+        buffer[at++] = pair & 0xff;
+      }
     }
     buffer[at++] = QUOTE;
     this.#at = at;
@@ -245,6 +252,45 @@ export class JsonWriter {
     this.written += this.#at - from;
   }
 
+  /** A non-negative safe integer as a JSON string (`"123"`: a map instance's id). */
+  quotedInt(value: number): void {
+    if (!(Number.isSafeInteger(value) && value >= 0)) { this.string(String(value)); return; }
+    this.#room(24);
+    const buffer = this.#buffer;
+    const from = this.#at;
+    buffer[from] = QUOTE;
+    const at = writeDigits(buffer, from + 1, value, 0);
+    buffer[at] = QUOTE;
+    this.#at = at + 1;
+    this.written += at + 1 - from;
+  }
+
+  /** `[a,b,...]`: `count` values of `values` from index `from`, as `int` writes each, in room reserved once (a part's Color3uint8). */
+  intArray(values: ArrayLike<number>, from: number, count: number): void {
+    this.#room(count * 24 + 2);
+    const buffer = this.#buffer;
+    const start = this.#at;
+    let at = start;
+    buffer[at++] = 0x5b;
+    for (let i = 0; i < count; i++) {
+      if (i) buffer[at++] = 0x2c;
+      const value = values[from + i]!;
+      if (!Number.isSafeInteger(value)) {
+        // As `int` writes it (JavaScript's text), after what is written so far.
+        this.#at = at;
+        this.written += at - start;
+        this.float64(value);
+        for (let k = i + 1; k < count; k++) { this.byte(0x2c); this.int(values[from + k]!); }
+        this.byte(0x5d);
+        return;
+      }
+      at = writeInteger(buffer, at, value);
+    }
+    buffer[at++] = 0x5d;
+    this.#at = at;
+    this.written += at - start;
+  }
+
   /**
    * A float32 in the shortest decimal that reads back as the same float32 (see
    * writeFloat32). Everything is written into room reserved once: a float32's text is
@@ -283,6 +329,36 @@ export class JsonWriter {
     this.written += at - start;
   }
 
+  /** A float32 given as its bit pattern (ViewColumn.floatBits): the text `float32` writes for that float. */
+  float32Bits(bits: number): void {
+    this.#room(32);
+    const from = this.#at;
+    const at = float32BitsInto(this.#buffer, from, bits);
+    if (at < 0) { this.ascii(slowFloat32(floatOfBits(bits))); return; }
+    this.#at = at;
+    this.written += at - from;
+  }
+
+  /** `[a,b,...]` of `count` float32 bit patterns from index `from`: the text `float32Array` writes for those floats. */
+  float32BitsArray(bits: Uint32Array, from: number, count: number): void {
+    this.#room(count * 32 + 2);
+    const buffer = this.#buffer;
+    const start = this.#at;
+    let at = start;
+    buffer[at++] = 0x5b;
+    for (let i = 0; i < count; i++) {
+      if (i) buffer[at++] = 0x2c;
+      const pattern = bits[from + i]!;
+      const end = float32BitsInto(buffer, at, pattern);
+      if (end >= 0) { at = end; continue; }
+      const text = slowFloat32(floatOfBits(pattern));
+      for (let k = 0; k < text.length; k++) buffer[at++] = text.charCodeAt(k);
+    }
+    buffer[at++] = 0x5d;
+    this.#at = at;
+    this.written += at - start;
+  }
+
   float64(x: number): void {
     if (x === 0) { this.ascii(Object.is(x, -0) ? '-0' : '0'); return; }
     if (x !== x || x === Infinity || x === -Infinity) { this.ascii(nonFinite(x)); return; }
@@ -290,7 +366,7 @@ export class JsonWriter {
   }
 
   bool(value: boolean): void {
-    this.ascii(value ? 'true' : 'false');
+    this.bytes(value ? TRUE : FALSE);
   }
 }
 
@@ -307,22 +383,43 @@ const FLOAT_KEY = new Uint32Array(FLOAT_BITS.buffer);
 
 /**
  * Writes a float32's text at `at` (room for 32 bytes reserved); returns where it
- * ends, or -1 when the value needs slowFloat32. Fractions: a map repeats its sizes,
- * offsets and rotations, so their text is kept by bit pattern in a small
- * direct-mapped cache.
+ * ends, or -1 when the value needs slowFloat32. A map repeats its sizes, offsets,
+ * positions and rotations, so their text is kept by bit pattern in a small
+ * direct-mapped cache (float32BitsInto).
  */
 function float32Into(buffer: Uint8Array, from: number, x: number): number {
-  if ((x | 0) === x) return writeFloat32(buffer, from, x);
   FLOAT_BITS[0] = x;
-  const bits = FLOAT_KEY[0]!;
+  // A number that is not a float32 (a double between two, NaN) reads back different: never cached.
+  if (FLOAT_BITS[0] !== x) return writeFloat32(buffer, from, x);
+  return float32BitsInto(buffer, from, FLOAT_KEY[0]!);
+}
+
+/** The float32 with bit pattern `bits`. */
+function floatOfBits(bits: number): number {
+  FLOAT_KEY[0] = bits;
+  return FLOAT_BITS[0]!;
+}
+
+const ONE_BITS = 0x3f800000, MINUS_ONE_BITS = 0xbf800000;
+
+/**
+ * float32Into for a float given as its bit pattern: the cache is keyed by the pattern,
+ * so a hit needs no float at all, and it keeps whole numbers too (a position's digits
+ * cost a division each); 0, 1 and -1 (most of a rotation's entries) are written
+ * without a look-up.
+ */
+function float32BitsInto(buffer: Uint8Array, from: number, bits: number): number {
+  if (bits === 0) { buffer[from] = ZERO; return from + 1; }
+  if (bits === ONE_BITS) { buffer[from] = ZERO + 1; return from + 1; }
+  if (bits === MINUS_ONE_BITS) { buffer[from] = MINUS; buffer[from + 1] = ZERO + 1; return from + 2; }
   const slot = Math.imul(bits, 0x9e3779b1) >>> (32 - CACHE_BITS);
   const length = CACHED_LENGTHS[slot]!;
-  if (length !== 0 && CACHED_KEYS[slot] === bits && FLOAT_BITS[0] === x) {
+  if (length !== 0 && CACHED_KEYS[slot] === bits) {
     const text = slot * CACHED_BYTES;
     for (let i = 0; i < length; i++) buffer[from + i] = CACHED_TEXT[text + i]!;
     return from + length;
   }
-  const at = writeFloat32(buffer, from, x);
+  const at = writeFloat32(buffer, from, floatOfBits(bits));
   if (at >= 0 && at - from <= CACHED_BYTES) {
     CACHED_KEYS[slot] = bits;
     CACHED_LENGTHS[slot] = at - from;

@@ -2,12 +2,15 @@
  * Property values written straight from a binary file's columns: the same JSON text
  * as `ENCODERS[type](w, column.get(row), ctx)`, without the value in between. A
  * 200k-part place has millions of values, and reading each as an object (a CFrame is
- * five arrays) before formatting it cost as much as the formatting: numeric families
- * hand their numbers to a scratch array (Column.numbers), ASCII strings are copied
+ * five arrays) before formatting it cost as much as the formatting: float families
+ * hand their float32 bit patterns to a scratch array (ViewColumn.floatBits: the
+ * writer keeps float text by bit pattern, so a repeated value needs no float at all),
+ * other numeric families their numbers (Column.numbers), ASCII strings are copied
  * from the chunk's bytes. Anything else (XML columns, non-ASCII text, the rarer types)
  * goes through `get` and the encoder.
  */
 import type { Column, Dom } from '../parser/dom.js';
+import { ViewColumn } from '../parser/columns/column.js';
 import { StringColumn } from '../parser/columns/strings.js';
 import type { PropType } from '../parser/values.js';
 import { ENCODERS, type EncodeContext } from './encoding.js';
@@ -27,12 +30,23 @@ const NUMBER_FORMS: Partial<Record<PropType, 'float' | 'int' | 'floats' | 'ints'
 
 /** Scratch for a row's numbers (a CFrame's twelve at most). */
 const scratch = new Float64Array(12);
+/** The same for float bit patterns (ViewColumn.floatBits). */
+const bitsScratch = new Uint32Array(12);
 
 /** The writer of `column`'s rows. */
 export function rowWriter(column: Column, ctx: EncodeContext): RowWriter {
   const encode = ENCODERS[column.type];
   const numbers = column.numbers;
   const form = NUMBER_FORMS[column.type];
+  const floatBits = column instanceof ViewColumn ? column.floatBits : undefined;
+  if (floatBits && form === 'float') return (w, row) => { floatBits(row, bitsScratch); w.float32Bits(bitsScratch[0]!); };
+  if (floatBits && form === 'floats') {
+    return (w, row) => {
+      const count = floatBits(row, bitsScratch);
+      if (count === 0) { w.ascii('null'); return; } // an OptionalCFrame without one
+      w.float32BitsArray(bitsScratch, 0, count);
+    };
+  }
   if (numbers && form) {
     switch (form) {
       case 'float': return (w, row) => { numbers(row, scratch); w.float32(scratch[0]!); };
@@ -43,12 +57,7 @@ export function rowWriter(column: Column, ctx: EncodeContext): RowWriter {
         w.float32Array(scratch, 0, count);
       };
       case 'hex': return (w, row) => { numbers(row, scratch); w.hexWords(scratch); };
-      case 'ints': return (w, row) => {
-        const count = numbers(row, scratch);
-        w.byte(0x5b);
-        for (let i = 0; i < count; i++) { if (i) w.byte(0x2c); w.int(scratch[i]!); }
-        w.byte(0x5d);
-      };
+      case 'ints': return (w, row) => { w.intArray(scratch, 0, numbers(row, scratch)); };
     }
   }
   if (column instanceof StringColumn && (column.type === 'String' || column.type === 'Bytecode')) {
@@ -56,6 +65,8 @@ export function rowWriter(column: Column, ctx: EncodeContext): RowWriter {
       if (!w.asciiString(column.data, column.byteStart(row), column.byteEnd(row))) encode(w, column.get(row), ctx);
     };
   }
+  // Bools (a part's Anchored, CanCollide, ...): ENCODERS.Bool without the call through the encoder.
+  if (column.type === 'Bool') return (w, row) => w.bool(column.get(row) === true);
   return (w, row) => encode(w, column.get(row), ctx);
 }
 
@@ -78,12 +89,4 @@ export function nameWriter(dom: Dom): RowWriter {
     }
     w.string(dom.name(row));
   };
-}
-
-/** Whether row `row` of a String column is ASCII text (then `get` gives it as a string). */
-export function isAsciiRow(column: Column, row: number): boolean {
-  if (!(column instanceof StringColumn)) return false;
-  const data = column.data;
-  for (let i = column.byteStart(row), end = column.byteEnd(row); i < end; i++) if (data[i]! > 0x7f) return false;
-  return true;
 }

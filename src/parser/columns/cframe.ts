@@ -7,7 +7,7 @@ import { DecodeError } from '../errors.js';
 import { checkCount, need, readU8, type Cursor } from '../reader.js';
 import type { CFrameValue, Matrix3, Vec3 } from '../values.js';
 import { TYPE_IDS } from '../types.js';
-import { diffRows, f32At, f32le, sameBytes, ViewColumn, type ColumnContext, type RowDiff, type RowNumbers, type RowReader } from './column.js';
+import { diffPlaneBytes, diffRows, f32At, f32BitsAt, f32le, sameBytes, u32le, ViewColumn, type ColumnContext, type RowBits, type RowDiff, type RowNumbers, type RowReader } from './column.js';
 
 /** Unit normals in Roblox NormalId-style order: +X, +Y, +Z, -X, -Y, -Z. */
 const NORMALS: readonly Vec3[] = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0], [0, 0, -1]];
@@ -27,6 +27,9 @@ export function basicRotation(id: number): number[] | undefined {
 }
 
 const ROTATIONS: (number[] | undefined)[] = Array.from({ length: 36 }, (_, id) => basicRotation(id));
+
+/** The same rotations' nine entries as float32 bit patterns (for RowBits). */
+const ROTATION_BITS: (Uint32Array | undefined)[] = ROTATIONS.map((r) => r && new Uint32Array(new Float32Array(r).buffer));
 
 /**
  * Checks the rotation ids (one byte each; 0 is followed by nine raw floats) and how
@@ -94,6 +97,22 @@ function cframeNumbers(col: ViewColumn, rotationStart: number, full: boolean, po
   return 12;
 }
 
+/** Row `row`'s twelve numbers as float32 bit patterns, in cframeNumbers' order. */
+function cframeBits(col: ViewColumn, rotationStart: number, full: boolean, positions: number, row: number, out: Uint32Array): number {
+  const b = col.data, n = col.length;
+  const at = rotationAt(col, rotationStart, full, row);
+  const id = b[at]!;
+  out[0] = f32BitsAt(b, positions, n, row);
+  out[1] = f32BitsAt(b, positions + 4 * n, n, row);
+  out[2] = f32BitsAt(b, positions + 8 * n, n, row);
+  if (id === 0) {
+    for (let k = 0; k < 9; k++) out[3 + k] = u32le(b, at + 1 + 4 * k);
+  } else {
+    out.set(ROTATION_BITS[id]!, 3);
+  }
+  return 12;
+}
+
 /** Rows a and b hold the same rotation bytes (an id, or id 0 and the same nine floats) and the same 12 position plane bytes. */
 function sameCFrame(col: ViewColumn, rotationStart: number, full: boolean, positions: number, a: number, b: number): boolean {
   const d = col.data, n = col.length;
@@ -112,9 +131,22 @@ const CFRAME_NUMBERS: Record<'compact' | 'full', RowNumbers> = {
   compact: (col, row, out) => cframeNumbers(col, col.at, false, col.end - 12 * col.length, row, out),
   full: (col, row, out) => cframeNumbers(col, col.at, true, col.end - 12 * col.length, row, out),
 };
+const CFRAME_BITS: Record<'compact' | 'full', RowBits> = {
+  compact: (col, row, out) => cframeBits(col, col.at, false, col.end - 12 * col.length, row, out),
+  full: (col, row, out) => cframeBits(col, col.at, true, col.end - 12 * col.length, row, out),
+};
 const DIFF_CFRAME: Record<'compact' | 'full', RowDiff> = {
-  compact: diffRows((col, a, b) => sameCFrame(col, col.at, false, col.end - 12 * col.length, a, b)),
-  full: diffRows((col, a, b) => sameCFrame(col, col.at, true, col.end - 12 * col.length, a, b)),
+  // One rotation id byte per row, then the twelve position planes: thirteen planes in a row.
+  compact: (col, reference, bits) => diffPlaneBytes(col.data, col.at, col.length, 13, reference, bits),
+  full: (col, reference, bits) => {
+    const d = col.data, n = col.length;
+    diffPlaneBytes(d, col.end - 12 * n, n, 12, reference, bits);
+    const expected = rotationAt(col, col.at, true, reference);
+    const length = d[expected] === 0 ? 37 : 1;
+    for (let r = 0; r < n; r++) {
+      if (!sameBytes(d, rotationAt(col, col.at, true, r), expected, length)) bits[r >> 3]! |= 1 << (r & 7);
+    }
+  },
 };
 
 export function readCFrameColumn(c: Cursor, { count }: ColumnContext): Column {
@@ -123,7 +155,7 @@ export function readCFrameColumn(c: Cursor, { count }: ColumnContext): Column {
   checkCount(c, count, 12, 'CFrame position');
   need(c, count * 12, 'CFrame position');
   const kind = full ? 'full' : 'compact';
-  return new ViewColumn('CFrame', count, c.bytes, at, c.pos, CFRAME[kind], DIFF_CFRAME[kind], CFRAME_NUMBERS[kind]);
+  return new ViewColumn('CFrame', count, c.bytes, at, c.pos, CFRAME[kind], DIFF_CFRAME[kind], CFRAME_NUMBERS[kind], CFRAME_BITS[kind]);
 }
 
 /**
@@ -160,6 +192,18 @@ const OPTIONAL_CFRAME_NUMBERS: Record<'compact' | 'full', RowNumbers> = {
   full: (col, row, out) => optionalCFrameNumbers(col, true, row, out),
 };
 
+/** An OptionalCFrame row's twelve bit patterns, or none (0). */
+function optionalCFrameBits(col: ViewColumn, full: boolean, row: number, out: Uint32Array): number {
+  const n = col.length;
+  if (col.data[col.end - n + row] === 0) return 0;
+  return cframeBits(col, col.at + 1, full, col.end - n - 1 - 12 * n, row, out);
+}
+
+const OPTIONAL_CFRAME_BITS: Record<'compact' | 'full', RowBits> = {
+  compact: (col, row, out) => optionalCFrameBits(col, false, row, out),
+  full: (col, row, out) => optionalCFrameBits(col, true, row, out),
+};
+
 const DIFF_OPTIONAL_CFRAME: Record<'compact' | 'full', RowDiff> = {
   compact: diffRows((col, a, b) => sameOptionalCFrame(col, false, a, b)),
   full: diffRows((col, a, b) => sameOptionalCFrame(col, true, a, b)),
@@ -176,5 +220,5 @@ export function readOptionalCFrameColumn(c: Cursor, { count }: ColumnContext): C
   if (flagType !== TYPE_IDS.Bool) throw new DecodeError(`OptionalCFrame expected presence type 0x02, got 0x${flagType.toString(16)}`);
   need(c, count, 'OptionalCFrame presence');
   const kind = full ? 'full' : 'compact';
-  return new ViewColumn('OptionalCFrame', count, c.bytes, at, c.pos, OPTIONAL_CFRAME[kind], DIFF_OPTIONAL_CFRAME[kind], OPTIONAL_CFRAME_NUMBERS[kind]);
+  return new ViewColumn('OptionalCFrame', count, c.bytes, at, c.pos, OPTIONAL_CFRAME[kind], DIFF_OPTIONAL_CFRAME[kind], OPTIONAL_CFRAME_NUMBERS[kind], OPTIONAL_CFRAME_BITS[kind]);
 }

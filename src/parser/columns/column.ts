@@ -25,6 +25,13 @@ export type RowReader = (column: ViewColumn, row: number) => Value;
 /** How a numeric family reads one row's numbers into `out` (see Column.numbers). */
 export type RowNumbers = (column: ViewColumn, row: number, out: Float64Array) => number;
 
+/**
+ * How a float family reads one row's float32 values as their IEEE bit patterns into
+ * `out` (the same values, in the same order, as RowNumbers): a writer that keys its
+ * text by bit pattern needs no float in between (see ViewColumn.floatBits).
+ */
+export type RowBits = (column: ViewColumn, row: number, out: Uint32Array) => number;
+
 /** How a family tells whether two rows hold the same value, without reading either. */
 export type RowSame = (column: ViewColumn, a: number, b: number) => boolean;
 
@@ -57,20 +64,27 @@ const PLANES: RowDiff[] = [];
  * of every column of every class: on a 200k-part place, forty million bytes.
  */
 export function diffPlanes(width: number): RowDiff {
-  return (PLANES[width] ??= (col, reference, bits) => {
-    const d = col.data, n = col.length, whole = n & ~7;
-    for (let k = 0, at = col.at; k < width; k++, at += n) {
-      const e = d[at + reference]!;
-      let r = 0;
-      for (; r < whole; r += 8) {
-        const p = at + r;
-        const byte = (+(d[p] !== e)) | (+(d[p + 1] !== e) << 1) | (+(d[p + 2] !== e) << 2) | (+(d[p + 3] !== e) << 3)
-          | (+(d[p + 4] !== e) << 4) | (+(d[p + 5] !== e) << 5) | (+(d[p + 6] !== e) << 6) | (+(d[p + 7] !== e) << 7);
-        if (byte !== 0) bits[r >> 3]! |= byte;
-      }
-      for (; r < n; r++) if (d[at + r] !== e) bits[r >> 3]! |= 1 << (r & 7);
+  return (PLANES[width] ??= (col, reference, bits) => diffPlaneBytes(col.data, col.at, col.length, width, reference, bits));
+}
+
+/** diffPlanes over `width` planes of `n` bytes from `at` of `d` (also a CFrame's position planes). */
+export function diffPlaneBytes(d: Uint8Array, at: number, n: number, width: number, reference: number, bits: Uint8Array): void {
+  const whole = n & ~7;
+  // Eight bytes read as two words first: most planes hold one byte throughout (a class default).
+  const words = new DataView(d.buffer, d.byteOffset, d.byteLength);
+  for (let k = 0; k < width; k++, at += n) {
+    const e = d[at + reference]!;
+    const run = Math.imul(e, 0x01010101);
+    let r = 0;
+    for (; r < whole; r += 8) {
+      const p = at + r;
+      if (words.getInt32(p, true) === run && words.getInt32(p + 4, true) === run) continue;
+      const byte = (+(d[p] !== e)) | (+(d[p + 1] !== e) << 1) | (+(d[p + 2] !== e) << 2) | (+(d[p + 3] !== e) << 3)
+        | (+(d[p + 4] !== e) << 4) | (+(d[p + 5] !== e) << 5) | (+(d[p + 6] !== e) << 6) | (+(d[p + 7] !== e) << 7);
+      if (byte !== 0) bits[r >> 3]! |= byte;
     }
-  });
+    for (; r < n; r++) if (d[at + r] !== e) bits[r >> 3]! |= 1 << (r & 7);
+  }
 }
 
 const RECORDS: RowDiff[] = [];
@@ -96,6 +110,8 @@ export class ViewColumn implements Column {
   /** Row offsets or values worked out on first read, for the families that need them. */
   cache: Uint32Array | Int32Array | undefined = undefined;
   readonly numbers: ((row: number, out: Float64Array) => number) | undefined;
+  /** Float families (Float32, Vector2/3, Color3, CFrames): a row's float32 bit patterns, as `numbers` reads its values. */
+  readonly floatBits: ((row: number, out: Uint32Array) => number) | undefined;
 
   constructor(
     readonly type: PropType,
@@ -106,8 +122,10 @@ export class ViewColumn implements Column {
     readonly read: RowReader,
     readonly diff: RowDiff = diffRows(sameValues),
     rowNumbers?: RowNumbers,
+    rowBits?: RowBits,
   ) {
     this.numbers = rowNumbers && ((row, out) => rowNumbers(this, row, out));
+    this.floatBits = rowBits && ((row, out) => rowBits(this, row, out));
   }
 
   get(row: number): Value {
@@ -163,6 +181,12 @@ export function f32At(b: Uint8Array, at: number, count: number, row: number): nu
   const u = u32At(b, at, count, row);
   scratch.setUint32(0, (u >>> 1) | (u << 31));
   return scratch.getFloat32(0);
+}
+
+/** The same float's IEEE bit pattern (as a u32, or the i32 with the same bits: for a Uint32Array). */
+export function f32BitsAt(b: Uint8Array, at: number, count: number, row: number): number {
+  const u = u32At(b, at, count, row);
+  return (u >>> 1) | (u << 31);
 }
 
 /** A little-endian f32 at a byte offset. */

@@ -3,7 +3,7 @@ import type { Column } from '../dom.js';
 import { int64ToValue, uint64ToValue } from '../interleave.js';
 import { checkCount, need, type Cursor } from '../reader.js';
 import type { PropType } from '../values.js';
-import { diffPlanes, diffRecords, diffRows, f32At, f64le, i32At, sameValues, u32At, ViewColumn, type ColumnContext, type RowDiff, type RowNumbers, type RowReader } from './column.js';
+import { diffPlanes, diffRecords, diffRows, f32At, f32BitsAt, f64le, i32At, sameValues, u32At, ViewColumn, type ColumnContext, type RowBits, type RowDiff, type RowNumbers, type RowReader } from './column.js';
 
 /**
  * Checks that `count` values of `width` bytes are there and returns a view column over
@@ -11,11 +11,11 @@ import { diffPlanes, diffRecords, diffRows, f32At, f64le, i32At, sameValues, u32
  */
 export function fixedColumn(
   c: Cursor, type: PropType, count: number, width: number, read: RowReader,
-  what: string = type, diff: RowDiff = diffPlanes(width), numbers?: RowNumbers,
+  what: string = type, diff: RowDiff = diffPlanes(width), numbers?: RowNumbers, bits?: RowBits,
 ): ViewColumn {
   checkCount(c, count, width, what);
   const at = need(c, count * width, what);
-  return new ViewColumn(type, count, c.bytes, at, c.pos, read, diff, numbers);
+  return new ViewColumn(type, count, c.bytes, at, c.pos, read, diff, numbers, bits);
 }
 
 /** A one-number family's RowNumbers from its reader. */
@@ -33,8 +33,13 @@ const uint32 = (col: ViewColumn, row: number): number => u32At(col.data, col.at,
 export const readBoolColumn = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Bool', count, 1, bool, 'bool');
 export const readInt32Column = (c: Cursor, { count }: ColumnContext): Column =>
   fixedColumn(c, 'Int32', count, 4, int32, 'Int32', diffPlanes(4), single(int32));
+const float32Bits: RowBits = (col, row, out) => {
+  out[0] = f32BitsAt(col.data, col.at, col.length, row);
+  return 1;
+};
+
 export const readFloat32Column = (c: Cursor, { count }: ColumnContext): Column =>
-  fixedColumn(c, 'Float32', count, 4, float32, 'Float32', diffPlanes(4), single(float32));
+  fixedColumn(c, 'Float32', count, 4, float32, 'Float32', diffPlanes(4), single(float32), float32Bits);
 export const readFloat64Column = (c: Cursor, { count }: ColumnContext): Column => fixedColumn(c, 'Float64', count, 8, float64, 'Float64', diffRecords(8));
 
 /** Enum, BrickColor and SharedString: big-endian u32, interleaved, no transformation. */

@@ -2,7 +2,7 @@
 import { DecodeError } from '../errors.js';
 import { bytesToStringValue, checkCount, need, readU32, type Cursor } from '../reader.js';
 import type { PropType, StringValue } from '../values.js';
-import { diffRows, sameBytes, u32le, ViewColumn, type ColumnContext, type RowSame } from './column.js';
+import { sameBytes, u32le, ViewColumn, type ColumnContext, type RowDiff } from './column.js';
 
 /**
  * Checks every length when the file is decoded; where each string starts is worked
@@ -28,12 +28,17 @@ export class StringColumn extends ViewColumn {
   }
 }
 
-const sameString: RowSame = (col, a, b) => {
-  const i = stringStart(col, a), j = stringStart(col, b);
-  const length = u32le(col.data, i - 4);
-  return length === u32le(col.data, j - 4) && sameBytes(col.data, i, j, length);
+/** Row by row in file order, each row's length read where the previous row ends (no look-up of where it starts). */
+const diffString: RowDiff = (col, reference, bits) => {
+  const d = col.data;
+  const expected = stringStart(col, reference), length = u32le(d, expected - 4);
+  for (let r = 0, at = col.at; r < col.length; r++) {
+    const rowLength = u32le(d, at);
+    at += 4;
+    if (rowLength !== length || !sameBytes(d, at, expected, length)) bits[r >> 3]! |= 1 << (r & 7);
+    at += rowLength;
+  }
 };
-const diffString = diffRows(sameString);
 
 function stringStart(col: ViewColumn, row: number): number {
   let starts = col.cache;

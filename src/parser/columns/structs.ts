@@ -137,9 +137,8 @@ const uniqueId: RowReader = (col, row) => {
 
 /** The four 32-bit words a UniqueId prints, in print order (Column.numbers). */
 const uniqueIdNumbers: RowNumbers = (col, row, out) => {
-  const n = col.length;
-  const word = (k: number) => u32At(col.data, col.at + 4 * k * n, n, row);
-  const index = word(0), time = word(1), hi = word(2), lo = word(3);
+  const b = col.data, n = col.length, at = col.at;
+  const index = u32At(b, at, n, row), time = u32At(b, at + 4 * n, n, row), hi = u32At(b, at + 8 * n, n, row), lo = u32At(b, at + 12 * n, n, row);
   out[0] = ((hi >>> 1) | (lo << 31)) >>> 0;
   out[1] = ((lo >>> 1) | (hi << 31)) >>> 0;
   out[2] = time;

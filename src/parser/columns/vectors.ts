@@ -2,7 +2,7 @@
 import type { Column } from '../dom.js';
 import type { Cursor } from '../reader.js';
 import type { PropType, Value } from '../values.js';
-import { f32At, f32le, i32At, diffPlanes, diffRecords, type ColumnContext, type RowNumbers, type RowReader } from './column.js';
+import { f32At, f32BitsAt, f32le, i32At, diffPlanes, diffRecords, type ColumnContext, type RowBits, type RowNumbers, type RowReader } from './column.js';
 import { fixedColumn } from './numbers.js';
 
 /** Float plane set `plane` (each is four byte planes of `length` bytes) of row `row`. */
@@ -36,11 +36,24 @@ const vec3Numbers: RowNumbers = (col, row, out) => {
   return 3;
 };
 
+/** Float plane set `index` of row `row`, as its bit pattern. */
+const planeBits = (col: { data: Uint8Array; at: number; length: number }, index: number, row: number) =>
+  f32BitsAt(col.data, col.at + index * 4 * col.length, col.length, row);
+
+const vec2Bits: RowBits = (col, row, out) => {
+  out[0] = planeBits(col, 0, row); out[1] = planeBits(col, 1, row);
+  return 2;
+};
+const vec3Bits: RowBits = (col, row, out) => {
+  out[0] = planeBits(col, 0, row); out[1] = planeBits(col, 1, row); out[2] = planeBits(col, 2, row);
+  return 3;
+};
+
 /** Vector2, Vector3 and Color3: one interleaved float plane set per component. */
 export function readFloatStructColumn(c: Cursor, { count }: ColumnContext, type: PropType, components: 2 | 3): Column {
   return components === 2
-    ? fixedColumn(c, type, count, 8, vec2, type, diffPlanes(8), vec2Numbers)
-    : fixedColumn(c, type, count, 12, vec3, type, diffPlanes(12), vec3Numbers);
+    ? fixedColumn(c, type, count, 8, vec2, type, diffPlanes(8), vec2Numbers, vec2Bits)
+    : fixedColumn(c, type, count, 12, vec3, type, diffPlanes(12), vec3Numbers, vec3Bits);
 }
 
 /** Ray and NumberRange: little-endian f32 values in sequence, no interleaving. */
