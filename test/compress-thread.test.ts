@@ -10,11 +10,13 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliDecompressSync } from 'node:zlib';
 import { decode } from '../src/parser/index.js';
 import { projectJson } from '../src/project/document.js';
 import { pumpChunks } from '../src/project/json-stream.js';
-import { documentCompressor } from '../src/project/compression.js';
+import { COMPRESSOR_BUFFER_BYTES, documentCompressor } from '../src/project/compression.js';
 import { endCompressorThread, threadCompressor } from '../src/project/compress-thread.js';
 import { PLACES_DIR, REPO_ROOT } from './support/paths.js';
 
@@ -85,4 +87,23 @@ test('a process that compressed a document ends on its own: the idle thread keep
   `;
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });
   assert.match(stdout, /^compressed \d+\n$/);
+});
+
+test('a reader that falls behind holds the writer back: compressed bytes waiting stay bounded, as with zlib\'s stream', { timeout: 60_000 }, async () => {
+  // 64 MB of JSON that hardly compresses, read at 20 MB/s (a busy disk). Each read takes
+  // whatever waits, so the largest piece read is the most that waited at once.
+  const json = Array.from({ length: 256 }, () => Buffer.from(JSON.stringify(randomBytes(190 << 10).toString('base64'))));
+  const stream = threadCompressor(1 << 20);
+  let waited = 0;
+  const out: Buffer[] = [];
+  await pumpChunks(json, stream, async (source) => {
+    for await (const piece of source) {
+      waited = Math.max(waited, piece.length);
+      out.push(Buffer.from(piece));
+      await sleep(piece.length / 20_000);
+    }
+  });
+  assert.ok(brotliDecompressSync(Buffer.concat(out)).equals(Buffer.concat(json)));
+  // The readable side's mark, plus what the JSON in flight becomes (it went on piling up to tens of MB).
+  assert.ok(waited <= 3 * COMPRESSOR_BUFFER_BYTES, `${(waited / 2 ** 20).toFixed(1)} MiB of compressed bytes waited for the reader at once`);
 });

@@ -9,7 +9,9 @@
  * all of it. A thread whose own event loop drives the stream never waits for the writer.
  * The writer only copies each chunk across and goes on; at most IN_FLIGHT_BYTES of JSON
  * are on their way at once (the Duplex's write waits past that), so a compressor that
- * falls behind holds the writer back instead of the text piling up.
+ * falls behind holds the writer back instead of the text piling up; so does a reader
+ * that falls behind (a slow disk), once COMPRESSOR_BUFFER_BYTES of compressed bytes wait
+ * for it, as zlib's stream did, instead of the output piling up outside the heap's limit.
  *
  * One thread per calling thread (a pool worker, the CLI, a benchmark), started on first
  * use and shared by its documents (each a stream of its own, by id); it keeps no process
@@ -42,8 +44,13 @@ interface Open {
   fail(error: Error): void;
 }
 
-let thread: Worker | null = null;
-const open = new Map<number, Open>();
+/** A compressor thread and the streams open on it (a thread that ends fails its own streams, never a newer thread's). */
+interface CompressorThread {
+  worker: Worker;
+  open: Map<number, Open>;
+}
+
+let thread: CompressorThread | null = null;
 let nextId = 1;
 /**
  * Chunks' memory the thread gave back, reused for the next chunks: moved to the thread and
@@ -62,30 +69,33 @@ function copyOf(chunk: Uint8Array): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-function compressorThread(): Worker {
+function compressorThread(): CompressorThread {
   if (thread) return thread;
-  const started = new Worker(new URL('./compress-worker.js', import.meta.url), {
+  const worker = new Worker(new URL('./compress-worker.js', import.meta.url), {
     // What it holds is native (Brotli's window and tables) or in flight (bounded above).
     resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 },
     // None of the process's flags: some (--input-type, --eval's) refuse a worker's file.
     execArgv: [],
   });
-  started.on('message', (message: FromCompressor) => open.get(message.id)?.onMessage(message));
+  const started: CompressorThread = { worker, open: new Map() };
+  worker.on('message', (message: FromCompressor) => started.open.get(message.id)?.onMessage(message));
   const gone = (error: Error): void => {
     if (thread === started) thread = null;
-    for (const stream of [...open.values()]) stream.fail(error);
+    for (const stream of [...started.open.values()]) stream.fail(error);
   };
-  started.on('error', gone);
-  started.on('exit', (code) => gone(new Error(`the document compressor's thread ended (exit code ${code})`)));
-  started.unref();
+  worker.on('error', gone);
+  worker.on('exit', (code) => gone(new Error(`the document compressor's thread ended (exit code ${code})`)));
+  worker.unref();
   return (thread = started);
 }
 
 /** A Duplex that compresses a document's JSON as `documentCompressor(fileBytes)` would, on the compressor's thread. */
 export function threadCompressor(fileBytes: number): Duplex {
-  const worker = compressorThread();
+  const { worker, open } = compressorThread();
   const id = nextId++;
   let inFlight = 0;
+  // Compressed bytes wait for the reader past the readable side's mark: then the writer waits too.
+  let readerBehind = false;
   let blocked: (() => void) | null = null;
   let finished: (() => void) | null = null;
   let closed = false;
@@ -95,20 +105,33 @@ export function threadCompressor(fileBytes: number): Duplex {
     open.delete(id);
     if (open.size === 0) worker.unref();
   };
+  const mayWrite = (): boolean => inFlight <= IN_FLIGHT_BYTES && !readerBehind;
+  const release = (): void => {
+    if (!blocked || !mayWrite()) return;
+    const callback = blocked;
+    blocked = null;
+    callback();
+  };
   const duplex = new Duplex({
+    // As zlib's stream held (compression.ts): a slow reader (a busy disk) holds the writer back
+    // with at most this much compressed output waiting, besides what the JSON in flight becomes.
+    readableHighWaterMark: COMPRESSOR_BUFFER_BYTES,
     write(chunk: Buffer, _encoding, callback) {
       // A copy of its own, moved across: the chunk's memory may be shared (Buffer's pool).
       const bytes = copyOf(chunk);
       inFlight += bytes.length;
       worker.postMessage({ type: 'chunk', id, bytes } satisfies ToCompressor, [bytes.buffer]);
-      if (inFlight <= IN_FLIGHT_BYTES) callback();
+      if (mayWrite()) callback();
       else blocked = callback;
     },
     final(callback) {
       finished = callback;
       worker.postMessage({ type: 'end', id } satisfies ToCompressor);
     },
-    read() {},
+    read() {
+      readerBehind = false;
+      release();
+    },
     destroy(error, callback) {
       if (!closed) worker.postMessage({ type: 'destroy', id } satisfies ToCompressor);
       close();
@@ -118,18 +141,13 @@ export function threadCompressor(fileBytes: number): Duplex {
   open.set(id, {
     onMessage(message) {
       switch (message.type) {
-        case 'consumed': {
+        case 'consumed':
           inFlight -= message.bytes;
           if (spare.length < MAX_SPARE) spare.push(message.buffer);
-          if (blocked && inFlight <= IN_FLIGHT_BYTES) {
-            const callback = blocked;
-            blocked = null;
-            callback();
-          }
+          release();
           break;
-        }
         case 'data':
-          duplex.push(Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.length));
+          if (!duplex.push(Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.length))) readerBehind = true;
           break;
         case 'end':
           close();
@@ -153,5 +171,5 @@ export function threadCompressor(fileBytes: number): Duplex {
 /** Ends the compressor's thread (its open streams fail; the next document starts a new one): for tests, and a process that wants it gone now. */
 export async function endCompressorThread(): Promise<void> {
   const running = thread;
-  if (running) await running.terminate();
+  if (running) await running.worker.terminate();
 }
