@@ -247,6 +247,58 @@ test('the JSON writer escapes strings as JSON.stringify does', () => {
   }
 });
 
+/** Sources with every kind of escape: quote, backslash, each control character, DEL, U+2028/U+2029, multi-byte characters, a BOM. */
+const ESCAPE_SOURCES = [
+  '',
+  'print("a \\ b")\n',
+  String.fromCharCode(...Array.from({ length: 128 }, (_, c) => c)),
+  'x\u2028y\u2029z \u00e9 \u6f22\u5b57 \u{1F600} \ufeff\x7f',
+  '\ufeffbom first',
+  ('-- "q" \\ \t\r\n\u2028 \u00e9\u{1F600}\x01'.repeat(9000)),
+];
+
+test('utf8String writes what string writes for a head and valid UTF-8 bytes, every escape alike, in any chunk size', () => {
+  const head = '--[=[\n{"name":"\u00e9 \\" \u2028","path":"a\ud800b"}\n]=]\n';
+  for (const source of ESCAPE_SOURCES) {
+    for (const chunkBytes of [8, 300, 1 << 16]) {
+      const expected = new JsonWriter(chunkBytes);
+      expected.string(head + source);
+      const fast = new JsonWriter(chunkBytes);
+      fast.utf8String(head, Buffer.from(source, 'utf8'));
+      assert.equal(fast.written, expected.written, `${chunkBytes}: ${JSON.stringify(source.slice(0, 40))}`);
+      assert.ok(Buffer.concat(fast.flush()).equals(Buffer.concat(expected.flush())), `${chunkBytes}: ${JSON.stringify(source.slice(0, 40))}`);
+    }
+  }
+});
+
+test('scripts[] of a binary file: each code is JsonWriter.string of the packed code, sources from bytes (every escape) and non-UTF-8 ones alike', () => {
+  const nonUtf8 = { base64: Buffer.from([0x70, 0xff, 0x22, 0x0a, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0x5c]).toString('base64') };
+  const sources: Value[] = [...ESCAPE_SOURCES, nonUtf8];
+  const builder = new DomBuilder('binary');
+  const workspace = builder.add(builder.addTable('Workspace', new Map([['Name', arrayColumn('String', ['Workspace'])]])));
+  const scripts = builder.addTable('Script', new Map([
+    ['Name', arrayColumn('String', sources.map((_, i) => `s${i} "\u2028\u00e9`))],
+    ['Source', arrayColumn('String', sources)],
+  ]));
+  for (let i = 0; i < sources.length; i++) builder.add(scripts, workspace);
+  const dom = decode(encode(builder.build()));
+  const read = readMapScripts(dom);
+  assert.deepEqual(read.map((s) => [s.bytes !== undefined, s.nonUtf8]), sources.map((_, i) => [true, i === sources.length - 1]), 'bytes from the file; the last not UTF-8');
+  for (const mode of ['disabled', 'enabled'] as const) {
+    const text = Buffer.concat([...projectJson(dom, options('escapes.rbxl', 1, mode))]);
+    const doc = JSON.parse(text.toString('utf8')) as ProjectDocument;
+    assert.equal(doc.scripts.length, sources.length);
+    doc.scripts.forEach((script, i) => {
+      assert.equal(packedSource(script.code), read[i]!.source, `${mode} ${i}: the source`);
+      const w = new JsonWriter();
+      w.ascii(',"code":');
+      w.string(script.code);
+      w.byte(0x7d);
+      assert.ok(text.includes(Buffer.concat(w.flush())), `${mode} ${i}: the entry's code as JsonWriter.string writes it`);
+    });
+  }
+});
+
 test('class tables: a default is a value at least two instances share; a lone instance keeps its own values; XML items with their own property lists are partial', () => {
   const dom = handDom([
     { class: 'Folder', name: 'Lonely', props: { Extra: ['Int32', 5] } },

@@ -34,7 +34,7 @@ import { scanMapScripts } from './script-findings.js';
 import { sceneJson, type Scene } from './scene.js';
 import { ENCODERS } from './encoding.js';
 import type { EncodedClass, EncodedInstance } from './reader.js';
-import { packScript, parseScriptsMode, type ProjectScript, type ScriptsMode } from './scripts.js';
+import { packedHeader, packScript, parseScriptsMode, type ProjectScript, type ScriptMeta, type ScriptsMode } from './scripts.js';
 
 export const PROJECT_FORMAT = 'rbxl-import/project';
 export const PROJECT_VERSION = 2;
@@ -213,12 +213,16 @@ function* scriptsJson(w: JsonWriter, scripts: readonly MapScript[], mode: Script
       if (index) w.byte(0x2c);
       // Field by field, as JSON.stringify would write the entry: its code (the source) can be
       // long enough that the entry's text as one string passes what V8 can make.
-      const { id, name, class: className, path, code } = packMapScript(scripts[index]!, codesOf(index), mode === 'disabled' ? false : undefined);
-      w.ascii('{"id":'); w.string(id);
-      w.ascii(',"name":'); w.string(name);
-      w.ascii(',"class":'); w.string(className);
-      w.ascii(',"path":'); w.string(path);
-      w.ascii(',"code":'); w.string(code);
+      const script = scripts[index]!;
+      const meta = mapScriptMeta(script, codesOf(index), mode === 'disabled' ? false : undefined);
+      w.ascii('{"id":'); w.string(meta.id!);
+      w.ascii(',"name":'); w.string(meta.name);
+      w.ascii(',"class":'); w.string(meta.class);
+      w.ascii(',"path":'); w.string(meta.path);
+      w.ascii(',"code":');
+      // A binary file's valid UTF-8 source is escaped from its bytes, never decoded to text (packScript's code, the same JSON).
+      if (script.bytes !== undefined && !script.nonUtf8) w.utf8String(packedHeader(meta), script.bytes);
+      else w.string(packScript(meta, script.source));
       w.byte(0x7d);
       if (w.ready) yield* w.take();
     }
@@ -237,25 +241,21 @@ export function packMapScripts(dom: Dom, scriptCodes?: ScriptCodes): ProjectScri
 }
 
 function packMapScript(script: MapScript, findings: string[], enabled?: boolean): ProjectScript {
-  const id = instanceId(script.row);
+  const meta = mapScriptMeta(script, findings, enabled);
+  return { id: meta.id!, name: meta.name, class: meta.class, path: meta.path, code: packScript(meta, script.source) };
+}
+
+/** A map script's metadata line: `enabled` when given, else the map's own state. */
+function mapScriptMeta(script: MapScript, findings: string[], enabled?: boolean): ScriptMeta {
   return {
-    id,
+    id: instanceId(script.row),
     name: script.name,
     class: script.className,
     path: script.path,
-    code: packScript(
-      {
-        id,
-        name: script.name,
-        class: script.className,
-        path: script.path,
-        run_context: script.runContext,
-        enabled: enabled ?? script.enabled,
-        linked: script.linked,
-        findings,
-      },
-      script.source,
-    ),
+    run_context: script.runContext,
+    enabled: enabled ?? script.enabled,
+    linked: script.linked,
+    findings,
   };
 }
 

@@ -22,6 +22,8 @@ const HEX_PAIRS = Uint16Array.from({ length: 256 }, (_, b) => (HEX.charCodeAt(b 
 const TRUE = Buffer.from('true', 'latin1'), FALSE = Buffer.from('false', 'latin1');
 /** Characters of a long string escaped at a time (JsonWriter's #longString): at most 384 KiB of JSON. */
 const LONG_STRING_SLICE = 1 << 16;
+/** Bytes of a source escaped at a time at least (JsonWriter.utf8String): six times it reserved. */
+const UTF8_STRING_SLICE = 1 << 12;
 const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
 
 /** What a writer with a cap throws when a write would take it past the cap (its text is then discarded). */
@@ -241,6 +243,42 @@ export class JsonWriter {
     this.written += at - from;
     this.#at = at;
     return true;
+  }
+
+  /**
+   * A JSON string of `head` followed by the text of `bytes`, which must be valid UTF-8
+   * (isUtf8): the text `string(head + text)` writes, without making either string. JSON
+   * escapes only the quote, the backslash and control characters; everything else,
+   * DEL, U+2028/U+2029 and every multi-byte character included, stays as it is, and
+   * valid UTF-8 holds no lone surrogates, so the bytes are copied but for those escapes.
+   */
+  utf8String(head: string, bytes: Uint8Array): void {
+    // The head's JSON without its closing quote (a head ending in a lone high surrogate is
+    // escaped as in the whole: valid UTF-8 cannot begin with the low half of a pair).
+    const json = JSON.stringify(head);
+    const headBytes = Buffer.byteLength(json, 'utf8') - 1;
+    this.#room(headBytes + 1);
+    this.#buffer.write(json, this.#at, 'utf8');
+    this.#at += headBytes;
+    this.written += headBytes;
+    const length = bytes.length;
+    for (let i = 0; i < length;) {
+      // Room for the worst case (every byte six) of as many bytes as fit, at least UTF8_STRING_SLICE.
+      if (this.#buffer.length - this.#at < 6 * UTF8_STRING_SLICE) this.#room(6 * Math.min(length - i, UTF8_STRING_SLICE));
+      const buffer = this.#buffer;
+      const from = this.#at;
+      let at = from;
+      const stop = Math.min(length, i + Math.floor((buffer.length - at) / 6));
+      for (; i < stop; i++) {
+        const c = bytes[i]!;
+        if (c >= 0x20 && c !== QUOTE && c !== BACKSLASH) buffer[at++] = c;
+        else if (c < 0x20) at = escapeControl(buffer, at, c);
+        else { buffer[at++] = BACKSLASH; buffer[at++] = c; }
+      }
+      this.#at = at;
+      this.written += at - from;
+    }
+    this.byte(QUOTE);
   }
 
   /** An integer (any safe integer; other numbers as JavaScript prints them). */

@@ -35,8 +35,8 @@ export interface MapScript {
   linkedSource: string | undefined;
   /** Code held outside the file: a LinkedSource, or a blank Source. */
   linked: boolean;
-  /** Number of lines of `source` (0 when empty). */
-  lines: number;
+  /** Number of lines of `source` (0 when empty); from a binary file, counted when first read (the document never reads it). */
+  readonly lines: number;
 }
 
 /** Every Script, LocalScript and ModuleScript of the DOM, in DOM order. */
@@ -135,8 +135,8 @@ type ScriptFields = Pick<MapScript, 'row' | 'className' | 'name' | 'enabled' | '
 
 /**
  * A script read from a binary file: its source stays bytes until something
- * asks for the text (a class, so the lazy getter lives on one prototype
- * rather than on every record).
+ * asks for the text or the lines (a class, so the lazy getters live on one
+ * prototype rather than on every record).
  */
 class BinaryMapScript implements MapScript {
   readonly row: number;
@@ -148,7 +148,7 @@ class BinaryMapScript implements MapScript {
   readonly bytes: Uint8Array;
   readonly nonUtf8: boolean;
   readonly linked: boolean;
-  readonly lines: number;
+  #lines = -1;
   #text: string | undefined;
   #path: string | undefined;
   readonly #pathOf: (row: number) => string;
@@ -164,7 +164,11 @@ class BinaryMapScript implements MapScript {
     this.bytes = bytes;
     this.nonUtf8 = !isUtf8(bytes);
     this.linked = linked;
-    this.lines = countSourceLines(bytes);
+  }
+
+  get lines(): number {
+    if (this.#lines === -1) this.#lines = countSourceLines(this.bytes);
+    return this.#lines;
   }
 
   get path(): string {

@@ -55,6 +55,11 @@ export function packScript(meta: ScriptMeta, source: string): string {
   return header(meta) + source;
 }
 
+/** The three header lines packed code begins with (`packScript` is this and the source). */
+export function packedHeader(meta: ScriptMeta): string {
+  return header(meta);
+}
+
 /** The metadata on line 2 of packed code. Throws `bad_packed_script` when the header is not ours. */
 export function readScriptMeta(code: string): ScriptMeta {
   return readHeader(code).meta;
