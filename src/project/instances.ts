@@ -32,7 +32,7 @@ import type { PropType } from '../parser/values.js';
 import { ENCODERS, encodeValueWithin, type EncodeContext, type Encoder } from './encoding.js';
 import { writeId } from './ids.js';
 import { JsonCapError, JsonWriter } from './json-writer.js';
-import { rowWriter, type RowWriter } from './row-writers.js';
+import { byteNameColumn, rowWriter, writeName, type RowWriter } from './row-writers.js';
 
 /** One class's entry of `classes`. */
 export interface ClassSchema {
@@ -144,7 +144,7 @@ interface Plan {
 interface TablePlans {
   /** `,"class":"Part","name":` as UTF-8: what follows every id of the table. */
   head: Uint8Array;
-  /** The table's Name column when its names can be copied from their bytes (as nameWriter does). */
+  /** The table's Name column when its names can be copied from their bytes (byteNameColumn). */
   nameColumn: StringColumn | null;
   plans: Plan[];
   starts: Uint32Array;
@@ -178,10 +178,9 @@ function indexRows(table: PropertyTable, plans: Plan[]): TablePlans {
       }
     }
   }
-  const name = table.columns.get('Name');
   return {
     head: Buffer.from(`,"class":${JSON.stringify(table.className)},"name":`, 'utf8'),
-    nameColumn: name instanceof StringColumn && name.type === 'String' ? name : null,
+    nameColumn: byteNameColumn(table.columns),
     plans,
     starts,
     order,
@@ -434,7 +433,7 @@ export class InstanceTree {
     w.bytes(ID_KEY);
     writeId(w, row);
     w.bytes(head);
-    if (nameColumn === null || !w.asciiString(nameColumn.data, nameColumn.byteStart(at), nameColumn.byteEnd(at))) w.string(dom.name(row));
+    writeName(w, dom, row, nameColumn);
     const parent = dom.parent(row);
     if (parent === -1) w.bytes(NO_PARENT);
     else { w.bytes(PARENT_KEY); writeId(w, parent); w.bytes(PROPERTIES_KEY); }

@@ -79,14 +79,22 @@ export function nameWriter(dom: Dom): RowWriter {
   return (w, row) => {
     const table = dom.tableOf(row);
     let column = columns[table];
-    if (column === undefined) {
-      const found = dom.table(table).columns.get('Name');
-      columns[table] = column = found instanceof StringColumn && found.type === 'String' ? found : null;
-    }
-    if (column !== null) {
-      const at = dom.rowInTable(row);
-      if (w.asciiString(column.data, column.byteStart(at), column.byteEnd(at))) return;
-    }
-    w.string(dom.name(row));
+    if (column === undefined) columns[table] = column = byteNameColumn(dom.table(table).columns);
+    writeName(w, dom, row, column);
   };
+}
+
+/** A table's Name column when its names can be copied from their bytes (a binary file's String column), else null. */
+export function byteNameColumn(columns: ReadonlyMap<string, Column>): StringColumn | null {
+  const found = columns.get('Name');
+  return found instanceof StringColumn && found.type === 'String' ? found : null;
+}
+
+/** Writes `dom.name(row)` as a JSON string: from `column`'s bytes (the row's table's byteNameColumn) when they are ASCII. */
+export function writeName(w: JsonWriter, dom: Dom, row: number, column: StringColumn | null): void {
+  if (column !== null) {
+    const at = dom.rowInTable(row);
+    if (w.asciiString(column.data, column.byteStart(at), column.byteEnd(at))) return;
+  }
+  w.string(dom.name(row));
 }
