@@ -518,6 +518,44 @@ test('rocket-arena-2006: the joints Roblox made at load are generated, and every
   assert.equal(doc.import.imported.unanchored_parts_joined_to_anchored, unanchored.length);
 });
 
+test('generated joints take their types from their class\'s `generated` list, once; a document from before, with types of their own, reads the same', () => {
+  const name = 'rocket-arena-2006.rbxl';
+  const { bytes, dom } = place(name);
+  const doc = buildProject(dom, options(name, bytes.length));
+  const generated = doc.instances.filter((i) => i.generated);
+  const classes = new Set(generated.map((i) => i.class));
+  assert.ok(classes.size >= 2, [...classes].join(','));
+  for (const className of classes) {
+    assert.deepEqual(doc.classes[className]!.generated, { Name: 'String', Part0: 'Ref', Part1: 'Ref', C0: 'CFrame', C1: 'CFrame' }, className);
+    // No instance of the map has these classes: their map list is empty.
+    assert.deepEqual(doc.classes[className]!.properties, {}, className);
+  }
+  for (const joint of generated) {
+    assert.equal(joint.types, undefined, joint.id);
+    assert.deepEqual(Object.keys(joint.properties), ['Part0', 'Part1', 'C0', 'C1'], joint.id);
+  }
+  const now = [...readInstances(doc)].filter((i) => i.generated);
+  assert.equal(now.length, generated.length);
+  for (const joint of now) assert.deepEqual([...joint.properties.keys()], ['Name', 'Part0', 'Part1', 'C0', 'C1'], joint.id);
+  assert.equal(now[0]!.properties.get('Name')!.value, now[0]!.class);
+  // The same document as session 30 wrote it: each generated instance complete, with its own types, and no lists.
+  const before = structuredClone(doc);
+  for (const className of classes) delete before.classes[className];
+  for (const joint of before.instances) {
+    if (!joint.generated) continue;
+    joint.properties = { Name: joint.name, ...joint.properties };
+    joint.types = { Name: 'String', Part0: 'Ref', Part1: 'Ref', C0: 'CFrame', C1: 'CFrame' };
+  }
+  assert.deepEqual([...readInstances(before)].filter((i) => i.generated), now);
+  // A generated instance the lists do not describe is refused, not read as something else.
+  const stray = structuredClone(doc);
+  delete stray.classes[now[0]!.class]!.generated;
+  assert.throws(() => [...readInstances(stray)], /has no generated list/);
+  const extra = structuredClone(doc);
+  extra.instances.find((i) => i.generated)!.properties.Extra = 1;
+  assert.throws(() => [...readInstances(extra)], /Extra is not in/);
+});
+
 test('modern places: no joints are generated, and loose parts are reported as such', () => {
   for (const name of ['booga.rbxl', 'roblox-statemachine-demo.rbxl']) {
     const { bytes, dom } = place(name);

@@ -147,11 +147,12 @@ export function* projectJson(dom: Dom, options: BuildProjectOptions, chunkBytes 
     scripts_mode: mode,
     import: summary,
   };
+  const generated = generatedJoints(dom, joints);
   const w = new JsonWriter(chunkBytes);
-  w.text(`${JSON.stringify(head).slice(0, -1)},"classes":${tree.classesJson()},"shared_strings":`);
+  w.text(`${JSON.stringify(head).slice(0, -1)},"classes":${tree.classesJson(undefined, generatedClasses(joints))},"shared_strings":`);
   yield* sharedStringsJson(w, dom);
   w.ascii(',"instances":');
-  yield* instancesJson(w, tree, generatedJoints(dom, joints));
+  yield* instancesJson(w, tree, generated);
   w.ascii(',"scripts":');
   yield* scriptsJson(w, mapScripts, mode, options.scriptCodes);
   w.ascii(',"scene":');
@@ -182,6 +183,15 @@ function otherOmissions(dom: Dom, omit: ReturnType<typeof omitted>, excluded: Ui
 
 /** What a generated joint holds (its other properties keep the engine's defaults). */
 const JOINT_SCHEMA: GeneratedSchema = [['Name', 'String'], ['Part0', 'Ref'], ['Part1', 'Ref'], ['C0', 'CFrame'], ['C1', 'CFrame']];
+
+/** The classes of the generated joints, in SURFACE_JOINT_CLASSES's order, each with the joints' property list. */
+function generatedClasses(joints: SurfaceJoints): Map<string, GeneratedSchema> {
+  const seen = new Uint8Array(SURFACE_JOINT_CLASSES.length);
+  for (let i = 0; i < joints.count; i++) seen[joints.kinds[i]!] = 1;
+  const classes = new Map<string, GeneratedSchema>();
+  SURFACE_JOINT_CLASSES.forEach((className, kind) => { if (seen[kind]) classes.set(className, JOINT_SCHEMA); });
+  return classes;
+}
 
 /** The generated joints as instances: ids g0, g1, ..., under Part0, their frames written from the joints' columns. */
 function generatedJoints(dom: Dom, joints: SurfaceJoints): GeneratedInstances {

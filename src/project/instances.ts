@@ -18,8 +18,11 @@
  * some instances of the class have (XML items each keep their own list): those are
  * never defaulted and are absent where an instance leaves them out. An instance whose
  * property has another type than its class's entry (XML only) says so in its own
- * `types`. Instances the import adds (`generated: true`) carry complete `properties`
- * and `types` of their own; class tables do not apply to them.
+ * `types`. Instances the import adds (`generated: true`) follow their class's
+ * `generated` list instead (`{"Part0": "Ref", ...}`, written once however many there
+ * are): every property in it is in their `properties`, except `Name`, which is their
+ * `name`; `properties` and `defaults` are the map's instances' only. A class only the
+ * import adds has empty `properties`.
  *
  * Everything is written in one pass over the DOM's columns: a default is compared
  * with `Column.same` (the stored bytes, in binary files), so only values that differ
@@ -74,10 +77,10 @@ export interface GeneratedInstances {
   writeValue(w: JsonWriter, index: number, k: number, ctx: EncodeContext): void;
 }
 
-/** A generated schema's fixed text: each property's key (`,"Name":` after the first), and the `types` object that ends the instance. */
+/** A generated schema's fixed text: the key of each property written (`,"C0":` after the first; `Name` is the instance's `name`), by its index in the schema. */
 interface GeneratedText {
   keys: Uint8Array[];
-  tail: Uint8Array;
+  indexes: number[];
 }
 
 /** Fixed text of every instance, encoded once. */
@@ -406,8 +409,11 @@ export class InstanceTree {
     return SCRATCH.takeText();
   }
 
-  /** The `classes` object's JSON text (only the classes in `only`, when given). */
-  classesJson(only?: ReadonlySet<string>): string {
+  /**
+   * The `classes` object's JSON text (only the classes in `only`, when given), with the
+   * `generated` list of each class in `generated` (the classes of the instances the import adds).
+   */
+  classesJson(only?: ReadonlySet<string>, generated?: ReadonlyMap<string, GeneratedSchema>): string {
     let out = '{';
     let first = true;
     for (const [className, schema] of this.schemas) {
@@ -420,7 +426,14 @@ export class InstanceTree {
         out += `,"defaults":{${defaults}}`;
       }
       if (schema.partial.size) out += `,"partial":${JSON.stringify([...schema.partial])}`;
+      const own = generated?.get(className);
+      if (own) out += `,"generated":${generatedTypesJson(own)}`;
       out += '}';
+    }
+    for (const [className, own] of generated ?? []) {
+      if (this.schemas.has(className)) continue;
+      out += `${first ? '' : ','}${JSON.stringify(className)}:{"properties":{},"generated":${generatedTypesJson(own)}}`;
+      first = false;
     }
     return out + '}';
   }
@@ -467,19 +480,20 @@ export class InstanceTree {
     w.byte(0x7d);
   }
 
-  /** Writes generated instance `index`: complete properties and types of its own. */
+  /** Writes generated instance `index`: every property of its schema but `Name` (its `name`; the types are its class's `generated`). */
   writeGenerated(w: JsonWriter, generated: GeneratedInstances, index: number): void {
     w.bytes(ID_KEY);
     w.string(generated.id(index));
     w.bytes(this.#generatedHead(generated.className(index), generated.name(index)));
     writeId(w, generated.parent(index));
     w.bytes(GENERATED_PROPERTIES);
-    const { keys, tail } = this.#generatedText(generated.schema);
+    const { keys, indexes } = this.#generatedText(generated.schema);
     for (let k = 0; k < keys.length; k++) {
       w.bytes(keys[k]!);
-      generated.writeValue(w, index, k, this.#ctx);
+      generated.writeValue(w, index, indexes[k]!, this.#ctx);
     }
-    w.bytes(tail);
+    w.byte(0x7d);
+    w.byte(0x7d);
   }
 
   /** `,"class":…,"name":…,"parent":` of a generated instance, encoded once per class and name. */
@@ -494,9 +508,9 @@ export class InstanceTree {
   #generatedText(schema: GeneratedSchema): GeneratedText {
     let text = this.#generatedTexts.get(schema);
     if (!text) {
-      const keys = schema.map(([name], i) => Buffer.from(`${i ? ',' : ''}${JSON.stringify(name)}:`, 'utf8'));
-      const types = schema.map(([name, type]) => `${JSON.stringify(name)}:${JSON.stringify(type)}`).join(',');
-      text = { keys, tail: Buffer.from(`},"types":{${types}}}`, 'utf8') };
+      const indexes = schema.flatMap(([name], k) => (name === 'Name' ? [] : [k]));
+      const keys = indexes.map((k, i) => Buffer.from(`${i ? ',' : ''}${JSON.stringify(schema[k]![0])}:`, 'utf8'));
+      text = { keys, indexes };
       this.#generatedTexts.set(schema, text);
     }
     return text;
@@ -512,6 +526,11 @@ export class InstanceTree {
       row = dom.next(row);
     }
   }
+}
+
+/** A generated schema as a class's `generated` list: `{"Name": "String", "Part0": "Ref", ...}`. */
+function generatedTypesJson(schema: GeneratedSchema): string {
+  return `{${schema.map(([name, type]) => `${JSON.stringify(name)}:${JSON.stringify(type)}`).join(',')}}`;
 }
 
 /**

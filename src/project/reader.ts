@@ -11,6 +11,8 @@ export interface EncodedClass {
   properties: Record<string, PropType>;
   defaults?: Record<string, unknown>;
   partial?: string[];
+  /** The properties of the class's generated instances (documents before it: each such instance's own `types`). */
+  generated?: Record<string, PropType>;
 }
 
 export interface EncodedInstance {
@@ -40,7 +42,7 @@ export interface ReadInstance {
   name: string;
   parent: string | null;
   generated: boolean;
-  /** Every property the instance has, in its class table's order (generated instances: their own order). */
+  /** Every property the instance has, in its class table's order (generated instances: their class's `generated` order, or their own). */
   properties: Map<string, ReadProperty>;
 }
 
@@ -92,11 +94,24 @@ export function readInstance(tree: EncodedTree, instance: EncodedInstance, reade
   const types = instance.types ?? {};
   // Names are read from the document's own keys only: a property or class may be called `constructor` or `__proto__`.
   const typeOf = (name: string): PropType | undefined => (Object.hasOwn(types, name) ? types[name] : undefined);
-  if (instance.generated) {
+  if (instance.generated && instance.types) {
+    // Written before classes had `generated` lists: complete properties with types of their own.
     for (const [name, json] of Object.entries(values)) {
       const type = typeOf(name);
       if (!type) throw new EncodingError(`generated instance ${instance.id}: ${name} has no type`);
       properties.set(name, { type, value: decodeValue(type, json) });
+    }
+  } else if (instance.generated) {
+    const schema = Object.hasOwn(tree.classes, instance.class) ? tree.classes[instance.class] : undefined;
+    const list = schema?.generated;
+    if (!list) throw new EncodingError(`generated instance ${instance.id}: class ${instance.class} has no generated list in classes`);
+    for (const name of Object.keys(values)) {
+      if (!Object.hasOwn(list, name)) throw new EncodingError(`generated instance ${instance.id}: ${name} is not in ${instance.class}'s generated list`);
+    }
+    for (const [name, type] of Object.entries(list)) {
+      if (Object.hasOwn(values, name)) properties.set(name, { type, value: decodeValue(type, values[name]) });
+      else if (name === 'Name' && type === 'String') properties.set(name, { type, value: instance.name });
+      else throw new EncodingError(`generated instance ${instance.id}: ${instance.class}.${name} has no value`);
     }
   } else {
     const schema = Object.hasOwn(tree.classes, instance.class) ? tree.classes[instance.class] : undefined;
