@@ -5,7 +5,8 @@
  * - decode: the lazy decode the service runs (values stay in their columns);
  * - build: from a freshly decoded DOM to the stored document, i.e. `projectJson`
  *   through the Brotli compressor into a sink by json-stream's `pumpChunks`, as the
- *   worker writes its file (the decode itself is done before each timed run);
+ *   worker writes its file (the decode itself is done before each timed run); text:
+ *   `projectJson` alone, nothing compressed (the joint search included);
  * - memory: peak RSS (VmHWM) of a child process that decodes, against one that decodes
  *   and builds (each a fresh process reading the file);
  * - sizes: JSON bytes, stored (compressed) bytes, and stored ÷ the file's size;
@@ -15,7 +16,8 @@
  *   and the compression alone (the document's text through Brotli at the stored
  *   quality, in one call). From these, the floor of a build whose writer is as fast as
  *   V8's own serialiser and whose work splits perfectly over the machine's cores (only
- *   the one Brotli stream stays whole). It is not a lower
+ *   the one Brotli stream stays whole), and on one core (the three one after the
+ *   other: what a machine whose other users take a core leaves). It is not a lower
  *   bound for every writer: one made for these values can beat the generic serialiser
  *   (this project's writes arrays of float32 numbers 2.5–3× as fast), but it tells how
  *   much of the build the text itself costs the engine.
@@ -147,6 +149,7 @@ async function main(): Promise<void> {
         const bench = new Bench({ time: big ? 3000 : 800, iterations: big ? 3 : 10, warmupIterations: big ? 1 : 3 });
         bench.add('decode', () => { decode(input.bytes); });
         bench.add('build', async () => { await buildStored(dom!, input); }, { beforeEach() { dom = decode(input.bytes); } });
+        bench.add('text', () => { for (const chunk of projectJson(dom!, options(input))) void chunk; }, { beforeEach() { dom = decode(input.bytes); } });
         // A fixed count: the search takes microseconds on most places, and the decode
         // before each call would otherwise run for as many calls as fill the time.
         const joints = new Bench({ time: 0, iterations: big ? 3 : 10, warmupTime: 0, warmupIterations: 1 });
@@ -174,24 +177,26 @@ async function main(): Promise<void> {
       const buildMs = best.get('build')!;
       const referenceMs = best.get('stringify')! + best.get('joints')!;
       const floor = floorMs(best.get('stringify')!, best.get('joints')!, best.get('compress')!, availableParallelism());
+      const serialFloor = floorMs(best.get('stringify')!, best.get('joints')!, best.get('compress')!, 1);
       const decodePeak = peakRss('decode', path, input.name);
       const buildPeak = peakRss('build', path, input.name);
       rows.push([
         input.name, fmt(input.bytes.length / 1e6, 2), decode(input.bytes).count.toLocaleString('en-US'),
-        fmt(decodeMs, 1), fmt(buildMs, 1), `${fmt(buildMs / decodeMs, 2)}×`,
+        fmt(decodeMs, 1), fmt(buildMs, 1), `${fmt(buildMs / decodeMs, 2)}×`, fmt(best.get('text')!, 1),
         fmt(best.get('stringify')!, 1), fmt(best.get('joints')!, 1), `${fmt(referenceMs / decodeMs, 2)}×`,
-        fmt(best.get('compress')!, 1), `${fmt(floor / decodeMs, 2)}×`,
+        fmt(best.get('compress')!, 1), `${fmt(floor / decodeMs, 2)}×`, `${fmt(serialFloor / decodeMs, 2)}×`,
         fmt(jsonBytes / 1e6, 2), fmt(storedBytes / 1e6, 2), `${fmt(storedBytes / input.bytes.length, 2)}×`,
         fmt(decodePeak, 0), fmt(buildPeak, 0), `${fmt(buildPeak / decodePeak, 2)}×`,
       ]);
-      process.stderr.write(`${input.name}: decode ${fmt(decodeMs, 1)} ms, build ${fmt(buildMs, 1)} ms, V8 + joints ${fmt(referenceMs, 1)} ms, compress ${fmt(best.get('compress')!, 1)} ms, floor ${fmt(floor / decodeMs, 2)}×, stored ${fmt(storedBytes / 1e6, 2)} MB, peak ${fmt(decodePeak, 0)} → ${fmt(buildPeak, 0)} MB\n`);
+      process.stderr.write(`${input.name}: decode ${fmt(decodeMs, 1)} ms, build ${fmt(buildMs, 1)} ms, text ${fmt(best.get('text')!, 1)} ms, V8 + joints ${fmt(referenceMs, 1)} ms, compress ${fmt(best.get('compress')!, 1)} ms, floor ${fmt(floor / decodeMs, 2)}×, stored ${fmt(storedBytes / 1e6, 2)} MB, peak ${fmt(decodePeak, 0)} → ${fmt(buildPeak, 0)} MB\n`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   process.stdout.write(`\nProject document benchmark on ${machine()}, best of ${rounds} rounds' medians\n\n`);
   process.stdout.write(table([
-    'input', 'MB', 'instances', 'decode ms', 'build ms', 'build ÷ decode', 'V8 JSON.stringify ms', 'joints ms', 'V8 + joints ÷ decode', 'compress ms', `V8 floor on ${availableParallelism()} cores ÷ decode`, 'JSON MB', 'stored MB', 'stored ÷ file',
+    'input', 'MB', 'instances', 'decode ms', 'build ms', 'build ÷ decode', 'text ms', 'V8 JSON.stringify ms', 'joints ms', 'V8 + joints ÷ decode', 'compress ms',
+    `V8 floor on ${availableParallelism()} cores ÷ decode`, 'V8 floor on 1 core ÷ decode', 'JSON MB', 'stored MB', 'stored ÷ file',
     'decode peak RSS MB', 'build peak RSS MB', 'build ÷ decode peak',
   ], rows) + '\n');
 }
