@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Column, Dom } from '../src/parser/dom.js';
 import { DomBuilder } from '../src/parser/dom-build.js';
 import { arrayColumn } from '../src/parser/columns/column.js';
-import { analyzeDom, buildProject } from '../src/project/index.js';
+import { analyzeDom, buildProject, readInstances } from '../src/project/index.js';
 import { decode } from '../src/parser/index.js';
 import type { CFrameValue, PropType, Value } from '../src/parser/values.js';
 import { encode } from '../src/parser/writer/index.js';
@@ -183,4 +183,22 @@ test('a place whose parts pile up past the search bounds gets no surface joints,
   const few = handDom([{ class: 'Workspace', children: Array.from({ length: 3 }, (_, i) => part(`B${i}`, [0, 2 + 4 * i, 0], [4, 4, 4], { TopSurface: ['Enum', 2], BottomSurface: ['Enum', 2] })) }]);
   assert.equal(searchSurfaceJoints(few).joints.count, 2);
   assert.equal(searchSurfaceJoints(few).unsearchedParts, 0);
+});
+
+test('a class the map has and the import adds to: its map instances read by its properties, the generated ones by its generated list', () => {
+  const parts = stack({ TopSurface: STUDS }, { BottomSurface: INLET });
+  const dom = handDom([{ class: 'Workspace', children: [...parts, { class: 'Folder', children: [{ class: 'Snap', name: 'FromTheMap', props: { Custom: ['Int32', 7] } }] }] }]);
+  for (const of of [dom, decode(encode(dom))]) {
+    const doc = buildProject(of, { title: 't', owner: 'o', createdAt: '2026-01-01T00:00:00.000Z', previewHash: '0'.repeat(64), fileName: 'mixed.rbxl', fileSize: 1, scriptsMode: 'disabled', assets: [] });
+    const snap = doc.classes.Snap!;
+    assert.deepEqual(snap.properties, { Custom: 'Int32', Name: 'String' });
+    assert.deepEqual(snap.generated, { Name: 'String', Part0: 'Ref', Part1: 'Ref', C0: 'CFrame', C1: 'CFrame' });
+    const read = [...readInstances(doc)].filter((i) => i.class === 'Snap');
+    assert.deepEqual(read.map((i) => [i.name, i.generated, [...i.properties.keys()].sort()]), [
+      ['FromTheMap', false, ['Custom', 'Name']],
+      ['Snap', true, ['C0', 'C1', 'Name', 'Part0', 'Part1']],
+    ]);
+    assert.equal(read[0]!.properties.get('Custom')!.value, 7);
+    assert.equal(read[1]!.properties.get('Part1')!.value, doc.instances.find((i) => i.name === 'Upper')!.id);
+  }
 });
