@@ -23,7 +23,8 @@ import { DomBuilder } from '../src/parser/dom-build.js';
 import { arrayColumn } from '../src/parser/columns/column.js';
 import { isScriptClass, BASE_PART_CLASSES } from '../src/project/classes.js';
 import { JsonWriter } from '../src/project/json-writer.js';
-import { MAX_DEFAULT_TEXT_BYTES } from '../src/project/instances.js';
+import { InstanceTree, MAX_DEFAULT_TEXT_BYTES } from '../src/project/instances.js';
+import { EncodingError } from '../src/project/reader.js';
 import { dumpJson } from '../src/project/dump.js';
 import { sceneJson } from '../src/project/scene.js';
 import { handDom, part } from './support/hand-dom.js';
@@ -554,6 +555,26 @@ test('generated joints take their types from their class\'s `generated` list, on
   const extra = structuredClone(doc);
   extra.instances.find((i) => i.generated)!.properties.Extra = 1;
   assert.throws(() => [...readInstances(extra)], /Extra is not in/);
+  // `only` keeps classes whether the map or the import has them.
+  const tree = new InstanceTree(dom, { refId: (referent) => String(referent) });
+  const lists = new Map([['Snap', [['Part0', 'Ref']] as const]]);
+  assert.deepEqual(Object.keys(JSON.parse(tree.classesJson(new Set(['Workspace']), lists)) as object), ['Workspace']);
+  assert.deepEqual(JSON.parse(tree.classesJson(new Set(['Workspace', 'Snap']), lists)).Snap, { properties: {}, generated: { Part0: 'Ref' } });
+  // Hostile lists and values end in an EncodingError that names them, never in a value of another shape.
+  const hostile = (edit: (copy: typeof doc) => void): void => {
+    const copy = structuredClone(doc);
+    edit(copy);
+    for (const instance of readInstances(copy)) void instance;
+  };
+  const className = now[0]!.class;
+  for (const list of [5, true, [], 'abc']) {
+    assert.throws(() => hostile((copy) => { (copy.classes[className] as { generated: unknown }).generated = list; }), (error: Error) => error instanceof EncodingError && /generated list is not an object/.test(error.message), JSON.stringify(list));
+  }
+  assert.throws(() => hostile((copy) => { copy.instances.find((i) => i.generated)!.types = { Part0: 'Ref', Part1: 'Ref' }; }), (error: Error) => error instanceof EncodingError && /types of its own beside/.test(error.message));
+  for (const type of ['constructor', 'toString', 'NoSuchType']) {
+    assert.throws(() => hostile((copy) => { copy.classes[className]!.generated!.Part0 = type as PropType; }), (error: Error) => error instanceof EncodingError && /Part0: unknown property type/.test(error.message), type);
+  }
+  assert.throws(() => hostile((copy) => { copy.instances.find((i) => i.generated)!.properties.C0 = 'not a frame'; }), (error: Error) => error instanceof EncodingError && /: C0: /.test(error.message));
 });
 
 test('modern places: no joints are generated, and loose parts are reported as such', () => {

@@ -287,7 +287,8 @@ const DECODERS: Readonly<Record<PropType, (json: unknown) => DocValue>> = {
 
 /** A value of a v2 document (or dump) back in the decoder's shape for `type` (references as ids). */
 export function decodeValue(type: PropType, json: unknown): DocValue {
-  const decoder = DECODERS[type];
+  // An own key only: a type read from a document may be `constructor` or `toString`.
+  const decoder = Object.hasOwn(DECODERS, type) ? DECODERS[type] : undefined;
   if (!decoder) throw new TypeError(`unknown property type ${JSON.stringify(type)}`);
   return decoder(json);
 }

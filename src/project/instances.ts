@@ -431,7 +431,7 @@ export class InstanceTree {
       out += '}';
     }
     for (const [className, own] of generated ?? []) {
-      if (this.schemas.has(className)) continue;
+      if (this.schemas.has(className) || (only && !only.has(className))) continue;
       out += `${first ? '' : ','}${JSON.stringify(className)}:{"properties":{},"generated":${generatedTypesJson(own)}}`;
       first = false;
     }

@@ -87,6 +87,20 @@ function classReader(schema: EncodedClass, readers: ClassReaders): ClassReader {
   return reader;
 }
 
+/** `json` read as a `type` value of `instance`'s property `name`: a type the encoding lacks, or a value not of its type's form, is an EncodingError naming both. */
+function decodeProperty(instance: EncodedInstance, name: string, type: PropType, json: unknown): DocValue {
+  try {
+    return decodeValue(type, json);
+  } catch (error) {
+    throw new EncodingError(`instance ${instance.id}: ${name}: ${(error as Error).message}`);
+  }
+}
+
+/** Whether `value` is a JSON object (not null, not an array). */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** One instance's properties: its own values, then its class's defaults, then `Name` from `name`. */
 export function readInstance(tree: EncodedTree, instance: EncodedInstance, readers: ClassReaders = new Map()): ReadInstance {
   const properties = new Map<string, ReadProperty>();
@@ -94,27 +108,29 @@ export function readInstance(tree: EncodedTree, instance: EncodedInstance, reade
   const types = instance.types ?? {};
   // Names are read from the document's own keys only: a property or class may be called `constructor` or `__proto__`.
   const typeOf = (name: string): PropType | undefined => (Object.hasOwn(types, name) ? types[name] : undefined);
-  if (instance.generated && instance.types) {
+  const schema = Object.hasOwn(tree.classes, instance.class) ? tree.classes[instance.class] : undefined;
+  const generated = instance.generated === true;
+  if (generated && schema?.generated === undefined && instance.types) {
     // Written before classes had `generated` lists: complete properties with types of their own.
     for (const [name, json] of Object.entries(values)) {
       const type = typeOf(name);
       if (!type) throw new EncodingError(`generated instance ${instance.id}: ${name} has no type`);
-      properties.set(name, { type, value: decodeValue(type, json) });
+      properties.set(name, { type, value: decodeProperty(instance, name, type, json) });
     }
-  } else if (instance.generated) {
-    const schema = Object.hasOwn(tree.classes, instance.class) ? tree.classes[instance.class] : undefined;
-    const list = schema?.generated;
-    if (!list) throw new EncodingError(`generated instance ${instance.id}: class ${instance.class} has no generated list in classes`);
+  } else if (generated) {
+    const list: unknown = schema?.generated;
+    if (list === undefined || list === null) throw new EncodingError(`generated instance ${instance.id}: class ${instance.class} has no generated list in classes`);
+    if (!isObject(list)) throw new EncodingError(`class ${instance.class}: its generated list is not an object`);
+    if (instance.types) throw new EncodingError(`generated instance ${instance.id}: has types of its own beside its class's generated list`);
     for (const name of Object.keys(values)) {
       if (!Object.hasOwn(list, name)) throw new EncodingError(`generated instance ${instance.id}: ${name} is not in ${instance.class}'s generated list`);
     }
-    for (const [name, type] of Object.entries(list)) {
-      if (Object.hasOwn(values, name)) properties.set(name, { type, value: decodeValue(type, values[name]) });
+    for (const [name, type] of Object.entries(list as Record<string, PropType>)) {
+      if (Object.hasOwn(values, name)) properties.set(name, { type, value: decodeProperty(instance, name, type, values[name]) });
       else if (name === 'Name' && type === 'String') properties.set(name, { type, value: instance.name });
       else throw new EncodingError(`generated instance ${instance.id}: ${instance.class}.${name} has no value`);
     }
   } else {
-    const schema = Object.hasOwn(tree.classes, instance.class) ? tree.classes[instance.class] : undefined;
     if (!schema) throw new EncodingError(`instance ${instance.id}: class ${instance.class} has no entry in classes`);
     const { order, types: classTypes, names, complete, defaults } = classReader(schema, readers);
     // The instance's own properties and every complete one, in the class's order.
@@ -127,13 +143,13 @@ export function readInstance(tree: EncodedTree, instance: EncodedInstance, reade
     for (const index of present.size === complete.length ? complete : [...present].sort((a, b) => a - b)) {
       const name = names[index]!;
       const type = typeOf(name) ?? classTypes[index]!;
-      if (Object.hasOwn(values, name)) properties.set(name, { type, value: decodeValue(type, values[name]) });
-      else if (Object.hasOwn(defaults, name)) properties.set(name, { type, value: decodeValue(type, defaults[name]) });
+      if (Object.hasOwn(values, name)) properties.set(name, { type, value: decodeProperty(instance, name, type, values[name]) });
+      else if (Object.hasOwn(defaults, name)) properties.set(name, { type, value: decodeProperty(instance, name, type, defaults[name]) });
       else if (name === 'Name' && type === 'String') properties.set(name, { type, value: instance.name });
       else throw new EncodingError(`instance ${instance.id}: ${instance.class}.${name} has no value, no default and is not partial`);
     }
   }
-  return { id: instance.id, class: instance.class, name: instance.name, parent: instance.parent, generated: instance.generated === true, properties };
+  return { id: instance.id, class: instance.class, name: instance.name, parent: instance.parent, generated, properties };
 }
 
 /** Every instance, in document order (each class's entry is read once, when the reading first meets it). */
