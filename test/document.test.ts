@@ -208,6 +208,30 @@ test('float32 values are written in their shortest form and read back exactly', 
   for (const [x, text] of [[Math.fround(37.8), '37.8'], [Math.fround(0.1), '0.1'], [-0, '-0'], [Math.fround(9.094947e-13), '9.094947e-13'], [1e-45, '1e-45'], [NaN, '"NaN"']] as const) {
     assert.equal(float32Text(x), text);
   }
+  // Powers of ten and their neighbours, which random bits almost never hit: the float32
+  // 0.01 lies just under 0.01, and its digits once rounded up to 10 and kept the zero
+  // (0.010, 1.0e-6, 1.0e-13).
+  const shortestText = (x: number): string => {
+    let digits = 1;
+    while (Math.fround(Number(x.toPrecision(digits))) !== x) digits++;
+    return String(Number(x.toPrecision(digits)));
+  };
+  for (let e = -45; e <= 38; e++) {
+    view[0] = Number(`1e${e}`);
+    const at = bits[0]!;
+    for (const pattern of [at - 1, at, at + 1]) {
+      bits[0] = pattern;
+      for (const x of [view[0], -view[0]]) {
+        if (!Number.isFinite(x) || x === 0) continue;
+        const text = float32Text(x);
+        assert.ok(Object.is(Math.fround(JSON.parse(text)), x), `${x} → ${text}`);
+        assert.ok(text.length <= shortestText(x).length, `${x} → ${text}, ${shortestText(x)} is shorter`);
+      }
+    }
+  }
+  for (const [x, text] of [[0.01, '0.01'], [0.0001, '0.0001'], [1e-5, '0.00001'], [1e-6, '1e-6'], [-1e-13, '-1e-13'], [2.5e-7, '2.5e-7']] as const) {
+    assert.equal(float32Text(Math.fround(x)), text);
+  }
   // Tiny magnitudes need decimals past 10^22, which no double holds exactly: each reads back
   // as itself (bits 0x15ae43fd were once written as the next float32 up, 7.038531e-26).
   bits[0] = 0x15ae43fd;

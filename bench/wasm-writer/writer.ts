@@ -102,7 +102,8 @@ function writeFraction(at: usize, x: f32): usize {
     if (readsBack(x, magnitude, mid)) hi = mid; else lo = mid + 1;
   }
   if (lo >= last) { declined++; return at; }
-  const scaled = <u64>Math.round(magnitude * unchecked(POWERS_OF_TEN[lo]));
+  let scaled = <u64>Math.round(magnitude * unchecked(POWERS_OF_TEN[lo]));
+  while (lo > 0 && scaled % 10 == 0) { scaled /= 10; lo--; } // as json-writer.ts: no trailing zero
   if (x < 0) store<u8>(at++, MINUS);
   let digits: i32 = 1;
   for (let p: u64 = 10; p <= scaled; p *= 10) digits++;

@@ -509,8 +509,8 @@ function writeDigits(buffer: Uint8Array, at: number, n: number, decimals: number
  * many digits). Whole numbers are written as integers. Otherwise the fewest
  * decimals k are found by rounding |x|·10^k (from the first significant digit on)
  * and checking the quotient reads back as x; the digits of that integer (at most
- * nine) are written with the point k places from the right, or in exponent form when
- * more than four zeros would follow the point.
+ * nine, no trailing zero) are written with the point k places from the right, or in
+ * exponent form when more than four zeros would follow the point.
  */
 function writeFloat32(buffer: Uint8Array, at: number, x: number): number {
   if ((x | 0) === x) {
@@ -540,8 +540,12 @@ function writeFloat32(buffer: Uint8Array, at: number, x: number): number {
     if (readsBack(x, magnitude, mid)) hi = mid; else lo = mid + 1;
   }
   if (lo >= last) return -1;
-  const k = lo;
-  const scaled = Math.round(magnitude * POWERS_OF_TEN[k]!);
+  let k = lo;
+  let scaled = Math.round(magnitude * POWERS_OF_TEN[k]!);
+  // The first digit's place comes from log10, which a value just under a power of ten
+  // (the float32 0.01 is 0.0099999998) puts one place too far: its digits round up to
+  // 10 and end in a zero that is not needed (0.010, 1.0e-13). Fewer decimals say the same.
+  while (k > 0 && scaled % 10 === 0) { scaled /= 10; k--; }
   if (x < 0) buffer[at++] = MINUS;
   let digits = 1;
   for (let p = 10; p <= scaled; p *= 10) digits++;
