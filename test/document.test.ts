@@ -599,6 +599,9 @@ test('generated joints take their types from their class\'s `generated` list, on
     assert.throws(() => hostile((copy) => { copy.classes[className]!.generated!.Part0 = type as PropType; }), (error: Error) => error instanceof EncodingError && /Part0: unknown property type/.test(error.message), type);
   }
   assert.throws(() => hostile((copy) => { copy.instances.find((i) => i.generated)!.properties.C0 = 'not a frame'; }), (error: Error) => error instanceof EncodingError && /: C0: /.test(error.message));
+  assert.throws(() => hostile((copy) => { (copy as { classes: unknown }).classes = null; }), (error: Error) => error instanceof EncodingError && /classes is not an object/.test(error.message));
+  assert.throws(() => hostile((copy) => { (copy as { instances: unknown }).instances = {}; }), (error: Error) => error instanceof EncodingError && /instances is not an array/.test(error.message));
+  assert.throws(() => hostile((copy) => { (copy.instances[0] as { name: unknown }).name = 42; }), (error: Error) => error instanceof EncodingError && /name is not a string/.test(error.message));
 });
 
 test('modern places: no joints are generated, and loose parts are reported as such', () => {

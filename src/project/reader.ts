@@ -103,6 +103,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** One instance's properties: its own values, then its class's defaults, then `Name` from `name`. */
 export function readInstance(tree: EncodedTree, instance: EncodedInstance, readers: ClassReaders = new Map()): ReadInstance {
+  if (!isObject(instance)) throw new EncodingError('an instance is not an object');
+  if (!isObject(tree.classes)) throw new EncodingError('classes is not an object');
+  if (typeof instance.name !== 'string') throw new EncodingError(`instance ${instance.id}: its name is not a string`);
   const properties = new Map<string, ReadProperty>();
   const values = instance.properties ?? {};
   const types = instance.types ?? {};
@@ -154,6 +157,7 @@ export function readInstance(tree: EncodedTree, instance: EncodedInstance, reade
 
 /** Every instance, in document order (each class's entry is read once, when the reading first meets it). */
 export function* readInstances(tree: EncodedTree): Generator<ReadInstance> {
+  if (!Array.isArray(tree.instances)) throw new EncodingError('instances is not an array');
   const readers: ClassReaders = new Map();
   for (const instance of tree.instances) yield readInstance(tree, instance, readers);
 }
