@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { storeConfigFromEnv, StoreConfigError, type StoreConfig } from './store/backends/config.js';
 import { fillTemplate, isHttpUrl } from './assets/open-cloud.js';
 import { ConfigError } from './config-error.js';
-import { workersThatFit } from './service/budget.js';
+import { memoryBudget, workersThatFit } from './service/budget.js';
 
 export type AuthMode = 'development' | 'gateway';
 
@@ -202,10 +202,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
   config.log = log !== '0';
   config.assetConcurrencyPerCreate = integer('ASSET_CONCURRENCY_PER_CREATE', 1) ?? Math.min(config.assetConcurrencyPerCreate, config.assetConcurrency);
   config.assetTotalTimeoutMs = duration('ASSET_TOTAL_TIMEOUT_MS', 1) ?? config.assetTotalTimeoutMs;
-  config.maxMemoryMb = integer('MAX_MEMORY_MB', 256, 1 << 24) ?? config.maxMemoryMb; // 16 TiB: its bytes stay safe integers
+  const maxMemoryMb = integer('MAX_MEMORY_MB', 256, 1 << 24); // 16 TiB: its bytes stay safe integers
+  config.maxMemoryMb = maxMemoryMb ?? config.maxMemoryMb;
   // Unset, WORKERS is the cores but one, and no more than the budget holds: in a container limited to a few GiB
   // on a host of many cores (which Node counts), cores − 1 workers left each too little and the start refused.
   config.workers = workers ?? defaultWorkers(host.cores - 1, config.maxMemoryMb, config.previewCacheBytes);
+  // The service checks the budget again as it starts; checked here, a refusal can say that MAX_MEMORY_MB was not set.
+  if (maxMemoryMb === undefined) memoryBudget({ maxMemoryMb: config.maxMemoryMb, workers: config.workers, previewCacheBytes: config.previewCacheBytes, maxMemoryFromHost: true });
   config.taskTimeoutMs = duration('TASK_TIMEOUT_MS', 100) ?? config.taskTimeoutMs;
   config.maxDataBytes = integer('MAX_DATA_BYTES', 1) ?? config.maxDataBytes;
   config.userMaxBytes = integer('USER_MAX_BYTES', 1) ?? config.userMaxBytes;

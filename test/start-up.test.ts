@@ -213,6 +213,15 @@ test('WORKERS unset: the cores but one, no more than the memory budget holds, so
   assert.throws(() => memoryBudget({ maxMemoryMb: 512, workers: 8, previewCacheBytes: cache }), ConfigError);
 });
 
+test('a budget refused with MAX_MEMORY_MB unset says it was not set and what it defaulted to; set, it quotes the value', () => {
+  // No host holds 100,000 workers: the refusal comes from configFromEnv, which knows MAX_MEMORY_MB was not given.
+  assert.throws(() => configFromEnv({ WORKERS: '100000' }), (error: Error) =>
+    error instanceof ConfigError && /^MAX_MEMORY_MB, not set, defaults to \d+ \(half the memory of this host or container\), which leaves 0 MiB to each of 100000 workers/.test(error.message));
+  // Set, the value is the operator's own: the start refuses it in their words.
+  const config = configFromEnv({ WORKERS: '100000', MAX_MEMORY_MB: '4096' });
+  assert.throws(() => memoryBudget(config), (error: Error) => error instanceof ConfigError && /^MAX_MEMORY_MB=4096 leaves/.test(error.message));
+});
+
 test('MAX_UPLOAD_BYTES past what a request can carry (a Content-Length under 1e9) stops the start: /config would promise the page more', () => {
   assert.equal(MAX_UPLOAD_BYTES_LIMIT, 999_934_463);
   assert.equal(configFromEnv({ MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES_LIMIT) }).maxUploadBytes, MAX_UPLOAD_BYTES_LIMIT);

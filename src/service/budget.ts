@@ -28,6 +28,8 @@ export interface BudgetInput {
   maxMemoryMb: number;
   workers: number;
   previewCacheBytes: number;
+  /** Whether `maxMemoryMb` is the host's default (MAX_MEMORY_MB unset), which a refusal then says. */
+  maxMemoryFromHost?: boolean;
 }
 
 export interface MemoryBudget {
@@ -83,7 +85,7 @@ export function workersThatFit(maxMemoryMb: number, previewCacheBytes: number): 
   return Math.max(0, Math.floor((maxMemoryMb - mainThreadMb(maxMemoryMb, previewCacheBytes)) / (WORKER_OWN_MB + MIN_TASK_MB)));
 }
 
-export function memoryBudget({ maxMemoryMb, workers, previewCacheBytes }: BudgetInput): MemoryBudget {
+export function memoryBudget({ maxMemoryMb, workers, previewCacheBytes, maxMemoryFromHost = false }: BudgetInput): MemoryBudget {
   const cacheMb = Math.ceil(previewCacheBytes / MiB) + 128;
   const mainMb = mainThreadMb(maxMemoryMb, previewCacheBytes);
   const perWorkerMb = Math.floor((maxMemoryMb - mainMb) / workers);
@@ -94,7 +96,7 @@ export function memoryBudget({ maxMemoryMb, workers, previewCacheBytes }: Budget
       ? `lower PREVIEW_CACHE_BYTES (${previewCacheBytes}), which the main thread holds, or raise MAX_MEMORY_MB`
       : 'raise MAX_MEMORY_MB or lower WORKERS';
     throw new BudgetError(
-      `MAX_MEMORY_MB=${maxMemoryMb} leaves ${perWorkerMb} MiB to each of ${workers} workers after ${mainMb} MiB for the main thread; ` +
+      `${maxMemoryFromHost ? `MAX_MEMORY_MB, not set, defaults to ${maxMemoryMb} (half the memory of this host or container), which` : `MAX_MEMORY_MB=${maxMemoryMb}`} leaves ${perWorkerMb} MiB to each of ${workers} workers after ${mainMb} MiB for the main thread; ` +
       `each needs at least ${WORKER_OWN_MB + MIN_TASK_MB} MiB: ${advice}`,
     );
   }
